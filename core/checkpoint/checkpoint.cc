@@ -1,0 +1,135 @@
+#include "core/checkpoint/checkpoint.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "core/util/atomic_file.h"
+#include "core/util/byte_io.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[4] = {'M', 'T', 'C', 'K'};
+constexpr const char* kPrefix = "ckpt-";
+constexpr const char* kSuffix = ".mtc";
+
+uint32_t Crc(const char* p, size_t n) {
+  return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(n)));
+}
+
+// Step number of a checkpoint file name, or -1.
+int64_t StepOf(const std::string& name) {
+  const size_t pre = std::string(kPrefix).size(), suf = std::string(kSuffix).size();
+  if (name.size() <= pre + suf || name.rfind(kPrefix, 0) != 0 ||
+      name.compare(name.size() - suf, suf, kSuffix) != 0)
+    return -1;
+  const std::string digits = name.substr(pre, name.size() - pre - suf);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(digits);
+}
+
+std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const int64_t step = StepOf(it->path().filename().string());
+    if (step >= 0 && it->is_regular_file()) found.emplace_back(step, it->path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::string EncodeCheckpoint(const Checkpoint& c) {
+  ByteWriter w;
+  w.Raw(kMagic, 4);
+  w.U32(kCheckpointVersion);
+  w.Str(c.model_spec);
+  w.I64(c.step);
+  w.I64(c.epoch);
+  w.U64(c.seed);
+  w.Floats(c.weights);
+  w.Str(c.optimizer.Serialize());
+  const std::string& b = w.bytes();
+  w.U32(Crc(b.data(), b.size()));
+  return std::move(w.bytes());
+}
+
+Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin) {
+  if (bytes.size() < 12 || bytes.compare(0, 4, kMagic, 4) != 0)
+    throw CheckpointError(origin + ": not an mt checkpoint (bad magic)");
+  uint32_t version;
+  std::memcpy(&version, bytes.data() + 4, 4);
+  if (version != kCheckpointVersion)
+    throw CheckpointError(origin + ": checkpoint format version " + std::to_string(version) +
+                          " is not supported (this build reads version " + std::to_string(kCheckpointVersion) + ")");
+  uint32_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
+  const uint32_t actual = Crc(bytes.data(), bytes.size() - 4);
+  if (stored != actual) {
+    // A cut-off file also fails the checksum; say which it most likely is.
+    throw CheckpointError(origin + ": checksum mismatch (file corrupt or truncated)");
+  }
+  try {
+    ByteReader r(bytes.data() + 8, bytes.size() - 12, origin);
+    Checkpoint c;
+    c.model_spec = r.Str();
+    c.step = r.I64();
+    c.epoch = r.I64();
+    c.seed = r.U64();
+    c.weights = r.Floats();
+    c.optimizer = OptimizerState::Parse(r.Str());
+    if (r.left() != 0) throw CheckpointError(origin + ": trailing bytes before the checksum");
+    return c;
+  } catch (const std::out_of_range& e) {
+    throw CheckpointError(std::string(e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(origin + ": " + e.what());
+  }
+}
+
+void SaveCheckpoint(const std::string& path, const Checkpoint& c) {
+  try {
+    WriteFileAtomically(path, EncodeCheckpoint(c));
+  } catch (const std::runtime_error& e) {
+    throw CheckpointError(std::string("cannot write checkpoint: ") + e.what());
+  }
+}
+
+Checkpoint LoadCheckpoint(const std::string& path) {
+  std::string bytes;
+  try {
+    bytes = ReadFile(path);
+  } catch (const std::runtime_error& e) {
+    throw CheckpointError(e.what());
+  }
+  return DecodeCheckpoint(bytes, path);
+}
+
+std::string CheckpointPath(const std::string& dir, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%08lld%s", kPrefix, static_cast<long long>(step), kSuffix);
+  return (fs::path(dir) / name).string();
+}
+
+std::string LatestCheckpoint(const std::string& dir) {
+  const auto all = ListCheckpoints(dir);
+  return all.empty() ? "" : all.back().second;
+}
+
+void PruneCheckpoints(const std::string& dir, int keep) {
+  auto all = ListCheckpoints(dir);
+  for (size_t i = 0; i + keep < all.size(); ++i) {
+    std::error_code ec;
+    fs::remove(all[i].second, ec);
+  }
+}
+
+}  // namespace mt

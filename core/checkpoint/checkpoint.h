@@ -1,0 +1,43 @@
+// A checkpoint is the whole training run: model spec, weights, optimizer
+// state, step, epoch and seed. Format: "MTCK", a format version, sections,
+// then a CRC-32 of everything before it. Written atomically.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/optim/optimizer.h"
+
+namespace mt {
+
+struct CheckpointError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Checkpoint {
+  std::string model_spec;  // text-format model spec
+  int64_t step = 0;
+  int64_t epoch = 0;
+  uint64_t seed = 0;
+  std::vector<float> weights;
+  OptimizerState optimizer;
+};
+
+constexpr uint32_t kCheckpointVersion = 1;
+
+std::string EncodeCheckpoint(const Checkpoint& c);
+// `origin` names the source in errors.
+Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin);
+
+void SaveCheckpoint(const std::string& path, const Checkpoint& c);
+Checkpoint LoadCheckpoint(const std::string& path);
+
+std::string CheckpointPath(const std::string& dir, int64_t step);
+// The checkpoint in dir with the highest step, or "" if there is none.
+std::string LatestCheckpoint(const std::string& dir);
+// Deletes all but the newest `keep` checkpoints in dir.
+void PruneCheckpoints(const std::string& dir, int keep);
+
+}  // namespace mt

@@ -1,0 +1,75 @@
+#include <filesystem>
+
+#include "core/data/cifar10_reader.h"
+#include "core/data/dataset.h"
+#include "core/data/idx_reader.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct KnownDataset {
+  const char* name;
+  const char* dir;
+};
+constexpr KnownDataset kKnown[] = {
+    {"fashion-mnist", "/usr/share/datasets/fashion-mnist"},
+    {"mnist", "/usr/share/datasets/mnist"},
+    {"cifar10", "/usr/share/datasets/cifar-10"},
+    {"cifar-10", "/usr/share/datasets/cifar-10"},
+};
+
+// The file `stem` or `stem.gz` in dir, or "".
+std::string FindIdx(const fs::path& dir, const std::string& stem) {
+  for (const std::string& name : {stem, stem + ".gz"}) {
+    const fs::path p = dir / name;
+    if (fs::is_regular_file(p)) return p.string();
+  }
+  return "";
+}
+
+std::unique_ptr<Dataset> LoadFromDirectory(const fs::path& dir, Split split) {
+  const std::string prefix = split == Split::kTrain ? "train" : "t10k";
+  const std::string images = FindIdx(dir, prefix + "-images-idx3-ubyte");
+  const std::string labels = FindIdx(dir, prefix + "-labels-idx1-ubyte");
+  if (!images.empty() || !labels.empty()) {
+    if (images.empty()) throw DataError(dir.string() + ": has " + labels + " but no " + prefix + "-images-idx3-ubyte[.gz]");
+    if (labels.empty()) throw DataError(dir.string() + ": has " + images + " but no " + prefix + "-labels-idx1-ubyte[.gz]");
+    return LoadIdx(images, labels);
+  }
+  for (const fs::path& d : {dir, dir / "cifar-10-batches-bin"}) {
+    std::vector<std::string> files;
+    if (split == Split::kTrain) {
+      for (int i = 1; i <= 5; ++i) {
+        const fs::path p = d / ("data_batch_" + std::to_string(i) + ".bin");
+        if (fs::is_regular_file(p)) files.push_back(p.string());
+      }
+    } else if (fs::is_regular_file(d / "test_batch.bin")) {
+      files.push_back((d / "test_batch.bin").string());
+    }
+    if (!files.empty()) return LoadCifar10(files);
+  }
+  throw DataError(dir.string() + ": no dataset found: looked for " + prefix + "-images-idx3-ubyte[.gz] and " +
+                  prefix + "-labels-idx1-ubyte[.gz] (IDX), or " +
+                  (split == Split::kTrain ? "data_batch_1..5.bin" : "test_batch.bin") + " (CIFAR-10 binary)");
+}
+
+}  // namespace
+
+std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split) {
+  for (const auto& k : kKnown) {
+    if (name_or_dir != k.name) continue;
+    if (!fs::is_directory(k.dir))
+      throw DataError(std::string(k.name) + ": " + k.dir + " does not exist (Debian package dataset-" +
+                      (name_or_dir.rfind("cifar", 0) == 0 ? std::string("cifar-10") : name_or_dir) +
+                      ", or pass a directory)");
+    return LoadFromDirectory(k.dir, split);
+  }
+  if (fs::is_directory(name_or_dir)) return LoadFromDirectory(name_or_dir, split);
+  std::string known;
+  for (const auto& k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k.name);
+  throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" + known + ")");
+}
+
+}  // namespace mt

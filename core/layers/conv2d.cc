@@ -1,0 +1,70 @@
+#include "core/layers/conv2d.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/layers/init.h"
+
+namespace mt {
+
+Conv2D::Conv2D(int filters, int kernel, int stride, int padding) {
+  if (filters <= 0 || kernel <= 0 || stride <= 0 || padding < 0)
+    throw std::invalid_argument("conv: filters, kernel and stride must be positive, padding >= 0");
+  geom_.out_c = filters;
+  geom_.kernel = kernel;
+  geom_.stride = stride;
+  geom_.pad = padding;
+}
+
+Shape Conv2D::Setup(const Shape& in) {
+  if (in.rank() != 3)
+    throw std::invalid_argument("conv: needs a CxHxW input, got " + in.ToString());
+  geom_.in_c = in[0];
+  geom_.in_h = in[1];
+  geom_.in_w = in[2];
+  if (geom_.in_h + 2 * geom_.pad < geom_.kernel || geom_.in_w + 2 * geom_.pad < geom_.kernel)
+    throw std::invalid_argument("conv: kernel " + std::to_string(geom_.kernel) +
+                                " larger than the padded input " + in.ToString());
+  return Shape{geom_.out_c, geom_.out_h(), geom_.out_w()};
+}
+
+size_t Conv2D::ParamCount() const { return geom_.weight_count() + geom_.out_c; }
+
+void Conv2D::BindParams(kernels::View params, kernels::View grads) {
+  const size_t w = geom_.weight_count();
+  weight_ = params.Slice(0, w);
+  bias_ = params.Slice(w, geom_.out_c);
+  d_weight_ = grads.Slice(0, w);
+  d_bias_ = grads.Slice(w, geom_.out_c);
+}
+
+void Conv2D::InitParams(Rng& rng, float* host) const {
+  UniformFanIn(rng, geom_.patch(), host, ParamCount());
+}
+
+kernels::ConvGeometry Conv2D::GeometryFor(int batch) const {
+  kernels::ConvGeometry g = geom_;
+  g.batch = batch;
+  return g;
+}
+
+void Conv2D::Reshape(int capacity) {
+  const size_t need = backend().ConvWorkspaceCount(GeometryFor(capacity));
+  if (!workspace_ || workspace_->count() < need) workspace_ = backend().Allocate(need);
+}
+
+size_t Conv2D::StateBytesPerSample() const {
+  return backend().ConvWorkspaceCount(GeometryFor(1)) * sizeof(float);
+}
+
+void Conv2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {
+  backend().Conv2dForward(GeometryFor(in.batch()), in.view, weight_, bias_, out.view,
+                          kernels::WholeOf(*workspace_));
+}
+
+void Conv2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, const Tensor& d_in) {
+  backend().Conv2dBackward(GeometryFor(in.batch()), in.view, weight_, d_out.view, d_in.view,
+                           d_weight_, d_bias_, kernels::WholeOf(*workspace_));
+}
+
+}  // namespace mt

@@ -1,0 +1,64 @@
+// The layer contract (after Caffe's SetUp -> Reshape -> Forward/Backward life):
+//   Setup(per-sample input shape) once: fixes the output shape and the
+//     parameter count;
+//   BindParams: the layer's parameters and gradients are views into the
+//     model's one contiguous parameter buffer and one gradient buffer;
+//   Reshape(capacity) when the batch capacity grows: allocates workspaces
+//     once, so the steady-state step allocates nothing;
+//   Forward / Backward on batches of at most `capacity` samples.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/tensor/tensor.h"
+#include "kernels/backend.h"
+
+namespace mt {
+
+class Rng;
+
+struct ForwardContext {
+  bool training = true;
+  uint64_t seed = 0;  // per-step seed for stochastic layers (dropout)
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  virtual const char* Type() const = 0;
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  kernels::Backend& backend() const { return *backend_; }
+  void set_backend(kernels::Backend* backend) { backend_ = backend; }
+
+  virtual Shape Setup(const Shape& in_sample) = 0;
+  virtual size_t ParamCount() const { return 0; }
+  virtual void BindParams(kernels::View params, kernels::View grads) {}
+  // Writes ParamCount() initial values to host memory.
+  virtual void InitParams(Rng& rng, float* host) const {}
+  virtual void Reshape(int capacity) {}
+  // Bytes of per-sample state this layer keeps besides its output (masks,
+  // workspaces), for memory budgeting.
+  virtual size_t StateBytesPerSample() const { return 0; }
+  // An in-place layer writes its output over its input and its input
+  // gradient over its output gradient, which saves one activation buffer per
+  // layer. Safe because no layer's backward pass reads its own output except
+  // through what the in-place layer leaves there (ReLU's output is what the
+  // next layer reads as input anyway).
+  virtual bool InPlace() const { return false; }
+
+  virtual void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) = 0;
+  // Overwrites this layer's gradients. d_in's view is empty when the input
+  // gradient is not needed (first layer); the layer then skips computing it.
+  virtual void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
+                        const Tensor& d_in) = 0;
+
+ private:
+  std::string name_;
+  kernels::Backend* backend_ = nullptr;
+};
+
+}  // namespace mt

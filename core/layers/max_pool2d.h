@@ -1,0 +1,30 @@
+#pragma once
+
+#include <memory>
+
+#include "core/layers/layer.h"
+
+namespace mt {
+
+// Max pooling; remembers where each maximum came from so the backward pass
+// routes gradients without re-reading the input.
+class MaxPool2D : public Layer {
+ public:
+  MaxPool2D(int size, int stride);
+
+  const char* Type() const override { return "maxpool"; }
+  Shape Setup(const Shape& in_sample) override;
+  void Reshape(int capacity) override;
+  size_t StateBytesPerSample() const override;
+  void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
+  void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
+                const Tensor& d_in) override;
+
+ private:
+  kernels::PoolGeometry GeometryFor(int batch) const;
+
+  kernels::PoolGeometry geom_;
+  std::unique_ptr<kernels::Buffer> argmax_;
+};
+
+}  // namespace mt

@@ -1,0 +1,20 @@
+#pragma once
+
+#include "core/layers/layer.h"
+
+namespace mt {
+
+class ReLU : public Layer {
+ public:
+  const char* Type() const override { return "relu"; }
+  Shape Setup(const Shape& in_sample) override { return in_sample; }
+  bool InPlace() const override { return true; }
+  void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
+    backend().ReluForward(in.view, out.view);
+  }
+  void Backward(const Tensor&, const Tensor& out, const Tensor& d_out, const Tensor& d_in) override {
+    if (!d_in.view.empty()) backend().ReluBackward(out.view, d_out.view, d_in.view);
+  }
+};
+
+}  // namespace mt

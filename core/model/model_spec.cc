@@ -1,0 +1,110 @@
+#include "core/model/model_spec.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/layers/conv2d.h"
+#include "core/layers/dense.h"
+#include "core/layers/dropout.h"
+#include "core/layers/flatten.h"
+#include "core/layers/max_pool2d.h"
+#include "core/layers/relu.h"
+#include "core/model/presets.h"
+
+namespace mt {
+namespace {
+
+class CollectErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (first.empty())
+      first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " + message;
+  }
+  std::string first;
+};
+
+std::unique_ptr<Layer> MakeLayer(const proto::Layer& l) {
+  switch (l.kind_case()) {
+    case proto::Layer::kConv: {
+      const auto& c = l.conv();
+      return std::make_unique<Conv2D>(c.filters(), c.kernel(), c.stride() ? c.stride() : 1, c.padding());
+    }
+    case proto::Layer::kMaxpool: {
+      const auto& p = l.maxpool();
+      return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size());
+    }
+    case proto::Layer::kRelu:
+      return std::make_unique<ReLU>();
+    case proto::Layer::kDense:
+      return std::make_unique<Dense>(l.dense().units());
+    case proto::Layer::kFlatten:
+      return std::make_unique<Flatten>();
+    case proto::Layer::kDropout:
+      return std::make_unique<Dropout>(l.dropout().rate());
+    case proto::Layer::KIND_NOT_SET:
+      break;
+  }
+  throw std::invalid_argument("no layer kind given (conv, maxpool, relu, dense, flatten, dropout)");
+}
+
+}  // namespace
+
+proto::ModelSpec ParseModelSpec(const std::string& text, const std::string& origin) {
+  proto::ModelSpec spec;
+  google::protobuf::TextFormat::Parser parser;
+  CollectErrors errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &spec))
+    throw ModelSpecError("model spec " + origin + ": " + (errors.first.empty() ? "parse error" : errors.first));
+  if (!spec.has_input() || spec.input().channels() <= 0 || spec.input().height() <= 0 ||
+      spec.input().width() <= 0)
+    throw ModelSpecError("model spec " + origin +
+                         ": needs input { channels: C height: H width: W } with positive sizes");
+  if (spec.layer_size() == 0) throw ModelSpecError("model spec " + origin + ": no layers");
+  return spec;
+}
+
+proto::ModelSpec LoadModelSpec(const std::string& name_or_path) {
+  if (const char* preset = PresetSpecText(name_or_path)) return ParseModelSpec(preset, name_or_path);
+  std::ifstream in(name_or_path);
+  if (!in) {
+    std::string known;
+    for (const auto& n : PresetNames()) known += (known.empty() ? "" : ", ") + n;
+    throw ModelSpecError("model '" + name_or_path + "': not a preset (" + known +
+                         ") and not a readable file");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseModelSpec(text.str(), name_or_path);
+}
+
+std::string ModelSpecToText(const proto::ModelSpec& spec) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(spec, &out);
+  return out;
+}
+
+std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend) {
+  std::vector<std::unique_ptr<Layer>> layers;
+  for (int i = 0; i < spec.layer_size(); ++i) {
+    const proto::Layer& l = spec.layer(i);
+    try {
+      layers.push_back(MakeLayer(l));
+    } catch (const std::invalid_argument& e) {
+      throw ModelSpecError("model " + spec.name() + ", layer " + std::to_string(i + 1) +
+                           (l.name().empty() ? "" : " (" + l.name() + ")") + ": " + e.what());
+    }
+    layers.back()->set_name(l.name());
+  }
+  const Shape input{spec.input().channels(), spec.input().height(), spec.input().width()};
+  try {
+    return std::make_unique<Model>(input, std::move(layers), backend);
+  } catch (const std::invalid_argument& e) {
+    throw ModelSpecError("model " + spec.name() + ": " + e.what());
+  }
+}
+
+}  // namespace mt

@@ -1,0 +1,28 @@
+// The one place core/ touches protobuf: model specs in text format, to and
+// from the layers that run them.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "core/model/model.h"
+#include "model.pb.h"
+
+namespace mt {
+
+struct ModelSpecError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// `origin` names the text in error messages (a file path or a preset name).
+proto::ModelSpec ParseModelSpec(const std::string& text, const std::string& origin);
+// A preset name (lenet5, mentee) or a path to a text-format spec file.
+proto::ModelSpec LoadModelSpec(const std::string& name_or_path);
+std::string ModelSpecToText(const proto::ModelSpec& spec);
+
+// Builds the layers and checks that the shapes fit; throws ModelSpecError
+// naming the layer at fault.
+std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend);
+
+}  // namespace mt

@@ -1,0 +1,50 @@
+#include "core/optim/optimizer.h"
+
+#include <stdexcept>
+
+#include "core/optim/adam.h"
+#include "core/optim/sgd.h"
+
+namespace mt {
+
+Optimizer::Optimizer(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count, int slots)
+    : config_(config), backend_(backend), param_count_(param_count), slot_count_(slots) {
+  if (slots > 0) {
+    slots_ = backend_.Allocate(param_count * slots);
+    backend_.Fill(kernels::WholeOf(*slots_), 0.0f);
+  }
+}
+
+kernels::View Optimizer::Slot(int i) const {
+  if (!slots_) return kernels::View{};
+  return kernels::WholeOf(*slots_).Slice(static_cast<size_t>(i) * param_count_, param_count_);
+}
+
+OptimizerState Optimizer::SaveState() const {
+  OptimizerState s;
+  s.config = config_;
+  s.steps = steps_;
+  s.slots.resize(param_count_ * slot_count_);
+  if (slots_) backend_.Download(kernels::WholeOf(*slots_), s.slots.data());
+  return s;
+}
+
+void Optimizer::LoadState(const OptimizerState& s) {
+  if (s.config.kind != config_.kind)
+    throw std::invalid_argument("optimizer state is for '" + s.config.kind + "', not '" + config_.kind + "'");
+  if (s.slots.size() != param_count_ * slot_count_)
+    throw std::invalid_argument("optimizer state has " + std::to_string(s.slots.size()) + " values, expected " +
+                                std::to_string(param_count_ * slot_count_));
+  config_ = s.config;
+  steps_ = s.steps;
+  if (slots_) backend_.Upload(s.slots.data(), kernels::WholeOf(*slots_));
+}
+
+std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, kernels::Backend& backend,
+                                         size_t param_count) {
+  if (config.kind == "sgd") return std::make_unique<Sgd>(config, backend, param_count);
+  if (config.kind == "adam") return std::make_unique<Adam>(config, backend, param_count);
+  throw std::invalid_argument("unknown optimizer '" + config.kind + "' (known: sgd, adam)");
+}
+
+}  // namespace mt

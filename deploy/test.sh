@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Fresh machine to a passing suite: install dependencies, build, run every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deploy/install-deps.sh
+deploy/build.sh "$@"
+build="${MT_BUILD_DIR:-build}"
+# PoCL compiles OpenCL kernels once and caches them; keep the cache in the build tree.
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/$build/pocl-cache}"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600

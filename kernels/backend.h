@@ -1,0 +1,117 @@
+// The Backend contract: every numeric op a layer or optimizer needs, on one
+// device. One instance per device; each layer holds the backend chosen for it.
+// Data moves between host and device only through Upload/Download, so a
+// hidden synchronisation can never happen. All tensors are row-major float
+// (NCHW for images); "count" arguments are in elements.
+//
+// Ops may run asynchronously on devices that queue work; Download and
+// Synchronize wait for everything queued before them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/buffer.h"
+#include "kernels/geometry.h"
+
+namespace mt::kernels {
+
+enum class Op {
+  kGemm,
+  kConv2dForward,
+  kConv2dBackward,
+  kMaxPoolForward,
+  kMaxPoolBackward,
+  kBias,
+  kRelu,
+  kDropout,
+  kSoftmaxCrossEntropy,
+  kOptimizerUpdate,
+  kAxpy,
+};
+
+struct SgdHyper {
+  float lr = 0.01f;
+  float momentum = 0.0f;
+  float weight_decay = 0.0f;
+};
+
+struct AdamHyper {
+  float lr = 0.001f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  int64_t step = 1;  // 1-based step number, for bias correction
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string Name() const = 0;
+  // Whether this backend runs `op` (the shape is given for ops whose support
+  // depends on it, such as a conv too large for a device's local memory).
+  virtual bool Supports(Op op, const ConvGeometry* conv = nullptr) const = 0;
+
+  // ---- memory
+  virtual std::unique_ptr<Buffer> Allocate(size_t count) = 0;
+  virtual void Upload(const void* host, View dst) = 0;
+  virtual void Download(View src, void* host) = 0;
+  virtual void Copy(View src, View dst) = 0;
+  virtual void Fill(View dst, float value) = 0;
+  virtual void Synchronize() = 0;
+
+  // ---- linear algebra
+  // c = alpha * op(a) * op(b) + beta * c, with op(a) m x k, op(b) k x n,
+  // c m x n, all row-major and densely packed.
+  virtual void Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a, View b,
+                    float beta, View c) = 0;
+  // y += alpha * x
+  virtual void Axpy(float alpha, View x, View y) = 0;
+  virtual void Scale(float alpha, View x) = 0;
+
+  // ---- convolution (im2col + GEMM on both backends; workspace from
+  // ConvWorkspaceCount, allocated once per batch size by the caller)
+  virtual size_t ConvWorkspaceCount(const ConvGeometry& g) const = 0;
+  // out = conv(in, weight) + bias; weight is [out_c][in_c][k][k], bias [out_c].
+  virtual void Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
+                             View workspace) = 0;
+  // Overwrites d_weight and d_bias with the gradients summed over the batch;
+  // computes d_in unless it is empty (the first layer needs no input gradient).
+  virtual void Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
+                              View d_weight, View d_bias, View workspace) = 0;
+
+  // ---- pooling (max). argmax holds int32 flat input indices per output.
+  virtual void MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) = 0;
+  // Overwrites d_in.
+  virtual void MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) = 0;
+
+  // ---- elementwise and reductions
+  // x[o][c][i] += bias[c] for x shaped [outer][channels][inner].
+  virtual void AddBias(View x, View bias, int outer, int channels, int inner) = 0;
+  // d_bias[c] = sum over o, i of d_x[o][c][i] (overwrites).
+  virtual void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) = 0;
+  virtual void ReluForward(View in, View out) = 0;
+  // d_in = d_out where out > 0, else 0. In-place (d_in == d_out) is allowed.
+  virtual void ReluBackward(View out, View d_out, View d_in) = 0;
+  // out = in * mask / (1 - rate), mask drawn from a counter-based hash of
+  // (seed, index) so every backend draws the same mask. mask holds 0 or 1.
+  virtual void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) = 0;
+  virtual void DropoutBackward(View d_out, View mask, float rate, View d_in) = 0;
+  // Softmax cross-entropy over logits [n][classes] with int32 labels [n].
+  // Writes d_logits = (softmax - onehot) / n (the gradient of the mean loss)
+  // and returns the summed (not mean) loss over the n samples.
+  virtual double SoftmaxCrossEntropy(View logits, View labels, int n, int classes,
+                                     View d_logits) = 0;
+  // Writes predicted class (int32) per row of logits [n][classes].
+  virtual void ArgmaxRows(View logits, int n, int classes, View out) = 0;
+
+  // ---- optimizer updates (the same code on the hub's master copy and on
+  // every worker, so all copies stay bit-identical on one backend)
+  virtual void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) = 0;
+  virtual void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) = 0;
+};
+
+}  // namespace mt::kernels

@@ -1,0 +1,336 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cpu/direct_conv.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_conv.h"
+#include "kernels/cpu/pool.h"
+#include "kernels/dropout_hash.h"
+
+namespace mt::kernels {
+namespace {
+
+// Below this many elements an elementwise op takes a few microseconds on one
+// core, comparable to handing chunks to the helpers and waiting for them.
+constexpr size_t kParallelElements = size_t{1} << 15;
+
+// Sixteen independent float lanes, combined in double at the end: vectorises
+// without -ffast-math, and the order (so the result) depends only on n.
+double Sum(const float* x, size_t n) {
+  float lanes[16] = {};
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int j = 0; j < 16; ++j) lanes[j] += x[i + j];
+  }
+  double s = 0.0;
+  for (int j = 0; j < 16; ++j) s += lanes[j];
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : pool_(threads) {}
+CpuBackend::~CpuBackend() = default;
+
+float* CpuBackend::Data(View v) {
+  if (v.buffer == nullptr) return nullptr;
+  assert(dynamic_cast<CpuBuffer*>(v.buffer) != nullptr && "view is not from a CpuBackend");
+  return static_cast<CpuBuffer*>(v.buffer)->data() + v.offset;
+}
+
+int32_t* CpuBackend::Int32Data(View v) { return reinterpret_cast<int32_t*>(Data(v)); }
+
+template <class Fn>
+void CpuBackend::ForEachRange(size_t n, Fn&& fn) {
+  if (n < kParallelElements || pool_.size() == 1) {
+    fn(size_t{0}, n);
+    return;
+  }
+  const size_t blocks = (n + 15) / 16;
+  pool_.ParallelFor(static_cast<int64_t>(blocks), [&](int64_t b, int64_t e, int) {
+    fn(static_cast<size_t>(b) * 16, std::min(static_cast<size_t>(e) * 16, n));
+  });
+}
+
+bool CpuBackend::Supports(Op, const ConvGeometry*) const { return true; }
+
+// ---- memory
+
+std::unique_ptr<Buffer> CpuBackend::Allocate(size_t count) {
+  return std::make_unique<CpuBuffer>(this, count);
+}
+
+void CpuBackend::Upload(const void* host, View dst) {
+  if (dst.count) std::memcpy(Data(dst), host, dst.count * sizeof(float));
+}
+
+void CpuBackend::Download(View src, void* host) {
+  if (src.count) std::memcpy(host, Data(src), src.count * sizeof(float));
+}
+
+void CpuBackend::Copy(View src, View dst) {
+  const size_t n = std::min(src.count, dst.count);
+  if (n) std::memmove(Data(dst), Data(src), n * sizeof(float));
+}
+
+void CpuBackend::Fill(View dst, float value) {
+  float* p = Data(dst);
+  ForEachRange(dst.count, [&](size_t b, size_t e) { std::fill(p + b, p + e, value); });
+}
+
+// ---- linear algebra
+
+void CpuBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a,
+                      View b, float beta, View c) {
+  std::lock_guard<std::mutex> lock(gemm_mu_);
+  kernels::Gemm(pool_, gemm_scratch_, trans_a, trans_b, m, n, k, alpha, Data(a), Data(b), beta,
+                Data(c));
+}
+
+void CpuBackend::Axpy(float alpha, View x, View y) {
+  const float* xs = Data(x);
+  float* ys = Data(y);
+  ForEachRange(std::min(x.count, y.count), [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) ys[i] += alpha * xs[i];
+  });
+}
+
+void CpuBackend::Scale(float alpha, View x) {
+  float* xs = Data(x);
+  ForEachRange(x.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) xs[i] *= alpha;
+  });
+}
+
+// ---- convolution and pooling
+
+size_t CpuBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
+  return DirectConvApplies(g) ? DirectConvWorkspaceFloats(g, pool_.size())
+                              : GemmConvWorkspaceFloats(g, pool_.size());
+}
+
+void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
+                               View workspace) {
+  const float* b = bias.empty() ? nullptr : Data(bias);
+  if (DirectConvApplies(g)) {
+    DirectConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
+  } else {
+    GemmConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
+  }
+}
+
+void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out,
+                                View d_in, View d_weight, View d_bias, View workspace) {
+  float* dx = d_in.empty() ? nullptr : Data(d_in);
+  float* db = d_bias.empty() ? nullptr : Data(d_bias);
+  if (DirectConvApplies(g)) {
+    DirectConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, Data(d_weight), db,
+                       Data(workspace));
+  } else {
+    GemmConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, Data(d_weight), db,
+                     Data(workspace));
+  }
+}
+
+void CpuBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) {
+  kernels::MaxPoolForward(pool_, g, Data(in), Data(out), Int32Data(argmax));
+}
+
+void CpuBackend::MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) {
+  kernels::MaxPoolBackward(pool_, g, Data(d_out), Int32Data(argmax), Data(d_in));
+}
+
+// ---- elementwise and reductions
+
+void CpuBackend::AddBias(View x, View bias, int outer, int channels, int inner) {
+  float* xs = Data(x);
+  const float* bs = Data(bias);
+  if (inner == 1) {
+    // Fully connected layout: vectorise along the channels of each row.
+    auto rows = [&](size_t b, size_t e) {
+      for (size_t o = b; o < e; ++o) {
+        float* row = xs + o * channels;
+        for (int c = 0; c < channels; ++c) row[c] += bs[c];
+      }
+    };
+    if (static_cast<size_t>(outer) * channels < kParallelElements) {
+      rows(0, outer);
+    } else {
+      pool_.ParallelFor(outer, [&](int64_t b, int64_t e, int) { rows(b, e); });
+    }
+    return;
+  }
+  auto planes = [&](size_t b, size_t e) {
+    for (size_t p = b; p < e; ++p) {
+      float* row = xs + p * inner;
+      const float v = bs[p % channels];
+      for (int i = 0; i < inner; ++i) row[i] += v;
+    }
+  };
+  const size_t count = static_cast<size_t>(outer) * channels;
+  if (count * inner < kParallelElements) {
+    planes(0, count);
+  } else {
+    pool_.ParallelFor(static_cast<int64_t>(count), [&](int64_t b, int64_t e, int) { planes(b, e); });
+  }
+}
+
+void CpuBackend::BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) {
+  const float* dx = Data(d_x);
+  float* db = Data(d_bias);
+  if (inner == 1) {
+    std::fill(db, db + channels, 0.0f);
+    for (int o = 0; o < outer; ++o) {
+      const float* row = dx + static_cast<size_t>(o) * channels;
+      for (int c = 0; c < channels; ++c) db[c] += row[c];
+    }
+    return;
+  }
+  // One channel per task, summed over the batch in order, so the result does
+  // not depend on the thread count.
+  auto chans = [&](int64_t b, int64_t e, int) {
+    for (int64_t c = b; c < e; ++c) {
+      double s = 0.0;
+      for (int o = 0; o < outer; ++o) {
+        s += Sum(dx + (static_cast<size_t>(o) * channels + c) * inner, inner);
+      }
+      db[c] = static_cast<float>(s);
+    }
+  };
+  if (static_cast<size_t>(outer) * channels * inner < kParallelElements) {
+    chans(0, channels, 0);
+  } else {
+    pool_.ParallelFor(channels, chans);
+  }
+}
+
+void CpuBackend::ReluForward(View in, View out) {
+  const float* x = Data(in);
+  float* y = Data(out);
+  ForEachRange(in.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  });
+}
+
+void CpuBackend::ReluBackward(View out, View d_out, View d_in) {
+  const float* y = Data(out);
+  const float* dy = Data(d_out);
+  float* dx = Data(d_in);
+  ForEachRange(out.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  });
+}
+
+void CpuBackend::DropoutForward(View in, View out, View mask, float rate, uint64_t seed) {
+  const float* x = Data(in);
+  float* y = Data(out);
+  float* m = Data(mask);
+  // rate >= 1 drops everything; scaling by 1/0 would turn 0 * inf into NaN.
+  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
+  ForEachRange(in.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const float keep = KeepAt(seed, i, rate) ? 1.0f : 0.0f;
+      m[i] = keep;
+      y[i] = x[i] * keep * scale;
+    }
+  });
+}
+
+void CpuBackend::DropoutBackward(View d_out, View mask, float rate, View d_in) {
+  const float* dy = Data(d_out);
+  const float* m = Data(mask);
+  float* dx = Data(d_in);
+  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
+  ForEachRange(d_out.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) dx[i] = dy[i] * m[i] * scale;
+  });
+}
+
+double CpuBackend::SoftmaxCrossEntropy(View logits, View labels, int n, int classes,
+                                       View d_logits) {
+  const float* x = Data(logits);
+  const int32_t* y = Int32Data(labels);
+  float* d = Data(d_logits);
+  const float inv_n = n > 0 ? 1.0f / static_cast<float>(n) : 0.0f;
+  double loss = 0.0;
+  for (int r = 0; r < n; ++r) {
+    const float* row = x + static_cast<size_t>(r) * classes;
+    float* drow = d + static_cast<size_t>(r) * classes;
+    const int label = y[r];
+    if (label < 0 || label >= classes) {
+      throw std::out_of_range("SoftmaxCrossEntropy: label " + std::to_string(label) +
+                              " outside [0, " + std::to_string(classes) + ")");
+    }
+    // Shifting by the row max keeps every exp() in (0, 1], so large logits
+    // cannot overflow.
+    const float mx = *std::max_element(row, row + classes);
+    double sum = 0.0;
+    for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(row[c] - mx));
+    loss += std::log(sum) - static_cast<double>(row[label] - mx);
+    const double inv_sum = 1.0 / sum;
+    for (int c = 0; c < classes; ++c) {
+      const double p = std::exp(static_cast<double>(row[c] - mx)) * inv_sum;
+      drow[c] = static_cast<float>(p - (c == label ? 1.0 : 0.0)) * inv_n;
+    }
+  }
+  return loss;
+}
+
+void CpuBackend::ArgmaxRows(View logits, int n, int classes, View out) {
+  const float* x = Data(logits);
+  int32_t* o = Int32Data(out);
+  for (int r = 0; r < n; ++r) {
+    const float* row = x + static_cast<size_t>(r) * classes;
+    o[r] = static_cast<int32_t>(std::max_element(row, row + classes) - row);
+  }
+}
+
+// ---- optimizers (elementwise, so the split over threads never changes a bit)
+
+void CpuBackend::SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) {
+  float* p = Data(params);
+  const float* g = Data(grads);
+  const float lr = h.lr, wd = h.weight_decay, mom = h.momentum;
+  if (mom == 0.0f) {
+    ForEachRange(params.count, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+    });
+    return;
+  }
+  float* v = Data(velocity);
+  ForEachRange(params.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      v[i] = mom * v[i] + (g[i] + wd * p[i]);
+      p[i] -= lr * v[i];
+    }
+  });
+}
+
+void CpuBackend::AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) {
+  float* p = Data(params);
+  const float* g = Data(grads);
+  float* ms = Data(m);
+  float* vs = Data(v);
+  const float b1 = h.beta1, b2 = h.beta2, wd = h.weight_decay, eps = h.eps;
+  // PyTorch's order of operations: p -= (lr / c1) * m / (sqrt(v) / sqrt(c2) + eps).
+  const double step = static_cast<double>(h.step < 1 ? 1 : h.step);
+  const float step_size = static_cast<float>(h.lr / (1.0 - std::pow(double{b1}, step)));
+  const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double{b2}, step)));
+  ForEachRange(params.count, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      const float gi = g[i] + wd * p[i];
+      ms[i] = b1 * ms[i] + (1.0f - b1) * gi;
+      vs[i] = b2 * vs[i] + (1.0f - b2) * gi * gi;
+      p[i] -= step_size * ms[i] / (std::sqrt(vs[i]) / c2_sqrt + eps);
+    }
+  });
+}
+
+}  // namespace mt::kernels

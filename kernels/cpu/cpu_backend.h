@@ -1,0 +1,87 @@
+// The CPU backend: host memory, Eigen GEMM, and loops split over a persistent
+// thread pool. Every op takes its memory from the views it is given (no
+// allocation after the buffers exist), so a steady-state training step never
+// touches the allocator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_buffer.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace mt::kernels {
+
+class CpuBackend : public Backend {
+ public:
+  // threads: workers for the big ops, counting the calling thread.
+  explicit CpuBackend(int threads = 1);
+  ~CpuBackend() override;
+
+  int threads() const { return pool_.size(); }
+  // The pool the ops run on, for host-side work (batch assembly) that wants
+  // the same threads without oversubscribing the cores.
+  ThreadPool& pool() { return pool_; }
+
+  // The host address of a view's first element, for code that reads or writes
+  // CPU buffers directly. The view must come from a CpuBackend; an empty view
+  // with no buffer gives nullptr.
+  static float* Data(View v);
+  // The same for index buffers (labels, argmax), which hold int32.
+  static int32_t* Int32Data(View v);
+
+  std::string Name() const override { return "cpu"; }
+  bool Supports(Op op, const ConvGeometry* conv = nullptr) const override;
+
+  std::unique_ptr<Buffer> Allocate(size_t count) override;
+  void Upload(const void* host, View dst) override;
+  void Download(View src, void* host) override;
+  void Copy(View src, View dst) override;
+  void Fill(View dst, float value) override;
+  void Synchronize() override {}
+
+  void Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a, View b,
+            float beta, View c) override;
+  void Axpy(float alpha, View x, View y) override;
+  void Scale(float alpha, View x) override;
+
+  size_t ConvWorkspaceCount(const ConvGeometry& g) const override;
+  void Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
+                     View workspace) override;
+  void Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
+                      View d_weight, View d_bias, View workspace) override;
+
+  void MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) override;
+  void MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) override;
+
+  void AddBias(View x, View bias, int outer, int channels, int inner) override;
+  void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override;
+  void ReluForward(View in, View out) override;
+  void ReluBackward(View out, View d_out, View d_in) override;
+  void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override;
+  void DropoutBackward(View d_out, View mask, float rate, View d_in) override;
+  double SoftmaxCrossEntropy(View logits, View labels, int n, int classes,
+                             View d_logits) override;
+  void ArgmaxRows(View logits, int n, int classes, View out) override;
+
+  void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) override;
+  void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) override;
+
+ private:
+  // Runs fn(begin, end) over [0, n) on the caller when n is small, else split
+  // over the pool in 16-element-aligned chunks.
+  template <class Fn>
+  void ForEachRange(size_t n, Fn&& fn);
+
+  ThreadPool pool_;
+  // Packing buffers for Gemm; the mutex keeps two threads that share this
+  // backend from packing into them at once.
+  std::mutex gemm_mu_;
+  GemmScratch gemm_scratch_;
+};
+
+}  // namespace mt::kernels

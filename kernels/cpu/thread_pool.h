@@ -1,0 +1,89 @@
+// A persistent pool for the CPU backend: threads-1 helper threads plus the
+// calling thread share one loop at a time. Training runs dozens of short ops
+// per step, so starting a loop must cost well under a microsecond: helpers
+// spin for a short while after each loop before they block on a condvar, and
+// a call allocates nothing (the loop body is passed by reference, not wrapped
+// in a std::function).
+//
+// A loop is cut into fixed chunks that any participating thread may claim,
+// the caller included. So a helper that the OS has descheduled (a phone busy
+// with other apps, a shared build machine) delays nothing: the caller runs
+// the chunks itself. And because the chunks, not the threads, are fixed, a
+// caller that keeps one partial result per chunk and reduces them in chunk
+// order gets the same bits however the chunks were scheduled.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace mt::kernels {
+
+class ThreadPool {
+ public:
+  // threads < 1 is treated as 1 (no helpers; every loop runs on the caller).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return size_; }
+
+  // Cuts [0, n) into min(n, size()) chunks, chunk c being
+  // [ChunkBegin(n, chunks, c), ChunkBegin(n, chunks, c + 1)), and calls
+  // fn(begin, end, c) once for each, on any of the pool's threads. Returns the
+  // number of chunks once all are done. At most size() chunks run at once, and
+  // each chunk number is used by one call only, so per-chunk scratch indexed
+  // by c is never shared. A nested call, or one made while another thread is
+  // using the pool, runs its chunks one after another on the caller, with the
+  // same boundaries. fn must not throw.
+  template <class Fn>
+  int ParallelFor(int64_t n, Fn&& fn) {
+    if (n <= 0) return 0;
+    using F = std::remove_reference_t<Fn>;
+    return Run(n,
+               [](void* ctx, int64_t b, int64_t e, int c) { (*static_cast<F*>(ctx))(b, e, c); },
+               const_cast<void*>(static_cast<const void*>(&fn)));
+  }
+
+  static int64_t ChunkBegin(int64_t n, int chunks, int c) { return n * c / chunks; }
+
+ private:
+  using Task = void (*)(void* ctx, int64_t begin, int64_t end, int chunk);
+
+  int Run(int64_t n, Task task, void* ctx);
+  // Claims and runs chunks of loop `generation` until none are left; false
+  // when nothing was left to claim.
+  bool RunChunks(uint32_t generation);
+  void HelperLoop();
+
+  const int size_;
+  std::vector<std::thread> helpers_;
+
+  std::mutex run_mu_;  // one loop at a time; other callers run inline
+
+  // The loop being run. Written before claim_ and generation_ are published
+  // (release) and read only by a thread that has claimed one of its chunks,
+  // which keeps the loop, so these fields, alive until that chunk is done.
+  Task task_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t n_ = 0;
+  int chunks_ = 0;
+
+  // generation (high 32 bits) and next unclaimed chunk (low 32 bits): a
+  // helper that wakes after its loop ended cannot claim a chunk of the next.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> finished_{0};  // chunks of the current loop that are done
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<bool> stop_{false};
+
+  std::mutex mu_;  // guards the condvar waits only
+  std::condition_variable wake_cv_;
+  std::condition_variable done_cv_;
+};
+
+}  // namespace mt::kernels

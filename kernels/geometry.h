@@ -1,0 +1,35 @@
+// Shapes of the windowed ops, shared by every backend. NCHW layout, float.
+#pragma once
+
+namespace mt::kernels {
+
+struct ConvGeometry {
+  int batch = 1;
+  int in_c = 1, in_h = 1, in_w = 1;
+  int out_c = 1;
+  int kernel = 1;  // square
+  int stride = 1;
+  int pad = 0;
+
+  int out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
+  int out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
+  // Rows of the im2col matrix: one per (input channel, kernel row, kernel col).
+  int patch() const { return in_c * kernel * kernel; }
+  int in_size() const { return in_c * in_h * in_w; }       // per sample
+  int out_size() const { return out_c * out_h() * out_w(); }  // per sample
+  int weight_count() const { return out_c * patch(); }
+};
+
+struct PoolGeometry {
+  int batch = 1;
+  int channels = 1, in_h = 1, in_w = 1;
+  int size = 2;  // square window
+  int stride = 2;
+
+  int out_h() const { return (in_h - size) / stride + 1; }
+  int out_w() const { return (in_w - size) / stride + 1; }
+  int in_size() const { return channels * in_h * in_w; }
+  int out_size() const { return channels * out_h() * out_w(); }
+};
+
+}  // namespace mt::kernels

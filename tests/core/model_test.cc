@@ -1,0 +1,172 @@
+// Whole-model checks: LeNet-5's gradient against central differences, spec
+// parsing and its errors, determinism, and a short training run whose loss
+// falls.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/data/sampler.h"
+#include "core/model/model_spec.h"
+#include "core/optim/optimizer.h"
+#include "core/train/batch_buffer.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/support/gradient_check.h"
+#include "tests/support/synthetic_dataset.h"
+
+namespace mt {
+namespace {
+
+using testing::SyntheticDataset;
+
+TEST(ModelSpec, PresetsBuildWithKnownParameterCounts) {
+  kernels::CpuBackend backend;
+  auto lenet = BuildModel(LoadModelSpec("lenet5"), backend);
+  // conv1 6*25+6, conv2 16*150+16, fc 400*120+120, 120*84+84, 84*10+10
+  EXPECT_EQ(lenet->ParamCount(), 156u + 2416u + 48120u + 10164u + 850u);
+  EXPECT_EQ(lenet->num_classes(), 10);
+  auto mentee = BuildModel(LoadModelSpec("mentee"), backend);
+  EXPECT_EQ(mentee->input_shape(), (Shape{3, 32, 32}));
+  EXPECT_EQ(mentee->num_classes(), 10);
+}
+
+TEST(ModelSpec, TextRoundTrip) {
+  const proto::ModelSpec spec = LoadModelSpec("lenet5");
+  const proto::ModelSpec again = ParseModelSpec(ModelSpecToText(spec), "round trip");
+  EXPECT_EQ(ModelSpecToText(again), ModelSpecToText(spec));
+}
+
+TEST(ModelSpec, ErrorsNameTheProblem) {
+  kernels::CpuBackend backend;
+  try {
+    LoadModelSpec("lenet6");
+    FAIL() << "unknown preset accepted";
+  } catch (const ModelSpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("lenet6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lenet5"), std::string::npos) << e.what();
+  }
+  try {
+    ParseModelSpec("input { channels: 1 height: 28 width: 28 }\nlayer { conv { filtrs: 3 } }", "bad.txt");
+    FAIL() << "misspelt field accepted";
+  } catch (const ModelSpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.txt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ParseModelSpec("layer { relu {} }", "noinput"), ModelSpecError);
+  // A kernel larger than its input: the layer is named.
+  try {
+    BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 }\n"
+                              "layer { name: \"big\" conv { filters: 2 kernel: 9 } }\n"
+                              "layer { flatten {} } layer { dense { units: 2 } }",
+                              "x"),
+               backend);
+    FAIL() << "impossible conv accepted";
+  } catch (const ModelSpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("big"), std::string::npos) << e.what();
+  }
+  // Logits must be flat.
+  EXPECT_THROW(BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 } layer { relu {} }", "y"),
+                          backend),
+               ModelSpecError);
+}
+
+TEST(ModelGradient, LeNet5MatchesCentralDifferences) {
+  kernels::CpuBackend backend(2);
+  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+  const int n = 3;
+  model->Reserve(n);
+  model->InitParams(42);
+  SyntheticDataset data(n, model->input_shape(), 10, 5);
+  std::vector<uint32_t> idx = {0, 1, 2};
+  BatchBuffer batch(data.SampleShape(), n);
+  batch.Fill(data, idx.data(), n);
+  model->SetBatch(batch.images(), batch.labels(), n);
+
+  std::vector<float> params(model->ParamCount()), grads(model->ParamCount());
+  model->GetParams(params.data());
+  model->ComputeGradients(1);
+  model->GetGrads(grads.data());
+
+  testing::CheckOptions o;
+  // Small steps: conv1's weights move thousands of ReLU inputs at once, so
+  // larger ones cross kinks at most points.
+  o.eps = 1e-3f;
+  o.rel_tol = 2e-2;
+  o.abs_tol = 1e-3;
+  o.kink_abs = 5e-3;
+  o.kink_rel = 5e-2;
+  o.max_mismatch_fraction = 0.06;
+  // Check every layer's parameters, not just a stride through the big fc1.
+  size_t offset = 0;
+  for (const auto& layer : model->layers()) {
+    const size_t count = layer->ParamCount();
+    if (count == 0) continue;
+    std::vector<float> slice(params.begin() + offset, params.begin() + offset + count);
+    std::vector<float> analytic(grads.begin() + offset, grads.begin() + offset + count);
+    testing::CompareDerivatives(
+        layer->name(), slice, analytic,
+        [&](const std::vector<float>& v) {
+          std::vector<float> all = params;
+          std::copy(v.begin(), v.end(), all.begin() + offset);
+          model->SetParams(all.data());
+        },
+        [&]() { return model->Evaluate(nullptr) / n; }, o, 60);
+    offset += count;
+  }
+}
+
+// Trains `steps` SGD steps on synthetic data; returns the final parameters
+// and the mean loss of the first and last 10 steps.
+struct RunResult {
+  std::vector<float> params;
+  double first_loss = 0, last_loss = 0;
+};
+
+RunResult Train(int threads, int steps, uint64_t seed) {
+  kernels::CpuBackend backend(threads);
+  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+  const int b = 32;
+  model->Reserve(b);
+  model->InitParams(seed);
+  OptimizerConfig oc;
+  oc.lr = 0.05f;
+  oc.momentum = 0.9f;
+  auto opt = MakeOptimizer(oc, backend, model->ParamCount());
+  SyntheticDataset data(2048, model->input_shape(), 10, 9);
+  BatchBuffer batch(data.SampleShape(), b);
+  RunResult r;
+  for (int s = 0; s < steps; ++s) {
+    auto order = EpochOrder(data.Size(), seed, s / (2048 / b));
+    batch.Fill(data, order.data() + (s % (2048 / b)) * b, b);
+    model->SetBatch(batch.images(), batch.labels(), b);
+    const double loss = model->ComputeGradients(s) / b;
+    opt->Step(model->params(), model->grads());
+    if (s < 10) r.first_loss += loss / 10;
+    if (s >= steps - 10) r.last_loss += loss / 10;
+  }
+  r.params.resize(model->ParamCount());
+  model->GetParams(r.params.data());
+  return r;
+}
+
+TEST(ModelTraining, LossFalls) {
+  const RunResult r = Train(2, 120, 3);
+  EXPECT_GT(r.first_loss, 1.5);
+  EXPECT_LT(r.last_loss, 0.3 * r.first_loss);
+}
+
+TEST(ModelTraining, SameSeedSameWeightsWhateverTheThreadCount) {
+  const RunResult a = Train(1, 15, 4);
+  const RunResult b = Train(3, 15, 4);
+  const RunResult c = Train(1, 15, 5);
+  ASSERT_EQ(a.params.size(), b.params.size());
+  double max_diff = 0, seed_diff = 0;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.params[i] - b.params[i])));
+    seed_diff = std::max(seed_diff, static_cast<double>(std::fabs(a.params[i] - c.params[i])));
+  }
+  EXPECT_LT(max_diff, 1e-4);
+  EXPECT_GT(seed_diff, 1e-3);
+}
+
+}  // namespace
+}  // namespace mt

@@ -1,0 +1,249 @@
+// Convolution against a direct double-precision reference, through the
+// backend (which picks a path) and through each path on its own, so both the
+// direct and the im2col + GEMM code are checked on every shape they accept.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <ostream>
+#include <string>
+#include <tuple>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/direct_conv.h"
+#include "kernels/cpu/gemm_conv.h"
+#include "kernels/cpu/thread_pool.h"
+#include "tests/kernels/cpu_test_util.h"
+
+namespace mt::kernels {
+namespace {
+
+using testing::MakeBuffer;
+using testing::MaxRelativeError;
+using testing::RandomVector;
+using testing::ToHost;
+
+struct Ref {
+  std::vector<double> out, d_in, d_weight, d_bias;
+};
+
+Ref ReferenceConv(const ConvGeometry& g, const std::vector<float>& in,
+                  const std::vector<float>& w, const std::vector<float>& bias,
+                  const std::vector<float>& d_out) {
+  const int oh = g.out_h(), ow = g.out_w(), k = g.kernel;
+  Ref r;
+  r.out.assign(size_t(g.batch) * g.out_size(), 0.0);
+  r.d_in.assign(size_t(g.batch) * g.in_size(), 0.0);
+  r.d_weight.assign(g.weight_count(), 0.0);
+  r.d_bias.assign(g.out_c, 0.0);
+  for (int n = 0; n < g.batch; ++n) {
+    for (int o = 0; o < g.out_c; ++o) {
+      for (int oy = 0; oy < oh; ++oy) {
+        for (int ox = 0; ox < ow; ++ox) {
+          const size_t oi = ((size_t(n) * g.out_c + o) * oh + oy) * ow + ox;
+          double s = bias.empty() ? 0.0 : bias[o];
+          const double dy = d_out[oi];
+          r.d_bias[o] += dy;
+          for (int c = 0; c < g.in_c; ++c) {
+            for (int ky = 0; ky < k; ++ky) {
+              for (int kx = 0; kx < k; ++kx) {
+                const int iy = oy * g.stride - g.pad + ky, ix = ox * g.stride - g.pad + kx;
+                if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
+                const size_t ii = ((size_t(n) * g.in_c + c) * g.in_h + iy) * g.in_w + ix;
+                const size_t wi = ((size_t(o) * g.in_c + c) * k + ky) * k + kx;
+                s += double(in[ii]) * w[wi];
+                r.d_weight[wi] += dy * in[ii];
+                r.d_in[ii] += dy * w[wi];
+              }
+            }
+          }
+          r.out[oi] = s;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+struct ConvCase {
+  const char* name;
+  ConvGeometry g;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+// batch, in_c, in_h, in_w, out_c, kernel, stride, pad
+const ConvCase kCases[] = {
+    {"lenet_conv1", {64, 1, 28, 28, 6, 5, 1, 2}},
+    {"lenet_conv2", {64, 6, 14, 14, 16, 5, 1, 0}},
+    {"batch1", {1, 3, 9, 9, 4, 3, 1, 1}},
+    {"odd_rect", {5, 3, 7, 11, 5, 3, 1, 0}},
+    {"stride2_pad1", {4, 3, 9, 8, 7, 3, 2, 1}},
+    {"stride2_even", {3, 2, 12, 12, 3, 2, 2, 0}},
+    {"stride3_k5_pad2", {2, 2, 13, 10, 3, 5, 3, 2}},
+    {"k1", {3, 5, 6, 7, 9, 1, 1, 0}},
+    {"k1_stride2", {3, 4, 7, 7, 3, 1, 2, 0}},
+    {"pad_exceeds_half", {2, 1, 4, 5, 2, 3, 1, 2}},
+    {"many_out", {3, 3, 10, 10, 19, 3, 1, 1}},
+    {"wide_row", {2, 2, 5, 37, 3, 3, 1, 1}},
+    {"kernel_equals_input", {3, 2, 5, 5, 4, 5, 1, 0}},
+    {"more_threads_than_samples", {2, 2, 6, 6, 3, 3, 1, 1}},
+};
+
+enum class Path { kBackend, kGemm, kDirect };
+
+const char* PathName(Path p) {
+  switch (p) {
+    case Path::kBackend:
+      return "backend";
+    case Path::kGemm:
+      return "gemm";
+    case Path::kDirect:
+      return "direct";
+  }
+  return "?";
+}
+
+void PrintTo(Path p, std::ostream* os) { *os << PathName(p); }
+
+class CpuConvTest : public ::testing::TestWithParam<std::tuple<int, Path, ConvCase>> {};
+
+TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
+  const int threads = std::get<0>(GetParam());
+  const Path path = std::get<1>(GetParam());
+  const ConvGeometry g = std::get<2>(GetParam()).g;
+  if (path == Path::kDirect && !DirectConvApplies(g)) GTEST_SKIP() << "direct path not used";
+
+  const auto in = RandomVector(size_t(g.batch) * g.in_size(), 1);
+  const auto w = RandomVector(g.weight_count(), 2);
+  const auto bias = RandomVector(g.out_c, 3);
+  const auto d_out = RandomVector(size_t(g.batch) * g.out_size(), 4);
+  const Ref ref = ReferenceConv(g, in, w, bias, d_out);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+
+  CpuBackend be(threads);
+  // Outputs start as NaN: every op must overwrite, never accumulate into them.
+  auto out = MakeBuffer(be, std::vector<float>(ref.out.size(), nan));
+  auto d_in = MakeBuffer(be, std::vector<float>(ref.d_in.size(), nan));
+  auto d_w = MakeBuffer(be, std::vector<float>(ref.d_weight.size(), nan));
+  auto d_b = MakeBuffer(be, std::vector<float>(ref.d_bias.size(), nan));
+  auto inb = MakeBuffer(be, in), wb = MakeBuffer(be, w), bb = MakeBuffer(be, bias);
+  auto dob = MakeBuffer(be, d_out);
+
+  size_t ws_count = be.ConvWorkspaceCount(g);
+  if (path == Path::kGemm) ws_count = GemmConvWorkspaceFloats(g, threads);
+  if (path == Path::kDirect) ws_count = DirectConvWorkspaceFloats(g, threads);
+  // Garbage in the workspace must not matter.
+  auto ws = MakeBuffer(be, std::vector<float>(ws_count, nan));
+  float* wsp = CpuBackend::Data(WholeOf(*ws));
+  auto D = [](std::unique_ptr<Buffer>& b) { return CpuBackend::Data(WholeOf(*b)); };
+
+  auto forward = [&] {
+    switch (path) {
+      case Path::kBackend:
+        be.Conv2dForward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*bb), WholeOf(*out), WholeOf(*ws));
+        break;
+      case Path::kGemm:
+        GemmConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp);
+        break;
+      case Path::kDirect:
+        DirectConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp);
+        break;
+    }
+  };
+  auto backward = [&](bool with_d_in) {
+    switch (path) {
+      case Path::kBackend:
+        be.Conv2dBackward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*dob),
+                          with_d_in ? WholeOf(*d_in) : View{}, WholeOf(*d_w), WholeOf(*d_b),
+                          WholeOf(*ws));
+        break;
+      case Path::kGemm:
+        GemmConvBackward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr,
+                         D(d_w), D(d_b), wsp);
+        break;
+      case Path::kDirect:
+        DirectConvBackward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr,
+                           D(d_w), D(d_b), wsp);
+        break;
+    }
+  };
+
+  forward();
+  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance) << "forward";
+
+  backward(false);
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance) << "d_weight";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance) << "d_bias";
+  for (float v : ToHost(be, *d_in)) ASSERT_TRUE(std::isnan(v)) << "d_in written though empty";
+
+  // Again with d_in, over the previous results: gradients are overwritten.
+  backward(true);
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance) << "d_weight 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance) << "d_bias 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), testing::kTolerance) << "d_in";
+
+  // Forward once more after backward used the same workspace.
+  be.Fill(WholeOf(*out), nan);
+  forward();
+  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance) << "forward 2";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grid, CpuConvTest,
+    ::testing::Combine(::testing::Values(1, 3),
+                       ::testing::Values(Path::kBackend, Path::kGemm, Path::kDirect),
+                       ::testing::ValuesIn(kCases)),
+    [](const auto& info) {
+      return std::string(std::get<2>(info.param).name) + "_" +
+             PathName(std::get<1>(info.param)) + "_t" + std::to_string(std::get<0>(info.param));
+    });
+
+TEST(CpuConv, NoBiasAndNoBiasGradient) {
+  const ConvGeometry g{2, 2, 6, 6, 3, 3, 1, 1};
+  const auto in = RandomVector(size_t(g.batch) * g.in_size(), 5);
+  const auto w = RandomVector(g.weight_count(), 6);
+  const auto d_out = RandomVector(size_t(g.batch) * g.out_size(), 7);
+  const Ref ref = ReferenceConv(g, in, w, {}, d_out);
+  for (bool direct : {false, true}) {
+    CpuBackend be(2);
+    auto inb = MakeBuffer(be, in), wb = MakeBuffer(be, w), dob = MakeBuffer(be, d_out);
+    auto out = be.Allocate(ref.out.size()), d_w = be.Allocate(ref.d_weight.size());
+    std::vector<float> ws(direct ? DirectConvWorkspaceFloats(g, 2) : GemmConvWorkspaceFloats(g, 2));
+    auto D = [](std::unique_ptr<Buffer>& b) { return CpuBackend::Data(WholeOf(*b)); };
+    if (direct) {
+      DirectConvForward(be.pool(), g, D(inb), D(wb), nullptr, D(out), ws.data());
+      DirectConvBackward(be.pool(), g, D(inb), D(wb), D(dob), nullptr, D(d_w), nullptr, ws.data());
+    } else {
+      GemmConvForward(be.pool(), g, D(inb), D(wb), nullptr, D(out), ws.data());
+      GemmConvBackward(be.pool(), g, D(inb), D(wb), D(dob), nullptr, D(d_w), nullptr, ws.data());
+    }
+    EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance);
+    EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance);
+  }
+}
+
+TEST(CpuConv, BackwardIsDeterministicAcrossRuns) {
+  const ConvGeometry g{64, 6, 14, 14, 16, 5, 1, 0};
+  const auto in = RandomVector(size_t(g.batch) * g.in_size(), 8);
+  const auto w = RandomVector(g.weight_count(), 9);
+  const auto d_out = RandomVector(size_t(g.batch) * g.out_size(), 10);
+  CpuBackend be(3);
+  auto inb = MakeBuffer(be, in), wb = MakeBuffer(be, w), dob = MakeBuffer(be, d_out);
+  auto d_in = be.Allocate(in.size()), d_w = be.Allocate(w.size()), d_b = be.Allocate(g.out_c);
+  auto ws = be.Allocate(be.ConvWorkspaceCount(g));
+  std::vector<float> first_w, first_in;
+  for (int run = 0; run < 5; ++run) {
+    be.Conv2dBackward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*dob), WholeOf(*d_in), WholeOf(*d_w),
+                      WholeOf(*d_b), WholeOf(*ws));
+    if (run == 0) {
+      first_w = ToHost(be, *d_w);
+      first_in = ToHost(be, *d_in);
+    } else {
+      EXPECT_EQ(ToHost(be, *d_w), first_w);
+      EXPECT_EQ(ToHost(be, *d_in), first_in);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mt::kernels

@@ -1,0 +1,144 @@
+// A steady-state training step must not touch the allocator. This binary
+// counts every malloc-family call (glibc only: the definitions below
+// interpose on glibc's, which they forward to) while a flag is set.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/kernels/cpu_test_util.h"
+#include "tests/kernels/lenet_step.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define MT_NO_MALLOC_HOOK 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#define MT_NO_MALLOC_HOOK 1
+#endif
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+inline void Count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+}
+}  // namespace
+
+#ifndef MT_NO_MALLOC_HOOK
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+
+void* malloc(size_t n) {
+  Count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t size) {
+  Count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  Count();
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t align, size_t n) {
+  Count();
+  return __libc_memalign(align, n);
+}
+void* aligned_alloc(size_t align, size_t n) {
+  Count();
+  return __libc_memalign(align, n);
+}
+int posix_memalign(void** out, size_t align, size_t n) {
+  Count();
+  void* p = __libc_memalign(align, n);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}  // extern "C"
+#endif
+
+namespace mt::kernels {
+namespace {
+
+class AllocationCounter {
+ public:
+  AllocationCounter() {
+    g_allocations.store(0);
+    g_counting.store(true);
+  }
+  ~AllocationCounter() { g_counting.store(false); }
+  long count() const { return g_allocations.load(); }
+};
+
+TEST(CpuNoAlloc, HookSeesAllocations) {
+#ifdef MT_NO_MALLOC_HOOK
+  GTEST_SKIP() << "allocation hook needs glibc without sanitizers";
+#endif
+  AllocationCounter counter;
+  auto* v = new std::vector<float>(100);
+  delete v;
+  EXPECT_GE(counter.count(), 2);  // the vector object and its storage
+}
+
+class CpuNoAllocTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CpuNoAllocTest, LeNetStepDoesNotAllocate) {
+#ifdef MT_NO_MALLOC_HOOK
+  GTEST_SKIP() << "allocation hook needs glibc without sanitizers";
+#endif
+  for (int batch : {64, 1, 7}) {
+    CpuBackend be(GetParam());
+    testing::LeNetStep step(be, batch);
+    step.Run();  // first use: lazily initialised statics may allocate once
+    AllocationCounter counter;
+    for (int i = 0; i < 3; ++i) step.Run();
+    EXPECT_EQ(counter.count(), 0) << "batch " << batch;
+  }
+}
+
+TEST_P(CpuNoAllocTest, LargeGemmAndConvDoNotAllocate) {
+#ifdef MT_NO_MALLOC_HOOK
+  GTEST_SKIP() << "allocation hook needs glibc without sanitizers";
+#endif
+  CpuBackend be(GetParam());
+  const int m = 700, n = 900, k = 1100;
+  auto a = testing::MakeBuffer(be, testing::RandomVector(size_t(m) * k, 1));
+  auto b = testing::MakeBuffer(be, testing::RandomVector(size_t(k) * n, 2));
+  auto c = be.Allocate(size_t(m) * n);
+  // CIFAR-sized convolutions take the im2col + GEMM path.
+  const ConvGeometry g{8, 64, 32, 32, 64, 3, 2, 1};
+  auto in = testing::MakeBuffer(be, testing::RandomVector(size_t(g.batch) * g.in_size(), 3));
+  auto w = testing::MakeBuffer(be, testing::RandomVector(g.weight_count(), 4));
+  auto bias = be.Allocate(g.out_c), out = be.Allocate(size_t(g.batch) * g.out_size());
+  auto d_in = be.Allocate(in->count()), d_w = be.Allocate(w->count()), d_b = be.Allocate(g.out_c);
+  auto ws = be.Allocate(be.ConvWorkspaceCount(g));
+  auto run = [&] {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        be.Gemm(ta, tb, m, n, k, 1.0f, WholeOf(*a), WholeOf(*b), 0.0f, WholeOf(*c));
+      }
+    }
+    be.Conv2dForward(g, WholeOf(*in), WholeOf(*w), WholeOf(*bias), WholeOf(*out), WholeOf(*ws));
+    be.Conv2dBackward(g, WholeOf(*in), WholeOf(*w), WholeOf(*out), WholeOf(*d_in), WholeOf(*d_w),
+                      WholeOf(*d_b), WholeOf(*ws));
+  };
+  run();
+  AllocationCounter counter;
+  run();
+  EXPECT_EQ(counter.count(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, CpuNoAllocTest, ::testing::Values(1, 3));
+
+}  // namespace
+}  // namespace mt::kernels

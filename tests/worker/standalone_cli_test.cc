@@ -1,0 +1,118 @@
+// mtworker --standalone as a user runs it: real process, real files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/subprocess.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunProcess;
+
+const std::string kFashion = "/usr/share/datasets/fashion-mnist";
+
+std::string Worker() { return testing::BinaryPath("worker/mtworker"); }
+
+fs::path TempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("mt-cli-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Extracts a number field from our flat JSON reports.
+double JsonNumber(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return NAN;
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+void ExpectFailure(const std::vector<std::string>& args, int code, const std::string& needle) {
+  std::vector<std::string> argv = {Worker()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = RunProcess(argv, 60);
+  EXPECT_EQ(r.exit_code, code) << r.output;
+  EXPECT_NE(r.output.find(needle), std::string::npos) << "expected '" << needle << "' in:\n" << r.output;
+  EXPECT_EQ(r.output.find("Sanitizer"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+}
+
+TEST(StandaloneCli, HelpListsTheFlags) {
+  const auto r = RunProcess({Worker(), "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* flag : {"--standalone", "--model", "--dataset", "--batch", "--epochs", "--lr", "--momentum",
+                           "--threads", "--checkpoint-dir", "--resume", "--report"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
+TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
+  ExpectFailure({"--standalone", "--batch", "zero"}, 2, "--batch");
+  ExpectFailure({"--standalone", "--batch", "0"}, 2, "--batch");
+  ExpectFailure({"--standalone", "--lr", "-1"}, 2, "--lr");
+  ExpectFailure({"--standalone", "--frobnicate"}, 2, "--frobnicate");
+  ExpectFailure({"--standalone", "--optimizer", "rmsprop"}, 2, "--optimizer");
+  ExpectFailure({"--standalone", "--epochs"}, 2, "--epochs");
+  ExpectFailure({"--standalone", "--resume"}, 2, "--checkpoint-dir");
+}
+
+TEST(StandaloneCli, BadModelAndDataNameTheFile) {
+  const fs::path dir = TempDir("bad");
+  ExpectFailure({"--standalone", "--model", "lenet7"}, 1, "lenet7");
+  std::ofstream(dir / "bad.model") << "input { channels: 1 height: 28 width: 28 }\nlayer { conv { kernal: 3 } }\n";
+  ExpectFailure({"--standalone", "--model", (dir / "bad.model").string()}, 1, "bad.model");
+  ExpectFailure({"--standalone", "--dataset", (dir / "nothing-here").string()}, 1, "nothing-here");
+  fs::create_directories(dir / "corrupt");
+  std::ofstream(dir / "corrupt" / "train-images-idx3-ubyte") << "garbage";
+  std::ofstream(dir / "corrupt" / "train-labels-idx1-ubyte") << "garbage";
+  std::ofstream(dir / "corrupt" / "t10k-images-idx3-ubyte") << "garbage";
+  std::ofstream(dir / "corrupt" / "t10k-labels-idx1-ubyte") << "garbage";
+  ExpectFailure({"--standalone", "--dataset", (dir / "corrupt").string()}, 1, "train-images-idx3-ubyte");
+  // A model whose input does not match the data.
+  ExpectFailure({"--standalone", "--model", "mentee", "--dataset", kFashion}, 1, "3x32x32");
+  std::ofstream(dir / "file") << "x";
+  ExpectFailure({"--standalone", "--checkpoint-dir", (dir / "file" / "ck").string()}, 1, "--checkpoint-dir");
+  fs::remove_all(dir);
+}
+
+TEST(StandaloneCli, TrainsReportsAndResumes) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  const fs::path dir = TempDir("train");
+  const auto first = RunProcess({Worker(), "--standalone", "--steps", "60", "--checkpoint-dir",
+                                 (dir / "ck").string(), "--checkpoint-every", "30", "--report",
+                                 (dir / "a.json").string(), "--threads", "2"},
+                                300);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string a = ReadAll(dir / "a.json");
+  for (const char* key : {"test_accuracy", "final_loss", "steps", "samples", "train_seconds", "samples_per_second",
+                          "peak_rss_bytes"})
+    EXPECT_FALSE(std::isnan(JsonNumber(a, key))) << key << " missing in " << a;
+  EXPECT_EQ(JsonNumber(a, "steps"), 60);
+  EXPECT_EQ(JsonNumber(a, "samples"), 60 * 64);
+  // 60 steps of LeNet-5 already beat chance (0.1) by far.
+  EXPECT_GT(JsonNumber(a, "test_accuracy"), 0.5) << a;
+
+  const auto second = RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
+                                  (dir / "ck").string(), "--resume", "--report", (dir / "b.json").string()},
+                                 300);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const std::string b = ReadAll(dir / "b.json");
+  EXPECT_EQ(JsonNumber(b, "resumed_from_step"), 60) << b;
+  EXPECT_EQ(JsonNumber(b, "steps"), 90) << b;
+  EXPECT_EQ(JsonNumber(b, "samples"), 30 * 64) << b;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt

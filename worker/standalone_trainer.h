@@ -1,0 +1,32 @@
+// mtworker --standalone: trains a model on this device alone, with the same
+// engine the distributed worker uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/optim/optimizer.h"
+
+namespace mt {
+
+struct StandaloneConfig {
+  std::string model = "lenet5";
+  std::string dataset = "fashion-mnist";
+  std::string device = "cpu";
+  int64_t batch = 64;
+  int64_t epochs = 1;
+  int64_t max_steps = 0;  // 0: whole epochs
+  int64_t threads = 1;
+  uint64_t seed = 1;
+  OptimizerConfig optimizer;
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;  // steps; 0: at each epoch end only
+  bool resume = false;
+  std::string report_path;
+  double log_every_seconds = 2.0;
+};
+
+// Returns the process exit code; throws on errors the caller reports.
+int RunStandalone(const StandaloneConfig& config);
+
+}  // namespace mt
