@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 #include "kernels/cpu/simd.h"
@@ -21,14 +22,18 @@ constexpr int kFwdMaxVectors = kManyRegisters ? 4 : 3;  // vectors of positions 
 constexpr int kFwdMaxAcc = kManyRegisters ? 24 : 12;
 constexpr int kDwMaxOutputs = kManyRegisters ? 4 : 2;  // output channels per block
 constexpr int kDwMaxTaps = kManyRegisters ? 5 : 4;     // taps per block
-constexpr int kGatherMaxVectors = 8;
-// Samples per weight-gradient kernel call: the accumulators stay in registers
-// across them, and small layers give one sample only a few vectors of work.
-constexpr int kGroup = 4;
-
-// Past this many floats of padded input per sample, re-reading every plane
-// for each register block spills out of L2 and im2col + GEMM wins.
-constexpr size_t kMaxPaddedInput = size_t{1} << 15;
+// Samples per weight-gradient kernel call, at most: the accumulators stay in
+// registers across them, so small outputs (LeNet's second conv has 9 vectors
+// per channel) still give each call enough work to amortise its set-up.
+constexpr int kMaxGroup = 4;
+constexpr int kGroupVectors = 48;
+// Below this many vectors of wide output per channel, the blocks are too
+// short and im2col + GEMM wins (measured on 4x4 and 6x6 outputs).
+constexpr int kMinVectors = 3;
+// Weight-gradient partial sums are kept as whole vectors (reduced across
+// lanes once, at the end) while they fit in L2; bigger layers reduce each
+// block's accumulators as they go.
+constexpr size_t kMaxVectorPartials = size_t{1} << 16;
 
 size_t RoundUp(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
@@ -40,15 +45,16 @@ struct Plan {
   int qv;       // vectors covering the oh * wp wide outputs
   int dv;       // vectors covering the hp * wp wide input positions
   int max_off;  // offset of the last tap
-  int front;    // zeros before each output-gradient row (max_off rounded up,
-                // so the rows themselves start aligned)
+  int front;    // zeros before each output-gradient plane: max_off rounded
+                // up, so the planes themselves start aligned
   int ps;       // stride of a padded input plane
   int zs;       // stride of a zero-extended output-gradient plane
-  int ds;       // stride of a zero-extended column-gradient row
+  int group;    // samples per weight-gradient kernel call
+  bool vector_partials;  // weight-gradient partials as vectors, or scalars
   size_t p_stride;  // floats between the padded inputs of a group's samples
   size_t z_stride;  // floats between the output gradients of a group's samples
-  size_t transposed, shared;             // shared: weights as [patch][out_c]
-  size_t p, y, dcol, dp, dwv, db, per_chunk;  // offsets inside a chunk's slice
+  size_t flipped, shared;  // shared: weights flipped and transposed for d_in
+  size_t p, y, dp, dw, db, per_chunk;  // offsets inside a chunk's slice
 };
 
 Plan MakePlan(const ConvGeometry& g) {
@@ -73,19 +79,21 @@ Plan MakePlan(const ConvGeometry& g) {
   // Row copies may write up to a vector past a row's end (CopyRowZeroTail).
   l.ps = static_cast<int>(RoundUp(
       std::max(size_t(l.hp) * l.wp + lanes, size_t(l.max_off) + size_t(l.qv) * lanes), lanes));
-  l.zs = static_cast<int>(RoundUp(size_t(l.front) + size_t(l.qv) * lanes + lanes, lanes));
-  l.ds = static_cast<int>(RoundUp(size_t(l.front) + size_t(std::max(l.qv, l.dv)) * lanes, lanes));
+  // The input gradient reads up to max_off + dv vectors into a plane.
+  l.zs = static_cast<int>(
+      RoundUp(size_t(l.front) + size_t(std::max(l.qv, l.dv)) * lanes + lanes, lanes));
+  l.group = std::max(1, std::min(kMaxGroup, kGroupVectors / std::max(1, l.qv)));
+  l.vector_partials = size_t(l.oc) * l.patch * lanes <= kMaxVectorPartials;
   l.p_stride = RoundUp(size_t(l.in_c) * l.ps, 16);
   l.z_stride = RoundUp(size_t(l.oc) * l.zs, 16);
-  l.transposed = 0;
-  l.shared = RoundUp(size_t(l.patch) * l.oc, 16);
+  l.flipped = 0;
+  l.shared = RoundUp(size_t(l.in_c) * l.oc * l.kk, 16);
   l.p = 0;
-  l.y = l.p + l.p_stride * kGroup;
+  l.y = l.p + l.p_stride * l.group;
   // y holds the forward's wide outputs, or the backward's output gradients.
-  l.dcol = l.y + std::max(RoundUp(size_t(l.oc) * l.qv * lanes, 16), l.z_stride * kGroup);
-  l.dp = l.dcol + RoundUp(size_t(l.patch) * l.ds, 16);
-  l.dwv = l.dp + RoundUp(size_t(l.in_c) * l.dv * lanes, 16);
-  l.db = l.dwv + RoundUp(size_t(l.oc) * l.patch * lanes, 16);
+  l.dp = l.y + std::max(RoundUp(size_t(l.oc) * l.qv * lanes, 16), l.z_stride * l.group);
+  l.dw = l.dp + RoundUp(size_t(l.in_c) * l.dv * lanes, 16);
+  l.db = l.dw + RoundUp(size_t(l.oc) * l.patch * (l.vector_partials ? lanes : 1), 16);
   l.per_chunk = l.db + RoundUp(size_t(l.oc), 16);
   return l;
 }
@@ -165,10 +173,10 @@ void PointBlock(const FwdArgs& a) {
   }
 }
 
-// dwv[o][t] += sum over samples s < samples and vectors v < n of
+// dw[o][t] += sum over samples s < samples and vectors v < n of
 // dy[s * dy_sample + o * dy_stride + v*L..] * taps[t][s * tap_sample + v*L..],
-// for OB outputs and TB taps; dwv holds one vector of partial sums per (o, t),
-// rows of dwv_stride floats.
+// for OB outputs and TB taps. dw holds rows of dw_stride floats with, per
+// (o, t), one vector of partial sums, or (when !vector) one float.
 struct DwArgs {
   const float* dy;
   int dy_stride;
@@ -176,8 +184,9 @@ struct DwArgs {
   const float* const* taps;
   size_t tap_sample;
   int samples, n;
-  float* dwv;
-  int dwv_stride;
+  float* dw;
+  int dw_stride;
+  bool vector;
 };
 
 template <int OB, int TB>
@@ -206,38 +215,24 @@ void DwBlock(const DwArgs& a) {
       }
     }
   }
+  if (a.vector) {
 #pragma GCC unroll 4
-  for (int o = 0; o < OB; ++o) {
+    for (int o = 0; o < OB; ++o) {
 #pragma GCC unroll 5
-    for (int t = 0; t < TB; ++t) {
-      float* p = a.dwv + o * a.dwv_stride + t * kLanes;
-      simd::Store(p, simd::Load(p) + acc[o][t]);
+      for (int t = 0; t < TB; ++t) {
+        float* p = a.dw + o * a.dw_stride + t * kLanes;
+        simd::Store(p, simd::Load(p) + acc[o][t]);
+      }
+    }
+  } else {
+    for (int o = 0; o < OB; ++o) {
+      for (int t = 0; t < TB; ++t) a.dw[o * a.dw_stride + t] += simd::ReduceAdd(acc[o][t]);
     }
   }
-}
-
-// out[j*L..] = sum over taps (ky, kx) of col[(ky * k + kx) * ds - (ky * wp + kx) + j*L..]
-// for VB vectors: the col2im of one channel, as a gather so each output
-// vector is summed in a register and stored once.
-template <int VB>
-void GatherBlock(const float* col, int k, int wp, int ds, float* out) {
-  Vec acc[VB];
-#pragma GCC unroll 8
-  for (int j = 0; j < VB; ++j) acc[j] = Vec{};
-  for (int ky = 0; ky < k; ++ky) {
-    for (int kx = 0; kx < k; ++kx) {
-      const float* r = col + static_cast<size_t>(ky * k + kx) * ds - (ky * wp + kx);
-#pragma GCC unroll 8
-      for (int j = 0; j < VB; ++j) acc[j] += simd::Load(r + j * kLanes);
-    }
-  }
-#pragma GCC unroll 8
-  for (int j = 0; j < VB; ++j) simd::Store(out + j * kLanes, acc[j]);
 }
 
 using FwdFn = void (*)(const FwdArgs&);
 using DwFn = void (*)(const DwArgs&);
-using GatherFn = void (*)(const float*, int, int, int, float*);
 
 template <int... I>
 constexpr std::array<FwdFn, sizeof...(I)> MakeFwdTable(std::integer_sequence<int, I...>) {
@@ -251,17 +246,11 @@ template <int... I>
 constexpr std::array<DwFn, sizeof...(I)> MakeDwTable(std::integer_sequence<int, I...>) {
   return {&DwBlock<I / kDwMaxTaps + 1, I % kDwMaxTaps + 1>...};
 }
-template <int... I>
-constexpr std::array<GatherFn, sizeof...(I)> MakeGatherTable(std::integer_sequence<int, I...>) {
-  return {&GatherBlock<I + 1>...};
-}
-
 constexpr auto kFwdTable =
     MakeFwdTable(std::make_integer_sequence<int, kFwdMaxOutputs * kFwdMaxVectors>{});
 constexpr auto kPointTable =
     MakePointTable(std::make_integer_sequence<int, kFwdMaxOutputs * kFwdMaxVectors>{});
 constexpr auto kDwTable = MakeDwTable(std::make_integer_sequence<int, kDwMaxOutputs * kDwMaxTaps>{});
-constexpr auto kGatherTable = MakeGatherTable(std::make_integer_sequence<int, kGatherMaxVectors>{});
 
 // Runs the forward kernel over `outputs` x `vectors`, block by block.
 void WideConv(const float* in, int channels, int plane, int k, int wp, const float* w,
@@ -295,8 +284,7 @@ void PadInput(const Plan& l, const float* in, float* p) {
 
 bool DirectConvApplies(const ConvGeometry& g) {
   if (g.stride != 1 || g.kernel < 1 || g.out_h() < 1 || g.out_w() < 1) return false;
-  const size_t padded = size_t(g.in_c) * (g.in_h + 2 * g.pad) * (g.in_w + 2 * g.pad);
-  return padded <= kMaxPaddedInput;
+  return true;
 }
 
 size_t DirectConvWorkspaceFloats(const ConvGeometry& g, int threads) {
@@ -334,52 +322,51 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
                         float* d_bias, float* workspace) {
   const Plan l = MakePlan(g);
   const int dvl = l.dv * kLanes;
+  const size_t partial = l.vector_partials ? kLanes : 1;
   if (g.batch <= 0) {
     std::fill(d_weight, d_weight + g.weight_count(), 0.0f);
     if (d_bias) std::fill(d_bias, d_bias + l.oc, 0.0f);
     return;
   }
-  float* transposed = workspace + l.transposed;
+  float* flipped = workspace + l.flipped;
   if (d_in) {
-    // The column gradient W^T dy reads the weights as [patch][out_c].
+    // d_in is the forward kernel run on the zero-extended output gradient
+    // with flipped[c][o][ky][kx] = weight[o][c][k-1-ky][k-1-kx].
     for (int o = 0; o < l.oc; ++o) {
-      for (int t = 0; t < l.patch; ++t) transposed[static_cast<size_t>(t) * l.oc + o] = weight[static_cast<size_t>(o) * l.patch + t];
+      for (int c = 0; c < l.in_c; ++c) {
+        const float* src = weight + (static_cast<size_t>(o) * l.in_c + c) * l.kk;
+        float* dst = flipped + (static_cast<size_t>(c) * l.oc + o) * l.kk;
+        for (int t = 0; t < l.kk; ++t) dst[t] = src[l.kk - 1 - t];
+      }
     }
   }
   const int chunks = pool.ParallelFor(g.batch, [&](int64_t begin, int64_t end, int chunk) {
     float* ws = workspace + l.shared + l.per_chunk * chunk;
     float* p = ws + l.p;
     float* z = ws + l.y;
-    float* dcol = ws + l.dcol;
     float* dp = ws + l.dp;
-    float* dwv = ws + l.dwv;
+    float* dw = ws + l.dw;
     float* db = ws + l.db;
     // Borders, gaps and tails of the padded planes stay zero for the whole
     // call; only interiors are rewritten per sample.
     std::fill(p, dp, 0.0f);
-    std::fill(dwv, ws + l.per_chunk, 0.0f);
+    std::fill(dw, ws + l.per_chunk, 0.0f);
     const float* tap_ptr[kDwMaxTaps];
-    for (int64_t n0 = begin; n0 < end; n0 += kGroup) {
-      const int count = static_cast<int>(std::min<int64_t>(kGroup, end - n0));
+    for (int64_t n0 = begin; n0 < end; n0 += l.group) {
+      const int count = static_cast<int>(std::min<int64_t>(l.group, end - n0));
       for (int i = 0; i < count; ++i) {
         const int64_t n = n0 + i;
         PadInput(l, in + n * g.in_size(), p + i * l.p_stride);
         // The output gradient in the wide layout; its thrown-away columns
         // stay zero, so they add nothing to any gradient.
         const float* dy = d_out + n * g.out_size();
-        float* zi = z + i * l.z_stride;
+        float* zi = z + i * l.z_stride + l.front;
         for (int o = 0; o < l.oc; ++o) {
           for (int oy = 0; oy < l.oh; ++oy) {
-            simd::CopyRowZeroTail(zi + static_cast<size_t>(o) * l.zs + l.front + oy * l.wp,
+            simd::CopyRowZeroTail(zi + static_cast<size_t>(o) * l.zs + oy * l.wp,
                                   dy + (static_cast<size_t>(o) * l.oh + oy) * l.ow, l.ow);
           }
-          const float* row = dy + static_cast<size_t>(o) * l.oh * l.ow;
-          Vec s{};
-          int j = 0;
-          for (; j + kLanes <= l.oh * l.ow; j += kLanes) s += simd::Load(row + j);
-          float tail = 0.0f;
-          for (; j < l.oh * l.ow; ++j) tail += row[j];
-          db[o] += simd::ReduceAdd(s) + tail;
+          db[o] += simd::Sum(dy + static_cast<size_t>(o) * l.oh * l.ow, l.oh * l.ow);
         }
       }
       for (int o0 = 0; o0 < l.oc; o0 += kDwMaxOutputs) {
@@ -404,25 +391,16 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
                          l.p_stride,
                          count,
                          l.qv,
-                         dwv + (static_cast<size_t>(o0) * l.patch + t0) * kLanes,
-                         l.patch * kLanes};
+                         dw + (static_cast<size_t>(o0) * l.patch + t0) * partial,
+                         static_cast<int>(l.patch * partial),
+                         l.vector_partials};
           kDwTable[(ob - 1) * kDwMaxTaps + (tb - 1)](a);
         }
       }
       if (!d_in) continue;
       for (int i = 0; i < count; ++i) {
-        // Column gradient dcol[t][q] = sum_o W[o][t] dy[o][q] in the wide
-        // layout, then col2im as a gather over each channel's taps.
-        WideConv(z + i * l.z_stride + l.front, l.oc, l.zs, 1, l.wp, transposed, l.oc, l.patch,
-                 l.qv, dcol + l.front, l.ds);
-        for (int c = 0; c < l.in_c; ++c) {
-          const float* col = dcol + static_cast<size_t>(c) * l.kk * l.ds + l.front;
-          for (int v0 = 0; v0 < l.dv; v0 += kGatherMaxVectors) {
-            const int vb = std::min(kGatherMaxVectors, l.dv - v0);
-            kGatherTable[vb - 1](col + v0 * kLanes, l.k, l.wp, l.ds,
-                                 dp + static_cast<size_t>(c) * dvl + v0 * kLanes);
-          }
-        }
+        WideConv(z + i * l.z_stride + (l.front - l.max_off), l.oc, l.zs, l.k, l.wp, flipped,
+                 l.oc * l.kk, l.in_c, l.dv, dp, dvl);
         float* dx = d_in + (n0 + i) * g.in_size();
         for (int c = 0; c < l.in_c; ++c) {
           for (int iy = 0; iy < l.in_h; ++iy) {
@@ -435,12 +413,17 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
     }
   });
   // Reduce the per-chunk partial sums in chunk order.
-  const size_t lanes = kLanes;
   const float* ws0 = workspace + l.shared;
   for (int i = 0; i < g.weight_count(); ++i) {
-    Vec s = simd::Load(ws0 + l.dwv + i * lanes);
-    for (int c = 1; c < chunks; ++c) s += simd::Load(ws0 + l.per_chunk * c + l.dwv + i * lanes);
-    d_weight[i] = simd::ReduceAdd(s);
+    if (l.vector_partials) {
+      Vec s = simd::Load(ws0 + l.dw + i * partial);
+      for (int c = 1; c < chunks; ++c) s += simd::Load(ws0 + l.per_chunk * c + l.dw + i * partial);
+      d_weight[i] = simd::ReduceAdd(s);
+    } else {
+      float s = ws0[l.dw + i];
+      for (int c = 1; c < chunks; ++c) s += ws0[l.per_chunk * c + l.dw + i];
+      d_weight[i] = s;
+    }
   }
   if (d_bias) {
     for (int o = 0; o < l.oc; ++o) {

@@ -69,6 +69,17 @@ inline float ReduceAdd(Vec v) {
   return s;
 }
 
+// Sum of n floats in kLanes independent partial sums: vectorised without
+// -ffast-math, and the order (so the result) depends only on n.
+inline float Sum(const float* x, int n) {
+  Vec s{};
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) s += Load(x + i);
+  float tail = 0.0f;
+  for (; i < n; ++i) tail += x[i];
+  return ReduceAdd(s) + tail;
+}
+
 // Copies n floats. Rows of small images are a few dozen floats, where a
 // libc memcpy call costs more than the copy; this stays inline.
 inline void CopyShort(float* dst, const float* src, int n) {

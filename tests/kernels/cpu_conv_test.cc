@@ -87,6 +87,9 @@ const ConvCase kCases[] = {
     {"wide_row", {2, 2, 5, 37, 3, 3, 1, 1}},
     {"kernel_equals_input", {3, 2, 5, 5, 4, 5, 1, 0}},
     {"more_threads_than_samples", {2, 2, 6, 6, 3, 3, 1, 1}},
+    {"many_weights", {5, 32, 6, 6, 16, 3, 1, 1}},
+    {"tiny_output", {3, 4, 4, 4, 5, 3, 1, 1}},
+    {"batch7_lenet2", {7, 6, 14, 14, 16, 5, 1, 0}},
 };
 
 enum class Path { kBackend, kGemm, kDirect };

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/util/atomic_file.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Checkpoints : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mt-ckpt-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static Checkpoint Sample() {
+    Checkpoint c;
+    c.model_spec = "name: \"lenet5\"";
+    c.step = 1234;
+    c.epoch = 2;
+    c.seed = 99;
+    c.weights = {1.5f, -2.25f, 3.0f, 0.0f};
+    c.optimizer.config.kind = "sgd";
+    c.optimizer.config.lr = 0.05f;
+    c.optimizer.steps = 1234;
+    c.optimizer.slots = {0.1f, 0.2f, 0.3f, 0.4f};
+    return c;
+  }
+  std::string Error(const std::string& path) {
+    try {
+      LoadCheckpoint(path);
+    } catch (const CheckpointError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::string Bytes(const std::string& path) { return ReadFile(path); }
+  void Put(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+  fs::path dir_;
+};
+
+TEST_F(Checkpoints, RoundTrip) {
+  const std::string path = CheckpointPath(dir_.string(), 1234);
+  SaveCheckpoint(path, Sample());
+  const Checkpoint c = LoadCheckpoint(path);
+  const Checkpoint s = Sample();
+  EXPECT_EQ(c.model_spec, s.model_spec);
+  EXPECT_EQ(c.step, s.step);
+  EXPECT_EQ(c.epoch, s.epoch);
+  EXPECT_EQ(c.seed, s.seed);
+  EXPECT_EQ(c.weights, s.weights);
+  EXPECT_EQ(c.optimizer.config.kind, "sgd");
+  EXPECT_FLOAT_EQ(c.optimizer.config.lr, 0.05f);
+  EXPECT_EQ(c.optimizer.steps, 1234);
+  EXPECT_EQ(c.optimizer.slots, s.optimizer.slots);
+  // Nothing but the checkpoint is left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(Checkpoints, CorruptionIsDetectedAndNamesTheFile) {
+  const std::string path = (dir_ / "c.mtc").string();
+  SaveCheckpoint(path, Sample());
+  const std::string good = Bytes(path);
+
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x10;
+  Put(path, flipped);
+  std::string e = Error(path);
+  EXPECT_NE(e.find("checksum"), std::string::npos) << e;
+  EXPECT_NE(e.find("c.mtc"), std::string::npos) << e;
+
+  Put(path, good.substr(0, good.size() - 9));
+  EXPECT_NE(Error(path).find("c.mtc"), std::string::npos);
+
+  std::string magic = good;
+  magic[0] = 'X';
+  Put(path, magic);
+  EXPECT_NE(Error(path).find("bad magic"), std::string::npos);
+
+  std::string future = good;
+  future[4] = 9;
+  Put(path, future);
+  EXPECT_NE(Error(path).find("version 9"), std::string::npos) << Error(path);
+
+  EXPECT_NE(Error((dir_ / "missing.mtc").string()).find("missing.mtc"), std::string::npos);
+}
+
+TEST_F(Checkpoints, UnwritableDirectoryIsAClearError) {
+  Put((dir_ / "file").string(), "x");
+  try {
+    SaveCheckpoint((dir_ / "file" / "c.mtc").string(), Sample());
+    FAIL();
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("file/c.mtc"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Checkpoints, OverwriteIsAtomic) {
+  const std::string path = (dir_ / "c.mtc").string();
+  SaveCheckpoint(path, Sample());
+  Checkpoint next = Sample();
+  next.step = 2000;
+  SaveCheckpoint(path, next);
+  EXPECT_EQ(LoadCheckpoint(path).step, 2000);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(Checkpoints, LatestAndPrune) {
+  EXPECT_EQ(LatestCheckpoint(dir_.string()), "");
+  for (int step : {5, 40, 300, 7}) SaveCheckpoint(CheckpointPath(dir_.string(), step), Sample());
+  Put((dir_ / "ckpt-notanumber.mtc").string(), "x");
+  EXPECT_EQ(LatestCheckpoint(dir_.string()), CheckpointPath(dir_.string(), 300));
+  PruneCheckpoints(dir_.string(), 2);
+  EXPECT_TRUE(fs::exists(CheckpointPath(dir_.string(), 300)));
+  EXPECT_TRUE(fs::exists(CheckpointPath(dir_.string(), 40)));
+  EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 7)));
+  EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 5)));
+  EXPECT_EQ(LatestCheckpoint((dir_ / "nope").string()), "");
+}
+
+}  // namespace
+}  // namespace mt
