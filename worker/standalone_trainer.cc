@@ -106,11 +106,11 @@ int RunStandalone(const StandaloneConfig& cfg) {
     }
   }
 
-  spdlog::info("standalone: model {} ({} parameters, {} KiB per sample), dataset {} ({} train, {} test), batch {}, "
-               "{} thread(s), {} {} lr {}",
-               spec.name(), model->ParamCount(), model->BytesPerSample() / 1024, cfg.dataset, n,
-               test->Size(), batch, cfg.threads, optimizer->Kind(), cfg.optimizer.kind == "sgd" ? "momentum" : "",
-               cfg.optimizer.lr);
+  spdlog::info("standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} thread(s), "
+               "{} lr {}; memory {} KiB at this batch, {} KiB per extra sample",
+               spec.name(), model->ParamCount(), cfg.dataset, n, test->Size(), batch, cfg.threads,
+               optimizer->Kind(), cfg.optimizer.lr, model->MemoryBytes(batch) / 1024,
+               (model->MemoryBytes(2) - model->MemoryBytes(1)) / 1024);
 
   auto save = [&](int64_t at_step) {
     if (cfg.checkpoint_dir.empty()) return;

@@ -53,8 +53,8 @@ void Conv2D::Reshape(int capacity) {
   if (!workspace_ || workspace_->count() < need) workspace_ = backend().Allocate(need);
 }
 
-size_t Conv2D::StateBytesPerSample() const {
-  return backend().ConvWorkspaceCount(GeometryFor(1)) * sizeof(float);
+size_t Conv2D::StateBytes(int capacity) const {
+  return backend().ConvWorkspaceCount(GeometryFor(capacity)) * sizeof(float);
 }
 
 void Conv2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {

@@ -18,7 +18,7 @@ class Conv2D : public Layer {
   void BindParams(kernels::View params, kernels::View grads) override;
   void InitParams(Rng& rng, float* host) const override;
   void Reshape(int capacity) override;
-  size_t StateBytesPerSample() const override;
+  size_t StateBytes(int capacity) const override;
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -16,7 +16,7 @@ class Dropout : public Layer {
   Shape Setup(const Shape& in_sample) override;
   bool InPlace() const override { return true; }
   void Reshape(int capacity) override;
-  size_t StateBytesPerSample() const override { return per_sample_ * sizeof(float); }
+  size_t StateBytes(int capacity) const override { return capacity * per_sample_ * sizeof(float); }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -40,9 +40,9 @@ class Layer {
   // Writes ParamCount() initial values to host memory.
   virtual void InitParams(Rng& rng, float* host) const {}
   virtual void Reshape(int capacity) {}
-  // Bytes of per-sample state this layer keeps besides its output (masks,
-  // workspaces), for memory budgeting.
-  virtual size_t StateBytesPerSample() const { return 0; }
+  // Bytes of state this layer keeps besides its output (masks, workspaces)
+  // for batches of `capacity` samples, for memory budgeting.
+  virtual size_t StateBytes(int capacity) const { return 0; }
   // An in-place layer writes its output over its input and its input
   // gradient over its output gradient, which saves one activation buffer per
   // layer. Safe because no layer's backward pass reads its own output except

@@ -33,7 +33,7 @@ void MaxPool2D::Reshape(int capacity) {
   if (!argmax_ || argmax_->count() < need) argmax_ = backend().Allocate(need);
 }
 
-size_t MaxPool2D::StateBytesPerSample() const { return geom_.out_size() * sizeof(int32_t); }
+size_t MaxPool2D::StateBytes(int capacity) const { return capacity * geom_.out_size() * sizeof(int32_t); }
 
 void MaxPool2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {
   backend().MaxPoolForward(GeometryFor(in.batch()), in.view, out.view, kernels::WholeOf(*argmax_));

@@ -15,7 +15,7 @@ class MaxPool2D : public Layer {
   const char* Type() const override { return "maxpool"; }
   Shape Setup(const Shape& in_sample) override;
   void Reshape(int capacity) override;
-  size_t StateBytesPerSample() const override;
+  size_t StateBytes(int capacity) const override;
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -75,12 +75,12 @@ void Model::Reserve(int capacity) {
   capacity_ = capacity;
 }
 
-size_t Model::BytesPerSample() const {
-  size_t floats = 2 * max_activation_ + 2;
+size_t Model::MemoryBytes(int capacity) const {
+  size_t per_sample = 2 * max_activation_ + 2;  // gradient ping-pong, labels, predictions
   for (size_t i = 0; i < shapes_.size(); ++i)
-    if (i == 0 || act_slot_[i] != act_slot_[i - 1]) floats += shapes_[i].count();
-  size_t bytes = floats * sizeof(float);
-  for (const auto& layer : layers_) bytes += layer->StateBytesPerSample();
+    if (i == 0 || act_slot_[i] != act_slot_[i - 1]) per_sample += shapes_[i].count();
+  size_t bytes = (2 * param_count_ + per_sample * capacity) * sizeof(float);
+  for (const auto& layer : layers_) bytes += layer->StateBytes(capacity);
   return bytes;
 }
 

@@ -34,8 +34,10 @@ class Model {
   // Makes room for batches of up to `capacity` samples (never shrinks).
   void Reserve(int capacity);
   int capacity() const { return capacity_; }
-  // Bytes of activations, gradients and layer state per sample of capacity.
-  size_t BytesPerSample() const;
+  // Device memory for parameters, gradients, activations and layer state
+  // at a batch capacity; the growth per extra sample is MemoryBytes(2) -
+  // MemoryBytes(1).
+  size_t MemoryBytes(int capacity) const;
 
   // Copies n samples (NCHW floats and int32 labels) in as the current batch.
   void SetBatch(const float* images, const int32_t* labels, int n);
