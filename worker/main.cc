@@ -2,20 +2,30 @@
 // 1 runtime failure (bad data, bad model, I/O), 2 bad command line.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
 #include "core/util/flags.h"
 #include "core/util/stop_signal.h"
 #include "worker/standalone_trainer.h"
+#include "worker/worker_config.h"
 
 int main(int argc, char** argv) {
   mt::StandaloneConfig cfg;
+  mt::WorkerConfig wcfg;
   bool standalone = false;
   int64_t seed = static_cast<int64_t>(cfg.seed);
   double lr = cfg.optimizer.lr, momentum = cfg.optimizer.momentum, wd = cfg.optimizer.weight_decay;
 
-  mt::FlagSet flags("mtworker", "--standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] [--epochs E] ...");
+  mt::FlagSet flags("mtworker",
+                    "--hub HOST[:PORT] [--device cpu] [--threads T] [--name NAME] [--data DIR] [--report FILE]\n"
+                    "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] [--epochs E] ...");
+  flags.AddString("hub", &wcfg.hub, "train with the hub at HOST[:PORT] (port 50051 by default)");
+  flags.AddString("name", &wcfg.name, "name shown in the hub's logs and report (default: host name)");
+  flags.AddString("data", &wcfg.data_dir, "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset");
+  flags.AddString("token", &wcfg.token, "shared secret the hub expects");
+  flags.AddDouble("connect-timeout", &wcfg.connect_timeout_seconds, "seconds to keep trying to reach the hub", 1, 1e7);
   flags.AddBool("standalone", &standalone, "train on this device alone (no hub)");
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory of IDX or CIFAR-10 files");
@@ -40,7 +50,7 @@ int main(int argc, char** argv) {
       std::fputs(flags.Help().c_str(), stdout);
       return 0;
     }
-    if (!standalone) throw mt::FlagError("give --standalone (distributed mode with --hub is not built yet)");
+    if (standalone == flags.WasSet("hub")) throw mt::FlagError("give either --hub HOST[:PORT] or --standalone");
     if (cfg.resume && cfg.checkpoint_dir.empty()) throw mt::FlagError("--resume needs --checkpoint-dir");
   } catch (const mt::FlagError& e) {
     std::fprintf(stderr, "mtworker: %s\n", e.what());
@@ -51,9 +61,14 @@ int main(int argc, char** argv) {
   cfg.optimizer.momentum = static_cast<float>(momentum);
   cfg.optimizer.weight_decay = static_cast<float>(wd);
 
+  wcfg.device = cfg.device;
+  wcfg.threads = cfg.threads;
+  wcfg.report_path = cfg.report_path;
+  wcfg.log_every_seconds = std::max(cfg.log_every_seconds, 1.0);
+
   mt::InstallStopSignalHandlers();
   try {
-    return mt::RunStandalone(cfg);
+    return standalone ? mt::RunStandalone(cfg) : mt::RunWorker(wcfg);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

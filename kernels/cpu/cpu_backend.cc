@@ -11,28 +11,18 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_conv.h"
 #include "kernels/cpu/pool.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/dropout_hash.h"
 
 namespace mt::kernels {
 namespace {
 
 // Below this many elements an elementwise op takes a few microseconds on one
-// core, comparable to handing chunks to the helpers and waiting for them.
+// core, comparable to handing chunks to the helpers. Larger ops split even
+// when memory-bound: with chunks that follow the same split as the op that
+// wrote the data, each core reads what is already in its own cache (serial
+// ops on two cores were 2-3x slower than split ones for that reason).
 constexpr size_t kParallelElements = size_t{1} << 15;
-
-// Sixteen independent float lanes, combined in double at the end: vectorises
-// without -ffast-math, and the order (so the result) depends only on n.
-double Sum(const float* x, size_t n) {
-  float lanes[16] = {};
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (int j = 0; j < 16; ++j) lanes[j] += x[i + j];
-  }
-  double s = 0.0;
-  for (int j = 0; j < 16; ++j) s += lanes[j];
-  for (; i < n; ++i) s += x[i];
-  return s;
-}
 
 }  // namespace
 
@@ -82,7 +72,7 @@ void CpuBackend::Copy(View src, View dst) {
 
 void CpuBackend::Fill(View dst, float value) {
   float* p = Data(dst);
-  ForEachRange(dst.count, [&](size_t b, size_t e) { std::fill(p + b, p + e, value); });
+  ForEachRange(dst.count, [p, value](size_t b, size_t e) { std::fill(p + b, p + e, value); });
 }
 
 // ---- linear algebra
@@ -97,29 +87,34 @@ void CpuBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
 void CpuBackend::Axpy(float alpha, View x, View y) {
   const float* xs = Data(x);
   float* ys = Data(y);
-  ForEachRange(std::min(x.count, y.count), [&](size_t b, size_t e) {
+  ForEachRange(std::min(x.count, y.count), [xs, ys, alpha](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) ys[i] += alpha * xs[i];
   });
 }
 
 void CpuBackend::Scale(float alpha, View x) {
   float* xs = Data(x);
-  ForEachRange(x.count, [&](size_t b, size_t e) {
+  ForEachRange(x.count, [xs, alpha](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) xs[i] *= alpha;
   });
 }
 
 // ---- convolution and pooling
 
+// Forward and backward may take different paths, so the workspace covers
+// whichever they take.
 size_t CpuBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
-  return DirectConvApplies(g) ? DirectConvWorkspaceFloats(g, pool_.size())
-                              : GemmConvWorkspaceFloats(g, pool_.size());
+  const bool direct_fwd = DirectConvFasterForward(g), direct_bwd = DirectConvFasterBackward(g);
+  size_t count = 0;
+  if (direct_fwd || direct_bwd) count = DirectConvWorkspaceFloats(g, pool_.size());
+  if (!direct_fwd || !direct_bwd) count = std::max(count, GemmConvWorkspaceFloats(g, pool_.size()));
+  return count;
 }
 
 void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
                                View workspace) {
   const float* b = bias.empty() ? nullptr : Data(bias);
-  if (DirectConvApplies(g)) {
+  if (DirectConvFasterForward(g)) {
     DirectConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
   } else {
     GemmConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
@@ -130,7 +125,7 @@ void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, Vie
                                 View d_in, View d_weight, View d_bias, View workspace) {
   float* dx = d_in.empty() ? nullptr : Data(d_in);
   float* db = d_bias.empty() ? nullptr : Data(d_bias);
-  if (DirectConvApplies(g)) {
+  if (DirectConvFasterBackward(g)) {
     DirectConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, Data(d_weight), db,
                        Data(workspace));
   } else {
@@ -154,7 +149,7 @@ void CpuBackend::AddBias(View x, View bias, int outer, int channels, int inner) 
   const float* bs = Data(bias);
   if (inner == 1) {
     // Fully connected layout: vectorise along the channels of each row.
-    auto rows = [&](size_t b, size_t e) {
+    auto rows = [xs, bs, channels](size_t b, size_t e) {
       for (size_t o = b; o < e; ++o) {
         float* row = xs + o * channels;
         for (int c = 0; c < channels; ++c) row[c] += bs[c];
@@ -167,7 +162,7 @@ void CpuBackend::AddBias(View x, View bias, int outer, int channels, int inner) 
     }
     return;
   }
-  auto planes = [&](size_t b, size_t e) {
+  auto planes = [xs, bs, channels, inner](size_t b, size_t e) {
     for (size_t p = b; p < e; ++p) {
       float* row = xs + p * inner;
       const float v = bs[p % channels];
@@ -195,11 +190,11 @@ void CpuBackend::BiasGrad(View d_x, View d_bias, int outer, int channels, int in
   }
   // One channel per task, summed over the batch in order, so the result does
   // not depend on the thread count.
-  auto chans = [&](int64_t b, int64_t e, int) {
+  auto chans = [dx, db, outer, channels, inner](int64_t b, int64_t e, int) {
     for (int64_t c = b; c < e; ++c) {
       double s = 0.0;
       for (int o = 0; o < outer; ++o) {
-        s += Sum(dx + (static_cast<size_t>(o) * channels + c) * inner, inner);
+        s += simd::Sum(dx + (static_cast<size_t>(o) * channels + c) * inner, inner);
       }
       db[c] = static_cast<float>(s);
     }
@@ -214,8 +209,15 @@ void CpuBackend::BiasGrad(View d_x, View d_bias, int outer, int channels, int in
 void CpuBackend::ReluForward(View in, View out) {
   const float* x = Data(in);
   float* y = Data(out);
-  ForEachRange(in.count, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  ForEachRange(in.count, [x, y](size_t b, size_t e) {
+    using simd::Vec;
+    const Vec zero{};
+    size_t i = b;
+    for (; i + simd::kLanes <= e; i += simd::kLanes) {
+      const Vec v = simd::Load(x + i);
+      simd::Store(y + i, v > zero ? v : zero);
+    }
+    for (; i < e; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
   });
 }
 
@@ -223,8 +225,17 @@ void CpuBackend::ReluBackward(View out, View d_out, View d_in) {
   const float* y = Data(out);
   const float* dy = Data(d_out);
   float* dx = Data(d_in);
-  ForEachRange(out.count, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  // Explicit vectors: d_in usually is d_out, and for that overlap the
+  // compiler's alias check falls back to a scalar loop with a branch.
+  ForEachRange(out.count, [y, dy, dx](size_t b, size_t e) {
+    using simd::Vec;
+    const Vec zero{};
+    size_t i = b;
+    for (; i + simd::kLanes <= e; i += simd::kLanes) {
+      const Vec g = simd::Load(dy + i);
+      simd::Store(dx + i, simd::Load(y + i) > zero ? g : zero);
+    }
+    for (; i < e; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
   });
 }
 
@@ -234,11 +245,11 @@ void CpuBackend::DropoutForward(View in, View out, View mask, float rate, uint64
   float* m = Data(mask);
   // rate >= 1 drops everything; scaling by 1/0 would turn 0 * inf into NaN.
   const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
-  ForEachRange(in.count, [&](size_t b, size_t e) {
+  ForEachRange(in.count, [x, y, m, rate, seed, scale](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
-      const float keep = KeepAt(seed, i, rate) ? 1.0f : 0.0f;
-      m[i] = keep;
-      y[i] = x[i] * keep * scale;
+      const bool keep = KeepAt(seed, i, rate);
+      m[i] = keep ? 1.0f : 0.0f;
+      y[i] = keep ? x[i] * scale : 0.0f;
     }
   });
 }
@@ -248,8 +259,15 @@ void CpuBackend::DropoutBackward(View d_out, View mask, float rate, View d_in) {
   const float* m = Data(mask);
   float* dx = Data(d_in);
   const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
-  ForEachRange(d_out.count, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) dx[i] = dy[i] * m[i] * scale;
+  ForEachRange(d_out.count, [dy, m, dx, scale](size_t b, size_t e) {
+    using simd::Vec;
+    const Vec zero{}, s = simd::Splat(scale);
+    size_t i = b;
+    for (; i + simd::kLanes <= e; i += simd::kLanes) {
+      const Vec g = simd::Load(dy + i) * s;
+      simd::Store(dx + i, simd::Load(m + i) != zero ? g : zero);
+    }
+    for (; i < e; ++i) dx[i] = m[i] != 0.0f ? dy[i] * scale : 0.0f;
   });
 }
 
@@ -299,13 +317,13 @@ void CpuBackend::SgdUpdate(const SgdHyper& h, View params, View grads, View velo
   const float* g = Data(grads);
   const float lr = h.lr, wd = h.weight_decay, mom = h.momentum;
   if (mom == 0.0f) {
-    ForEachRange(params.count, [&](size_t b, size_t e) {
+    ForEachRange(params.count, [p, g, lr, wd](size_t b, size_t e) {
       for (size_t i = b; i < e; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     });
     return;
   }
   float* v = Data(velocity);
-  ForEachRange(params.count, [&](size_t b, size_t e) {
+  ForEachRange(params.count, [p, g, v, lr, wd, mom](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       v[i] = mom * v[i] + (g[i] + wd * p[i]);
       p[i] -= lr * v[i];
@@ -323,7 +341,7 @@ void CpuBackend::AdamUpdate(const AdamHyper& h, View params, View grads, View m,
   const double step = static_cast<double>(h.step < 1 ? 1 : h.step);
   const float step_size = static_cast<float>(h.lr / (1.0 - std::pow(double{b1}, step)));
   const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double{b2}, step)));
-  ForEachRange(params.count, [&](size_t b, size_t e) {
+  ForEachRange(params.count, [=](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       const float gi = g[i] + wd * p[i];
       ms[i] = b1 * ms[i] + (1.0f - b1) * gi;

@@ -21,15 +21,17 @@ constexpr int kFwdMaxOutputs = kManyRegisters ? 8 : 4;  // output channels per b
 constexpr int kFwdMaxVectors = kManyRegisters ? 4 : 3;  // vectors of positions per block
 constexpr int kFwdMaxAcc = kManyRegisters ? 24 : 12;
 constexpr int kDwMaxOutputs = kManyRegisters ? 4 : 2;  // output channels per block
-constexpr int kDwMaxTaps = kManyRegisters ? 5 : 4;     // taps per block
+constexpr int kDwMaxTaps = kManyRegisters ? 6 : 4;     // taps per block
 // Samples per weight-gradient kernel call, at most: the accumulators stay in
 // registers across them, so small outputs (LeNet's second conv has 9 vectors
 // per channel) still give each call enough work to amortise its set-up.
 constexpr int kMaxGroup = 4;
 constexpr int kGroupVectors = 48;
-// Below this many vectors of wide output per channel, the blocks are too
-// short and im2col + GEMM wins (measured on 4x4 and 6x6 outputs).
-constexpr int kMinVectors = 3;
+// With scalar partials (below), each block's accumulators are reduced
+// across lanes after every group, which only pays off when the outputs are
+// long; on small outputs (8x8 and less, with 64+ channels) im2col + GEMM
+// was faster backward, while direct stayed faster forward on every shape.
+constexpr int kMinVectorsScalarPartials = 16;
 // Weight-gradient partial sums are kept as whole vectors (reduced across
 // lanes once, at the end) while they fit in L2; bigger layers reduce each
 // block's accumulators as they go.
@@ -91,21 +93,23 @@ Plan MakePlan(const ConvGeometry& g) {
   l.p = 0;
   l.y = l.p + l.p_stride * l.group;
   // y holds the forward's wide outputs, or the backward's output gradients.
-  l.dp = l.y + std::max(RoundUp(size_t(l.oc) * l.qv * lanes, 16), l.z_stride * l.group);
+  // (+ lanes: CopyWhole may read a vector past the last wide row.)
+  l.dp = l.y + std::max(RoundUp(size_t(l.oc) * l.qv * lanes + lanes, 16), l.z_stride * l.group);
   l.dw = l.dp + RoundUp(size_t(l.in_c) * l.dv * lanes, 16);
   l.db = l.dw + RoundUp(size_t(l.oc) * l.patch * (l.vector_partials ? lanes : 1), 16);
   l.per_chunk = l.db + RoundUp(size_t(l.oc), 16);
   return l;
 }
 
-// out[o][j*L..] = sum over channels c and taps (ky, kx) of
+// out[o][j*L..] = bias[o] + sum over channels c and taps (ky, kx) of
 // w[o * w_stride + c * k*k + ky * k + kx] * in[c * plane + ky * wp + kx + j*L..]
-// for OB outputs and VB vectors of positions.
+// for OB outputs and VB vectors of positions; bias may be null.
 struct FwdArgs {
   const float* in;
   int channels, plane, k, wp;
   const float* w;
   int w_stride;
+  const float* bias;
   float* out;
   int out_stride;
 };
@@ -116,7 +120,7 @@ void FwdBlock(const FwdArgs& a) {
 #pragma GCC unroll 8
   for (int o = 0; o < OB; ++o) {
 #pragma GCC unroll 4
-    for (int j = 0; j < VB; ++j) acc[o][j] = Vec{};
+    for (int j = 0; j < VB; ++j) acc[o][j] = simd::Splat(a.bias ? a.bias[o] : 0.0f);
   }
   const int kk = a.k * a.k;
   for (int c = 0; c < a.channels; ++c) {
@@ -152,7 +156,7 @@ void PointBlock(const FwdArgs& a) {
 #pragma GCC unroll 8
   for (int o = 0; o < OB; ++o) {
 #pragma GCC unroll 4
-    for (int j = 0; j < VB; ++j) acc[o][j] = Vec{};
+    for (int j = 0; j < VB; ++j) acc[o][j] = simd::Splat(a.bias ? a.bias[o] : 0.0f);
   }
   const float* row = a.in;
   for (int c = 0; c < a.channels; ++c, row += a.plane) {
@@ -194,19 +198,19 @@ void DwBlock(const DwArgs& a) {
   Vec acc[OB][TB];
 #pragma GCC unroll 4
   for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 5
+#pragma GCC unroll 6
     for (int t = 0; t < TB; ++t) acc[o][t] = Vec{};
   }
   for (int s = 0; s < a.samples; ++s) {
     const float* dy = a.dy + s * a.dy_sample;
     const float* tap[TB];
-#pragma GCC unroll 5
+#pragma GCC unroll 6
     for (int t = 0; t < TB; ++t) tap[t] = a.taps[t] + s * a.tap_sample;
     for (int v = 0; v < a.n; ++v) {
       Vec d[OB];
 #pragma GCC unroll 4
       for (int o = 0; o < OB; ++o) d[o] = simd::Load(dy + o * a.dy_stride + v * kLanes);
-#pragma GCC unroll 5
+#pragma GCC unroll 6
       for (int t = 0; t < TB; ++t) {
         Vec x = simd::Load(tap[t] + v * kLanes);
         simd::KeepInRegister(x);
@@ -218,7 +222,7 @@ void DwBlock(const DwArgs& a) {
   if (a.vector) {
 #pragma GCC unroll 4
     for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 5
+#pragma GCC unroll 6
       for (int t = 0; t < TB; ++t) {
         float* p = a.dw + o * a.dw_stride + t * kLanes;
         simd::Store(p, simd::Load(p) + acc[o][t]);
@@ -254,15 +258,23 @@ constexpr auto kDwTable = MakeDwTable(std::make_integer_sequence<int, kDwMaxOutp
 
 // Runs the forward kernel over `outputs` x `vectors`, block by block.
 void WideConv(const float* in, int channels, int plane, int k, int wp, const float* w,
-              int w_stride, int outputs, int vectors, float* out, int out_stride) {
+              int w_stride, const float* bias, int outputs, int vectors, float* out,
+              int out_stride) {
   for (int o0 = 0; o0 < outputs; o0 += kFwdMaxOutputs) {
     const int ob = std::min(kFwdMaxOutputs, outputs - o0);
     const int vb_max = std::min(kFwdMaxVectors, std::max(1, kFwdMaxAcc / ob));
     for (int v0 = 0; v0 < vectors; v0 += vb_max) {
       const int vb = std::min(vb_max, vectors - v0);
-      const FwdArgs a{in + v0 * kLanes, channels, plane, k, wp,
-                      w + static_cast<size_t>(o0) * w_stride, w_stride,
-                      out + static_cast<size_t>(o0) * out_stride + v0 * kLanes, out_stride};
+      const FwdArgs a{in + v0 * kLanes,
+                      channels,
+                      plane,
+                      k,
+                      wp,
+                      w + static_cast<size_t>(o0) * w_stride,
+                      w_stride,
+                      bias ? bias + o0 : nullptr,
+                      out + static_cast<size_t>(o0) * out_stride + v0 * kLanes,
+                      out_stride};
       (k == 1 ? kPointTable : kFwdTable)[(ob - 1) * kFwdMaxVectors + (vb - 1)](a);
     }
   }
@@ -282,9 +294,16 @@ void PadInput(const Plan& l, const float* in, float* p) {
 
 }  // namespace
 
-bool DirectConvApplies(const ConvGeometry& g) {
-  if (g.stride != 1 || g.kernel < 1 || g.out_h() < 1 || g.out_w() < 1) return false;
-  return true;
+bool DirectConvHandles(const ConvGeometry& g) {
+  return g.stride == 1 && g.kernel >= 1 && g.out_h() >= 1 && g.out_w() >= 1;
+}
+
+bool DirectConvFasterForward(const ConvGeometry& g) { return DirectConvHandles(g); }
+
+bool DirectConvFasterBackward(const ConvGeometry& g) {
+  if (!DirectConvHandles(g)) return false;
+  const Plan l = MakePlan(g);
+  return l.vector_partials || l.qv >= kMinVectorsScalarPartials;
 }
 
 size_t DirectConvWorkspaceFloats(const ConvGeometry& g, int threads) {
@@ -296,21 +315,29 @@ void DirectConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                        const float* weight, const float* bias, float* out, float* workspace) {
   const Plan l = MakePlan(g);
   const int qvl = l.qv * kLanes;
+  const size_t in_size = g.in_size(), out_size = g.out_size();
   pool.ParallelFor(g.batch, [&](int64_t begin, int64_t end, int chunk) {
     float* ws = workspace + l.shared + l.per_chunk * chunk;
     float* p = ws + l.p;
     float* y = ws + l.y;
     std::fill(p, p + l.p_stride, 0.0f);
     for (int64_t n = begin; n < end; ++n) {
-      PadInput(l, in + n * g.in_size(), p);
-      WideConv(p, l.in_c, l.ps, l.k, l.wp, weight, l.patch, l.oc, l.qv, y, qvl);
-      float* o = out + n * g.out_size();
+      PadInput(l, in + n * in_size, p);
+      WideConv(p, l.in_c, l.ps, l.k, l.wp, weight, l.patch, bias, l.oc, l.qv, y, qvl);
+      // Drop the thrown-away columns. Rows are copied as whole vectors, whose
+      // overrun lands on later rows of this sample, copied afterwards, except
+      // where it would reach past the sample (another thread's, maybe).
+      float* o = out + n * out_size;
+      const size_t whole = RoundUp(l.ow, kLanes);
       for (int c = 0; c < l.oc; ++c) {
-        const float b = bias ? bias[c] : 0.0f;
         for (int oy = 0; oy < l.oh; ++oy) {
           const float* src = y + static_cast<size_t>(c) * qvl + oy * l.wp;
-          float* dst = o + (static_cast<size_t>(c) * l.oh + oy) * l.ow;
-          for (int ox = 0; ox < l.ow; ++ox) dst[ox] = src[ox] + b;
+          const size_t at = (static_cast<size_t>(c) * l.oh + oy) * l.ow;
+          if (at + whole <= out_size) {
+            simd::CopyWhole(o + at, src, l.ow);
+          } else {
+            simd::CopyShort(o + at, src, l.ow);
+          }
         }
       }
     }
@@ -400,7 +427,7 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
       if (!d_in) continue;
       for (int i = 0; i < count; ++i) {
         WideConv(z + i * l.z_stride + (l.front - l.max_off), l.oc, l.zs, l.k, l.wp, flipped,
-                 l.oc * l.kk, l.in_c, l.dv, dp, dvl);
+                 l.oc * l.kk, nullptr, l.in_c, l.dv, dp, dvl);
         float* dx = d_in + (n0 + i) * g.in_size();
         for (int c = 0; c < l.in_c; ++c) {
           for (int iy = 0; iy < l.in_h; ++iy) {

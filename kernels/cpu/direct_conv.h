@@ -23,16 +23,21 @@ namespace mt::kernels {
 
 class ThreadPool;
 
-// Whether the direct path handles g (stride 1, planes small enough to stay
-// in cache while every tap re-reads them).
-bool DirectConvApplies(const ConvGeometry& g);
+// Whether the direct path computes g at all (stride 1).
+bool DirectConvHandles(const ConvGeometry& g);
+// Whether it is the faster path for g, as measured against im2col + GEMM on
+// LeNet and CIFAR-sized layers (forward: always; backward: unless the
+// weights are many and the outputs small).
+bool DirectConvFasterForward(const ConvGeometry& g);
+bool DirectConvFasterBackward(const ConvGeometry& g);
 
+// Workspace for both DirectConvForward and DirectConvBackward.
 size_t DirectConvWorkspaceFloats(const ConvGeometry& g, int threads);
 
 void DirectConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                        const float* weight, const float* bias, float* out, float* workspace);
 
-// Same contract as ConvBackward in gemm_conv.h.
+// Same contract as GemmConvBackward in gemm_conv.h.
 void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                         const float* weight, const float* d_out, float* d_in, float* d_weight,
                         float* d_bias, float* workspace);

@@ -6,11 +6,16 @@
 #include <new>
 
 // GCC 12 flags _mm512_undefined_ps() inside Eigen's AVX-512 transposes as
-// "maybe uninitialized"; the value is deliberately undefined and unused.
+// "maybe uninitialized" where they are inlined (so for the whole file); the
+// value is deliberately undefined and unused. Eigen's AVX2 code has an unused
+// variable of its own.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-variable"
 #include <Eigen/Core>
+#pragma GCC diagnostic pop
 
 #include "kernels/cpu/thread_pool.h"
 
@@ -142,6 +147,10 @@ void Gemm(ThreadPool& pool, GemmScratch& scratch, bool trans_a, bool trans_b, in
     GemmSerial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, n, s);
     return;
   }
+  // Rows first, even though each part then packs all of b: the rows of a
+  // layer's activations are samples, which the previous ops split the same
+  // way, so each thread reads rows its own core wrote. Splitting fc layers by
+  // columns instead was 20-60% slower on two cores.
   const bool by_rows = m >= threads * kMinPartRows || m >= n;
   const int64_t parts = by_rows ? m : n;
   const int chunks = static_cast<int>(std::min<int64_t>(parts, threads));

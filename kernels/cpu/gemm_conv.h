@@ -10,9 +10,9 @@ namespace mt::kernels {
 
 class ThreadPool;
 
-// Floats of workspace GemmConvForward and GemmConvBackward need with `threads`
-// workers: per worker, a column matrix, a staging copy of the outputs and
-// partial weight and bias gradients.
+// Floats of workspace GemmConvForward and GemmConvBackward need on a pool of
+// `threads`: per chunk, a column matrix, a staging copy of the outputs,
+// partial weight and bias gradients and GEMM packing space.
 size_t GemmConvWorkspaceFloats(const ConvGeometry& g, int threads);
 
 // out = conv(in, weight) + bias (bias may be null).
@@ -20,7 +20,7 @@ void GemmConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                      const float* weight, const float* bias, float* out, float* workspace);
 
 // Overwrites d_weight and d_bias (if not null) with gradients summed over the
-// batch, and d_in unless it is null. Partial sums are reduced in worker order,
+// batch, and d_in unless it is null. Partial sums are reduced in chunk order,
 // so the result is the same on every run with the same thread count.
 void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                       const float* weight, const float* d_out, float* d_in, float* d_weight,

@@ -95,6 +95,12 @@ inline void CopyShort(float* dst, const float* src, int n) {
 #endif
 }
 
+// Copies n floats rounded up to whole vectors: reads and writes up to a
+// vector past n, for callers whose buffers allow it.
+inline void CopyWhole(float* dst, const float* src, int n) {
+  for (int i = 0; i < n; i += kLanes) Store(dst + i, Load(src + i));
+}
+
 // Copies n floats and writes zeros after them up to the next multiple of
 // kLanes, with whole-vector stores only: for rows copied in order into a
 // buffer whose gaps must be zero, the overrun lands on gap or on the next

@@ -1,5 +1,7 @@
 #include "kernels/cpu/thread_pool.h"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -12,9 +14,10 @@ namespace {
 thread_local bool t_in_pool = false;
 
 // Long enough to bridge the gap between consecutive ops of a training step
-// (tens of microseconds), short enough that an idle pool soon stops burning a
-// core that other processes need.
-constexpr int kSpinIterations = 20000;
+// (microseconds), short enough that an idle pool soon stops burning a core
+// that other processes need. Measured in time, not iterations: a pause
+// instruction takes ~1 ns on some cores and ~20 ns on others.
+constexpr std::chrono::microseconds kSpinTime{50};
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,13 +27,25 @@ inline void CpuRelax() {
 #endif
 }
 
-constexpr uint64_t kChunkMask = 0xffffffffull;
+// Spins until done() or kSpinTime has passed; returns done().
+template <class Done>
+bool SpinUntil(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : size_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads)
+    : size_(threads < 1 ? 1 : (threads > kMaxThreads ? kMaxThreads : threads)) {
   helpers_.reserve(size_ - 1);
-  for (int i = 1; i < size_; ++i) helpers_.emplace_back([this] { HelperLoop(); });
+  for (int i = 1; i < size_; ++i) helpers_.emplace_back([this, i] { HelperLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -49,14 +64,16 @@ int ThreadPool::Run(int64_t n, Task task, void* ctx) {
   const int chunks = n < size_ ? static_cast<int>(n) : size_;
   std::unique_lock<std::mutex> run_lock(run_mu_, std::defer_lock);
   if (chunks == 1 || t_in_pool || !run_lock.try_lock()) {
-    for (int c = 0; c < chunks; ++c) task(ctx, ChunkBegin(n, chunks, c), ChunkBegin(n, chunks, c + 1), c);
+    for (int c = 0; c < chunks; ++c) {
+      task(ctx, ChunkBegin(n, chunks, c), ChunkBegin(n, chunks, c + 1), c);
+    }
     return chunks;
   }
 
   task_ = task;
   ctx_ = ctx;
   n_ = n;
-  chunks_ = chunks;
+  chunks_.store(chunks, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
   const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
   claim_.store(uint64_t{gen} << 32, std::memory_order_release);
@@ -68,29 +85,30 @@ int ThreadPool::Run(int64_t n, Task task, void* ctx) {
   wake_cv_.notify_all();
 
   t_in_pool = true;
-  while (RunChunks(gen)) {
+  while (RunChunk(gen, 0)) {
   }
   t_in_pool = false;
 
-  for (int i = 0; i < kSpinIterations; ++i) {
-    if (finished_.load(std::memory_order_acquire) == chunks) return chunks;
-    CpuRelax();
+  if (SpinUntil([&] { return finished_.load(std::memory_order_acquire) == chunks; })) {
+    return chunks;
   }
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == chunks; });
   return chunks;
 }
 
-bool ThreadPool::RunChunks(uint32_t generation) {
+bool ThreadPool::RunChunk(uint32_t generation, int self) {
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
     if (static_cast<uint32_t>(claim >> 32) != generation) return false;
-    const int chunk = static_cast<int>(claim & kChunkMask);
-    // chunks_ belongs to this generation: it was written before claim_.
-    const int chunks = chunks_;
-    if (chunk >= chunks) return false;
-    if (claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel,
-                                     std::memory_order_acquire)) {
+    // If claim_ is still at this generation, so is chunks_ (written before).
+    const int chunks = chunks_.load(std::memory_order_relaxed);
+    const uint32_t all = chunks >= 32 ? ~0u : (1u << chunks) - 1u;
+    const uint32_t free = all & ~static_cast<uint32_t>(claim);
+    if (free == 0) return false;
+    const int chunk = (free >> self) & 1u ? self : __builtin_ctz(free);
+    if (claim_.compare_exchange_weak(claim, claim | (uint64_t{1} << chunk),
+                                     std::memory_order_acq_rel, std::memory_order_acquire)) {
       task_(ctx_, ChunkBegin(n_, chunks, chunk), ChunkBegin(n_, chunks, chunk + 1), chunk);
       if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
         // Taking mu_ orders this notify after the caller's predicate check,
@@ -103,14 +121,14 @@ bool ThreadPool::RunChunks(uint32_t generation) {
   }
 }
 
-void ThreadPool::HelperLoop() {
+void ThreadPool::HelperLoop(int self) {
   uint32_t seen = 0;
   for (;;) {
-    uint32_t gen = generation_.load(std::memory_order_acquire);
-    for (int i = 0; gen == seen && i < kSpinIterations; ++i) {
-      CpuRelax();
+    uint32_t gen = seen;
+    SpinUntil([&] {
       gen = generation_.load(std::memory_order_acquire);
-    }
+      return gen != seen;
+    });
     if (gen == seen) {
       std::unique_lock<std::mutex> lock(mu_);
       wake_cv_.wait(lock, [&] {
@@ -121,7 +139,7 @@ void ThreadPool::HelperLoop() {
     seen = gen;
     if (stop_.load(std::memory_order_relaxed)) return;
     t_in_pool = true;
-    while (RunChunks(gen)) {
+    while (RunChunk(gen, self)) {
     }
     t_in_pool = false;
   }

@@ -5,12 +5,14 @@
 // a call allocates nothing (the loop body is passed by reference, not wrapped
 // in a std::function).
 //
-// A loop is cut into fixed chunks that any participating thread may claim,
-// the caller included. So a helper that the OS has descheduled (a phone busy
-// with other apps, a shared build machine) delays nothing: the caller runs
-// the chunks itself. And because the chunks, not the threads, are fixed, a
-// caller that keeps one partial result per chunk and reduces them in chunk
-// order gets the same bits however the chunks were scheduled.
+// A loop is cut into fixed chunks, at most one per thread. Thread t (the
+// caller is 0) first claims chunk t, so consecutive ops over the same data
+// find it in the same core's cache; then any chunk still unclaimed. So a
+// helper that the OS has descheduled (a phone busy with other apps, a shared
+// build machine) delays nothing: the others run its chunk. And because the
+// chunks, not the threads, are fixed, a caller that keeps one partial result
+// per chunk and reduces them in chunk order gets the same bits however the
+// chunks were scheduled.
 #pragma once
 
 #include <atomic>
@@ -25,8 +27,9 @@ namespace mt::kernels {
 
 class ThreadPool {
  public:
-  // threads < 1 is treated as 1 (no helpers; every loop runs on the caller).
+  // threads is clamped to [1, kMaxThreads]; 1 means no helpers.
   explicit ThreadPool(int threads);
+  static constexpr int kMaxThreads = 32;
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -56,10 +59,10 @@ class ThreadPool {
   using Task = void (*)(void* ctx, int64_t begin, int64_t end, int chunk);
 
   int Run(int64_t n, Task task, void* ctx);
-  // Claims and runs chunks of loop `generation` until none are left; false
-  // when nothing was left to claim.
-  bool RunChunks(uint32_t generation);
-  void HelperLoop();
+  // Claims and runs one chunk of loop `generation`, chunk `self` if still
+  // free; false when nothing was left to claim.
+  bool RunChunk(uint32_t generation, int self);
+  void HelperLoop(int self);
 
   const int size_;
   std::vector<std::thread> helpers_;
@@ -72,9 +75,11 @@ class ThreadPool {
   Task task_ = nullptr;
   void* ctx_ = nullptr;
   int64_t n_ = 0;
-  int chunks_ = 0;
+  // Read before claiming too (by a helper that may be a loop late), hence
+  // atomic; a late reader's claim then fails on the generation.
+  std::atomic<int> chunks_{0};
 
-  // generation (high 32 bits) and next unclaimed chunk (low 32 bits): a
+  // generation (high 32 bits) and a bit per claimed chunk (low 32 bits): a
   // helper that wakes after its loop ended cannot claim a chunk of the next.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int> finished_{0};  // chunks of the current loop that are done

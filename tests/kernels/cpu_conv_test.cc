@@ -90,6 +90,8 @@ const ConvCase kCases[] = {
     {"many_weights", {5, 32, 6, 6, 16, 3, 1, 1}},
     {"tiny_output", {3, 4, 4, 4, 5, 3, 1, 1}},
     {"batch7_lenet2", {7, 6, 14, 14, 16, 5, 1, 0}},
+    // Many weights and a long output: direct backward with scalar partials.
+    {"many_weights_long", {2, 32, 16, 16, 16, 3, 1, 1}},
 };
 
 enum class Path { kBackend, kGemm, kDirect };
@@ -114,7 +116,7 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   const int threads = std::get<0>(GetParam());
   const Path path = std::get<1>(GetParam());
   const ConvGeometry g = std::get<2>(GetParam()).g;
-  if (path == Path::kDirect && !DirectConvApplies(g)) GTEST_SKIP() << "direct path not used";
+  if (path == Path::kDirect && !DirectConvHandles(g)) GTEST_SKIP() << "direct path needs stride 1";
 
   const auto in = RandomVector(size_t(g.batch) * g.in_size(), 1);
   const auto w = RandomVector(g.weight_count(), 2);
@@ -222,6 +224,40 @@ TEST(CpuConv, NoBiasAndNoBiasGradient) {
     }
     EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance);
     EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance);
+  }
+}
+
+// Layers size the workspace once for their largest batch and then run
+// smaller ones (an epoch's last batch, the hub's adaptive batch sizes).
+TEST(CpuConv, WorkspaceForLargestBatchServesSmallerOnes) {
+  for (const ConvCase& c : kCases) {
+    SCOPED_TRACE(c.name);
+    ConvGeometry big = c.g;
+    big.batch = 64;
+    CpuBackend be(3);
+    const size_t ws_count = be.ConvWorkspaceCount(big);
+    ConvGeometry g = c.g;
+    for (int batch : {1, 5, 63}) {
+      g.batch = batch;
+      ASSERT_LE(be.ConvWorkspaceCount(g), ws_count) << "batch " << batch;
+      const auto in = RandomVector(size_t(g.batch) * g.in_size(), 11);
+      const auto w = RandomVector(g.weight_count(), 12);
+      const auto bias = RandomVector(g.out_c, 13);
+      const auto d_out = RandomVector(size_t(g.batch) * g.out_size(), 14);
+      const Ref ref = ReferenceConv(g, in, w, bias, d_out);
+      auto inb = MakeBuffer(be, in), wb = MakeBuffer(be, w), bb = MakeBuffer(be, bias);
+      auto dob = MakeBuffer(be, d_out);
+      auto out = be.Allocate(ref.out.size()), d_in = be.Allocate(ref.d_in.size());
+      auto d_w = be.Allocate(ref.d_weight.size()), d_b = be.Allocate(ref.d_bias.size());
+      auto ws = be.Allocate(ws_count);
+      be.Conv2dForward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*bb), WholeOf(*out), WholeOf(*ws));
+      be.Conv2dBackward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*dob), WholeOf(*d_in),
+                        WholeOf(*d_w), WholeOf(*d_b), WholeOf(*ws));
+      EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), testing::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -92,17 +93,19 @@ TEST(CpuNoAlloc, HookSeesAllocations) {
 
 class CpuNoAllocTest : public ::testing::TestWithParam<int> {};
 
+// Under sanitizers the steps still run (a memory check of the whole step on
+// odd batch sizes); only the count is skipped.
 TEST_P(CpuNoAllocTest, LeNetStepDoesNotAllocate) {
-#ifdef MT_NO_MALLOC_HOOK
-  GTEST_SKIP() << "allocation hook needs glibc without sanitizers";
-#endif
   for (int batch : {64, 1, 7}) {
     CpuBackend be(GetParam());
     testing::LeNetStep step(be, batch);
     step.Run();  // first use: lazily initialised statics may allocate once
     AllocationCounter counter;
     for (int i = 0; i < 3; ++i) step.Run();
+#ifndef MT_NO_MALLOC_HOOK
     EXPECT_EQ(counter.count(), 0) << "batch " << batch;
+#endif
+    EXPECT_TRUE(std::isfinite(step.loss()));
   }
 }
 

@@ -1,0 +1,47 @@
+// One worker's gradient for the current step, filled chunk by chunk as it
+// arrives and validated before it can reach the average: a bad chunk is
+// refused with a reason, and the half-received gradient is thrown away, so
+// the model is never poisoned.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hub.pb.h"
+
+namespace mt {
+
+class GradientInbox {
+ public:
+  explicit GradientInbox(size_t param_count) : grad_(param_count) {}
+
+  // Expect a gradient for `step` computed on `batch` samples.
+  void Expect(int64_t step, int batch);
+  void Discard() { expecting_ = false; }
+  // Returns "" when accepted, else why not.
+  std::string Accept(const proto::GradientChunk& chunk);
+
+  bool complete() const { return complete_; }
+  bool expecting() const { return expecting_; }
+  int64_t step() const { return step_; }
+  int batch() const { return batch_; }
+  double loss_sum() const { return loss_sum_; }
+  double compute_ms() const { return compute_ms_; }
+  bool has_digest() const { return has_digest_; }
+  uint64_t digest() const { return digest_; }
+  const std::vector<float>& gradient() const { return grad_; }
+
+ private:
+  std::vector<float> grad_;
+  size_t received_ = 0;
+  int64_t step_ = -1;
+  int batch_ = 0;
+  bool expecting_ = false;
+  bool complete_ = false;
+  double loss_sum_ = 0, compute_ms_ = 0;
+  bool has_digest_ = false;
+  uint64_t digest_ = 0;
+};
+
+}  // namespace mt

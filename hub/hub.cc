@@ -1,0 +1,572 @@
+#include "hub/hub.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/model/model_spec.h"
+#include "core/train/evaluate.h"
+#include "core/util/atomic_file.h"
+#include "core/util/digest.h"
+#include "core/util/json.h"
+#include "core/util/process_stats.h"
+#include "core/util/stop_signal.h"
+#include "hub/batch_split.h"
+#include "hub/hub_service.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+constexpr int kEvalBatch = 500;
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+const char* StateName(WorkerSlot::State s) {
+  switch (s) {
+    case WorkerSlot::State::kJoined: return "joined";
+    case WorkerSlot::State::kWaiting: return "waiting";
+    case WorkerSlot::State::kActive: return "active";
+    case WorkerSlot::State::kGone: return "gone";
+  }
+  return "?";
+}
+
+// Clears a slot's stream when the Train handler returns, whatever the path.
+struct StreamDetach {
+  WorkerSlot* slot = nullptr;
+  ~StreamDetach() {
+    if (!slot) return;
+    std::lock_guard<std::mutex> lock(slot->write_mu);
+    slot->stream = nullptr;
+  }
+};
+
+}  // namespace
+
+Hub::Hub(HubConfig config) : config_(std::move(config)), backend_(static_cast<int>(config_.threads)) {
+  if (config_.workers < 1) throw std::invalid_argument("--workers must be at least 1");
+  spec_ = LoadModelSpec(config_.model);
+  spec_text_ = ModelSpecToText(spec_);
+  model_ = BuildModel(spec_, backend_);
+  const auto train = LoadDataset(config_.dataset, Split::kTrain);
+  test_ = LoadDataset(config_.dataset, Split::kTest);
+  if (model_->input_shape() != train->SampleShape())
+    throw std::runtime_error("dataset " + config_.dataset + " has samples of " + train->SampleShape().ToString() +
+                             " but model " + spec_.name() + " takes " + model_->input_shape().ToString());
+  train_samples_ = static_cast<int64_t>(train->Size());
+  // The hub needs only the training set's size; the workers read the samples.
+  global_batch_ = config_.global_batch > 0 ? config_.global_batch : 64 * config_.workers;
+  if (!config_.worker_batches.empty()) {
+    if (static_cast<int>(config_.worker_batches.size()) != config_.workers)
+      throw std::invalid_argument("--worker-batches needs one size per worker (" + std::to_string(config_.workers) + ")");
+    global_batch_ = std::accumulate(config_.worker_batches.begin(), config_.worker_batches.end(), int64_t{0});
+  }
+  if (global_batch_ < config_.workers)
+    throw std::invalid_argument("global batch " + std::to_string(global_batch_) + " is smaller than the worker count");
+  steps_per_epoch_ = (train_samples_ + global_batch_ - 1) / global_batch_;
+  total_steps_ = steps_per_epoch_ * config_.epochs;
+  if (config_.max_steps > 0) total_steps_ = std::min(total_steps_, config_.max_steps);
+  model_->Reserve(kEvalBatch);
+  model_->InitParams(config_.seed);
+  optimizer_ = MakeOptimizer(config_.optimizer, backend_, model_->ParamCount());
+}
+
+Hub::~Hub() {
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+void Hub::Start() {
+  service_ = std::make_unique<HubService>(*this);
+  grpc::ServerBuilder builder;
+  const std::string address = config_.bind + ":" + std::to_string(config_.port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+  builder.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(wire::kMaxMessageBytes);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || port_ == 0) throw std::runtime_error("cannot listen on " + address + " (port in use?)");
+}
+
+void Hub::RequestStop() {
+  stop_ = true;
+  cv_.notify_all();
+}
+
+bool Hub::StopWanted() const { return stop_ || StopRequested(); }
+
+std::vector<float> Hub::Weights() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<float> w(model_->ParamCount());
+  model_->GetParams(w.data());
+  return w;
+}
+
+grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, const std::string& peer) {
+  if (req.protocol_version() != wire::kProtocolVersion)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "protocol version " + std::to_string(req.protocol_version()) + " is not supported (hub speaks " +
+                            std::to_string(wire::kProtocolVersion) + "); upgrade the older side");
+  if (!config_.token.empty() && req.token() != config_.token)
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the run has ended");
+  const int id = static_cast<int>(slots_.size());
+  auto slot = std::make_unique<WorkerSlot>(id, model_->ParamCount());
+  slot->info = req.device();
+  slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
+  slot->device = req.device().backend().empty() ? "cpu" : req.device().backend();
+  slot->peer = peer;
+  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads) from {}", id, slot->name, slot->device,
+               req.device().cores(), req.device().threads(), peer);
+  slots_.push_back(std::move(slot));
+
+  reply->set_worker_id(id);
+  *reply->mutable_model() = spec_;
+  auto* o = reply->mutable_optimizer();
+  const OptimizerConfig& oc = optimizer_->config();
+  o->set_kind(oc.kind);
+  o->set_lr(oc.lr);
+  o->set_momentum(oc.momentum);
+  o->set_weight_decay(oc.weight_decay);
+  o->set_beta1(oc.beta1);
+  o->set_beta2(oc.beta2);
+  o->set_eps(oc.eps);
+  reply->set_dataset(config_.dataset);
+  reply->set_seed(config_.seed);
+  reply->set_global_batch(static_cast<int32_t>(global_batch_));
+  reply->set_train_samples(train_samples_);
+  reply->set_digest_every(config_.digest_every);
+  reply->set_param_count(model_->ParamCount());
+  reply->set_chunk_floats(wire::kChunkFloats);
+  return grpc::Status::OK;
+}
+
+grpc::Status Hub::Train(HubStream* stream, const std::string& peer) {
+  proto::WorkerMessage msg;
+  if (!stream->Read(&msg) || !msg.has_hello())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message on a Train stream must be Hello");
+  WorkerSlot* slot = nullptr;
+  StreamDetach detach;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int id = msg.hello().worker_id();
+    if (id < 0 || id >= static_cast<int>(slots_.size()))
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id) + " (Join first)");
+    if (!config_.token.empty() && msg.hello().token() != config_.token)
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+    slot = slots_[id].get();
+    if (slot->state != WorkerSlot::State::kJoined)
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
+    {
+      std::lock_guard<std::mutex> wl(slot->write_mu);
+      slot->stream = stream;
+    }
+    detach.slot = slot;
+    slot->state = WorkerSlot::State::kWaiting;
+    cv_.notify_all();
+  }
+
+  std::string error;
+  while (stream->Read(&msg)) {
+    if (!msg.has_gradient()) {
+      error = "expected a gradient chunk";
+      break;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slot->state != WorkerSlot::State::kActive) {
+      error = "gradient from a worker that is not in the step loop";
+      break;
+    }
+    error = slot->inbox.Accept(msg.gradient());
+    if (!error.empty()) break;
+    if (slot->inbox.complete()) cv_.notify_all();
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool was_in = slot->state != WorkerSlot::State::kGone;
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Discard();
+  cv_.notify_all();
+  if (!error.empty()) {
+    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, error);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
+  }
+  if (was_in && !finished_) spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
+  return grpc::Status::OK;
+}
+
+grpc::Status Hub::Leave(const proto::LeaveRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int id = req.worker_id();
+  if (id < 0 || id >= static_cast<int>(slots_.size()))
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id));
+  if (!config_.token.empty() && req.token() != config_.token)
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+  WorkerSlot* slot = slots_[id].get();
+  if (slot->state != WorkerSlot::State::kGone)
+    spdlog::info("worker {} ({}) leaves: {}", id, slot->name, req.reason().empty() ? "no reason given" : req.reason());
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Discard();
+  cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+bool Hub::WaitForWorkers(std::unique_lock<std::mutex>& lock) {
+  auto ready = [&] {
+    int n = 0;
+    for (auto& s : slots_) n += s->state == WorkerSlot::State::kWaiting || s->state == WorkerSlot::State::kActive;
+    return n;
+  };
+  auto last_log = Clock::now() - std::chrono::hours(1);
+  while (ready() < config_.workers) {
+    if (StopWanted()) return false;
+    if (Seconds(Clock::now() - last_log) > 10) {
+      spdlog::info("waiting for workers: {} of {} ready", ready(), config_.workers);
+      last_log = Clock::now();
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+  return true;
+}
+
+std::vector<WorkerSlot*> Hub::Participants() {
+  std::vector<WorkerSlot*> who;
+  for (auto& s : slots_)
+    if (s->state == WorkerSlot::State::kWaiting || s->state == WorkerSlot::State::kActive) who.push_back(s.get());
+  return who;
+}
+
+void Hub::Assign(const std::vector<WorkerSlot*>& who) {
+  const int64_t step = step_;
+  const int64_t epoch = step / steps_per_epoch_;
+  const int64_t position = (step % steps_per_epoch_) * global_batch_;
+  const int total = static_cast<int>(std::min<int64_t>(global_batch_, train_samples_ - position));
+  std::vector<double> weights;
+  for (auto* s : who)
+    weights.push_back(config_.worker_batches.empty() ? 1.0
+                                                     : config_.worker_batches[s->id % config_.worker_batches.size()]);
+  const std::vector<int> batches = SplitBatch(total, weights);
+  int64_t offset = position;
+  for (size_t i = 0; i < who.size(); ++i) {
+    proto::Assignment& a = who[i]->assignment;
+    a.set_step(step);
+    a.set_epoch(epoch);
+    a.set_offset(offset);
+    a.set_batch(batches[i]);
+    offset += batches[i];
+    who[i]->inbox.Expect(step, batches[i]);
+  }
+}
+
+void Hub::SendState(WorkerSlot* slot) {
+  // Weights, then optimizer slots, in one float sequence.
+  const size_t p = model_->ParamCount();
+  OptimizerState state = optimizer_->SaveState();
+  std::vector<float> all(p + state.slots.size());
+  model_->GetParams(all.data());
+  std::copy(state.slots.begin(), state.slots.end(), all.begin() + p);
+  state.slots.clear();
+  const size_t chunks = wire::ChunkCount(all.size());
+  for (size_t c = 0; c < chunks; ++c) {
+    proto::HubMessage m;
+    auto* s = m.mutable_state();
+    const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, all.size() - begin);
+    s->set_step(step_);
+    s->set_offset(begin);
+    wire::PackFloats(all.data() + begin, n, s->mutable_data());
+    if (c + 1 == chunks) {
+      s->set_last(true);
+      s->set_optimizer_state(state.Serialize());
+      *s->mutable_next() = slot->assignment;
+    }
+    if (!slot->Write(m)) return;  // the handler notices the broken stream
+  }
+}
+
+void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
+  // The averaged gradient's chunks are built once and shared; only the last
+  // chunk differs per worker (its next assignment).
+  std::vector<proto::HubMessage> chunks;
+  if (have_result) {
+    const size_t n_chunks = wire::ChunkCount(model_->ParamCount());
+    chunks.resize(n_chunks);
+    for (size_t c = 0; c < n_chunks; ++c) {
+      auto* r = chunks[c].mutable_result();
+      const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, model_->ParamCount() - begin);
+      r->set_step(average_step_);
+      r->set_offset(begin);
+      wire::PackFloats(average() + begin, n, r->mutable_data());
+      r->set_mean_loss(last_loss_);
+    }
+    chunks.back().mutable_result()->set_last(true);
+  }
+  for (auto* s : who) {
+    if (s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result) {
+      if (s->needs_resync) ++s->stats.resyncs;
+      s->needs_resync = false;
+      SendState(s);
+      s->state = WorkerSlot::State::kActive;
+      continue;
+    }
+    for (size_t c = 0; c + 1 < chunks.size(); ++c)
+      if (!s->Write(chunks[c])) break;
+    proto::HubMessage last = chunks.back();
+    *last.mutable_result()->mutable_next() = s->assignment;
+    s->Write(last);
+  }
+}
+
+bool Hub::WaitForGradients(std::unique_lock<std::mutex>& lock, const std::vector<WorkerSlot*>& who) {
+  for (;;) {
+    bool all = true;
+    for (auto* s : who) all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
+    if (all) return true;
+    if (StopWanted()) return false;
+    cv_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+}
+
+int64_t Hub::Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum) {
+  // Weighted by batch: each inbox holds the mean over its batch, so
+  // sum(b_i * g_i) / sum(b_i) is the mean over all samples. Workers are
+  // summed in id order, so the result does not depend on arrival order.
+  int64_t samples = 0;
+  *loss_sum = 0;
+  const size_t n = model_->ParamCount();
+  float* out = average();
+  std::fill(out, out + n, 0.0f);
+  for (auto* s : who) {
+    if (!s->inbox.complete()) continue;
+    const float b = static_cast<float>(s->inbox.batch());
+    const float* g = s->inbox.gradient().data();
+    for (size_t i = 0; i < n; ++i) out[i] += b * g[i];
+    samples += s->inbox.batch();
+    *loss_sum += s->inbox.loss_sum();
+    ++s->stats.steps;
+    s->stats.samples += s->inbox.batch();
+    s->stats.compute_ms += s->inbox.compute_ms();
+    if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
+      spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing", s->id, s->name,
+                   s->inbox.step());
+      s->needs_resync = true;
+    }
+  }
+  if (samples > 0) {
+    const float inv = 1.0f / static_cast<float>(samples);
+    for (size_t i = 0; i < n; ++i) out[i] *= inv;
+  }
+  return samples;
+}
+
+void Hub::EvaluateEpoch(int64_t epoch) {
+  const EvalResult r = Evaluate(*model_, *test_);
+  EpochRecord e;
+  e.epoch = epoch;
+  e.step = step_;
+  e.train_loss = epoch_samples_ ? epoch_loss_sum_ / epoch_samples_ : 0;
+  e.test_loss = r.mean_loss;
+  e.test_accuracy = r.accuracy;
+  epochs_.push_back(e);
+  epoch_loss_sum_ = 0;
+  epoch_samples_ = 0;
+  spdlog::info("epoch {} done at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}", epoch, e.step,
+               e.train_loss, e.test_loss, e.test_accuracy);
+  if (r.mean_loss < best_test_loss_) {
+    best_test_loss_ = r.mean_loss;
+    epochs_without_improvement_ = 0;
+  } else if (config_.patience > 0 && ++epochs_without_improvement_ >= config_.patience) {
+    stop_reason_ = "early stop: test loss has not improved for " + std::to_string(config_.patience) + " epoch(s)";
+  }
+}
+
+void Hub::SaveCheckpoint() {
+  if (config_.checkpoint_dir.empty()) return;
+  Checkpoint ck;
+  ck.model_spec = spec_text_;
+  ck.step = step_;
+  ck.epoch = step_ / steps_per_epoch_;
+  ck.seed = config_.seed;
+  ck.weights.resize(model_->ParamCount());
+  model_->GetParams(ck.weights.data());
+  ck.optimizer = optimizer_->SaveState();
+  const std::string path = CheckpointPath(config_.checkpoint_dir, step_);
+  try {
+    mt::SaveCheckpoint(path, ck);
+    PruneCheckpoints(config_.checkpoint_dir, 3);
+    spdlog::info("checkpoint {}", path);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());  // training goes on; the next checkpoint may succeed
+  }
+}
+
+void Hub::SayGoodbye(const std::string& reason) {
+  proto::HubMessage stop;
+  stop.mutable_stop()->set_reason(reason);
+  stop.mutable_stop()->set_steps(step_);
+  stop.mutable_stop()->set_test_accuracy(epochs_.empty() ? -1.0 : epochs_.back().test_accuracy);
+  std::vector<WorkerSlot*> who;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    for (auto& s : slots_)
+      if (s->state != WorkerSlot::State::kGone) who.push_back(s.get());
+  }
+  for (auto* s : who) s->Write(stop);
+}
+
+void Hub::LogProgress(double loss, int64_t samples_since, double seconds, const std::vector<WorkerSlot*>& who) {
+  std::string per_worker;
+  for (auto* s : who) {
+    if (!s->inbox.complete()) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s:b%d/%.1fms", s->name.c_str(), s->inbox.batch(), s->inbox.compute_ms());
+    per_worker += buf;
+  }
+  const int64_t step = step_;
+  spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s |{}", step, total_steps_, step / steps_per_epoch_ + 1,
+               loss, samples_since / std::max(seconds, 1e-9), per_worker);
+}
+
+int Hub::Run() {
+  spdlog::info("hub: model {} ({} parameters), dataset {} ({} train, {} test), global batch {}, {} steps; "
+               "listening on {}:{}, waiting for {} worker(s)",
+               spec_.name(), model_->ParamCount(), config_.dataset, train_samples_, test_->Size(), global_batch_,
+               total_steps_, config_.bind, port_, config_.workers);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!WaitForWorkers(lock)) {
+    lock.unlock();
+    SayGoodbye("hub shutting down");
+    WriteReport(0, 0);
+    return 0;
+  }
+  const auto t_start = Clock::now();
+  auto t_log = t_start;
+  int64_t samples_at_log = 0;
+  bool have_result = false;
+  while (step_ < total_steps_ && stop_reason_.empty()) {
+    if (StopWanted()) {
+      stop_reason_ = "hub shutting down";
+      break;
+    }
+    std::vector<WorkerSlot*> who = Participants();
+    if (who.empty()) {
+      spdlog::warn("no workers left; waiting for one to join");
+      have_result = false;  // whoever comes next starts from the full state
+      while (Participants().empty() && !StopWanted()) cv_.wait_for(lock, std::chrono::milliseconds(200));
+      continue;
+    }
+    Assign(who);
+    digest_before_ = DigestFloats(backend_.Data(model_->params()), model_->ParamCount());
+    const auto t_broadcast = Clock::now();
+    lock.unlock();
+    Broadcast(who, have_result);
+    hub_seconds_ += Seconds(Clock::now() - t_broadcast);
+    // The epoch just finished is evaluated while the workers compute the
+    // next step: the master weights do not change until its gradients are in.
+    if (have_result && step_ % steps_per_epoch_ == 0) EvaluateEpoch(step_ / steps_per_epoch_);
+    lock.lock();
+    if (!WaitForGradients(lock, who)) continue;
+    const auto t_reduce = Clock::now();
+    double loss_sum = 0;
+    const int64_t samples = Reduce(who, &loss_sum);
+    if (samples == 0) {
+      have_result = false;
+      continue;  // everyone dropped out of this step: run it again
+    }
+    optimizer_->Step(model_->params(), model_->grads());
+    average_step_ = step_;
+    have_result = true;
+    last_loss_ = loss_sum / samples;
+    epoch_loss_sum_ += loss_sum;
+    epoch_samples_ += samples;
+    samples_total_ += samples;
+    samples_at_log += samples;
+    ++step_;
+    hub_seconds_ += Seconds(Clock::now() - t_reduce);
+    const auto now = Clock::now();
+    if (Seconds(now - t_log) >= config_.log_every_seconds) {
+      LogProgress(last_loss_, samples_at_log, Seconds(now - t_log), who);
+      t_log = now;
+      samples_at_log = 0;
+    }
+    if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) SaveCheckpoint();
+    else if (step_ % steps_per_epoch_ == 0) SaveCheckpoint();
+  }
+  const double train_seconds = Seconds(Clock::now() - t_start);
+  lock.unlock();
+  if (stop_reason_.empty()) stop_reason_ = "training complete";
+  // Evaluate the final weights unless that epoch end was evaluated already.
+  if (step_ > 0 && (epochs_.empty() || epochs_.back().step != step_))
+    EvaluateEpoch((step_ + steps_per_epoch_ - 1) / steps_per_epoch_);
+  spdlog::info("stopping: {}", stop_reason_);
+  SayGoodbye(stop_reason_);
+  SaveCheckpoint();
+  WriteReport(train_seconds, samples_total_);
+  return 0;
+}
+
+void Hub::WriteReport(double train_seconds, int64_t samples) {
+  if (config_.report_path.empty()) return;
+  const EpochRecord last = epochs_.empty() ? EpochRecord{} : epochs_.back();
+  Json r = Json::Object();
+  r.Set("mode", "hub")
+      .Set("model", spec_.name())
+      .Set("dataset", config_.dataset)
+      .Set("global_batch", global_batch_)
+      .Set("optimizer", optimizer_->config().kind)
+      .Set("lr", static_cast<double>(optimizer_->config().lr))
+      .Set("seed", config_.seed)
+      .Set("parameters", static_cast<int64_t>(model_->ParamCount()))
+      .Set("test_accuracy", last.test_accuracy)
+      .Set("test_loss", last.test_loss)
+      .Set("final_loss", last.train_loss)
+      .Set("steps", static_cast<int64_t>(step_))
+      .Set("samples", samples)
+      .Set("train_seconds", train_seconds)
+      .Set("samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0)
+      .Set("hub_seconds", hub_seconds_)
+      .Set("hub_share", train_seconds > 0 ? hub_seconds_ / train_seconds : 0.0)
+      .Set("peak_rss_bytes", PeakRssBytes())
+      .Set("stop_reason", stop_reason_);
+  Json workers = Json::Array();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : slots_) {
+      const WorkerStats& st = s->stats;
+      workers.Push(Json::Object()
+                       .Set("id", s->id)
+                       .Set("name", s->name)
+                       .Set("device", s->device)
+                       .Set("samples", st.samples)
+                       .Set("steps", st.steps)
+                       .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)
+                       .Set("mean_compute_ms", st.steps ? st.compute_ms / st.steps : 0.0)
+                       .Set("steps_missed", st.steps_missed)
+                       .Set("resyncs", st.resyncs));
+    }
+  }
+  r.Set("workers", std::move(workers));
+  Json per_epoch = Json::Array();
+  for (const auto& e : epochs_)
+    per_epoch.Push(Json::Object()
+                       .Set("epoch", e.epoch)
+                       .Set("step", e.step)
+                       .Set("train_loss", e.train_loss)
+                       .Set("test_loss", e.test_loss)
+                       .Set("test_accuracy", e.test_accuracy));
+  r.Set("epochs", std::move(per_epoch));
+  try {
+    WriteFileAtomically(config_.report_path, r.Dump());
+  } catch (const std::exception& e) {
+    spdlog::error("cannot write the report: {}", e.what());
+  }
+}
+
+}  // namespace mt

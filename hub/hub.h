@@ -1,0 +1,119 @@
+// The hub: registry of workers, the step barrier, the weighted average of
+// their gradients, the master copy of weights and optimizer state, epoch
+// evaluation, checkpoints and the report. The gRPC service (hub_service.h)
+// only forwards calls here.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/data/dataset.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "hub.grpc.pb.h"
+#include "hub/hub_config.h"
+#include "hub/worker_slot.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model.pb.h"
+
+namespace mt {
+
+class HubService;
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  int64_t step = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+};
+
+class Hub {
+ public:
+  // Loads the model and the datasets; throws with a clear message on bad
+  // configuration.
+  explicit Hub(HubConfig config);
+  ~Hub();
+
+  // Binds and starts serving; throws if the address cannot be bound.
+  void Start();
+  int port() const { return port_; }
+  // Waits for workers, trains, says goodbye, writes the report. Returns the
+  // process exit code.
+  int Run();
+  // Ends the run at the next step boundary (thread-safe).
+  void RequestStop();
+
+  // The master weights (for tests).
+  std::vector<float> Weights() const;
+  int64_t steps_done() const { return step_; }
+
+  grpc::Status Join(const proto::JoinRequest& request, proto::JoinReply* reply, const std::string& peer);
+  grpc::Status Train(HubStream* stream, const std::string& peer);
+  grpc::Status Leave(const proto::LeaveRequest& request);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  bool StopWanted() const;
+  bool WaitForWorkers(std::unique_lock<std::mutex>& lock);
+  std::vector<WorkerSlot*> Participants();
+  void Assign(const std::vector<WorkerSlot*>& who);
+  void Broadcast(const std::vector<WorkerSlot*>& who, bool have_result);
+  void SendState(WorkerSlot* slot);
+  bool WaitForGradients(std::unique_lock<std::mutex>& lock, const std::vector<WorkerSlot*>& who);
+  int64_t Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum);
+  void EvaluateEpoch(int64_t epoch);
+  void SaveCheckpoint();
+  void SayGoodbye(const std::string& reason);
+  void WriteReport(double train_seconds, int64_t samples);
+  void LogProgress(double loss, int64_t samples_since, double seconds, const std::vector<WorkerSlot*>& who);
+
+  HubConfig config_;
+  proto::ModelSpec spec_;
+  std::string spec_text_;
+  kernels::CpuBackend backend_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Dataset> test_;
+  int64_t train_samples_ = 0;
+  int64_t global_batch_ = 0;
+  int64_t steps_per_epoch_ = 0;
+  int64_t total_steps_ = 0;
+
+  std::unique_ptr<HubService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<WorkerSlot>> slots_;  // index = worker id
+  std::atomic<int64_t> step_{0};
+  std::atomic<bool> stop_{false};
+  bool finished_ = false;
+
+  // The averaged gradient of the last step lives in the master model's
+  // gradient buffer, which the hub never fills by backpropagation.
+  float* average() const { return kernels::CpuBackend::Data(model_->grads()); }
+  int64_t average_step_ = -1;
+  uint64_t digest_before_ = 0;  // master weights' digest when the last step began
+
+  std::vector<EpochRecord> epochs_;
+  double epoch_loss_sum_ = 0;
+  int64_t epoch_samples_ = 0;
+  double best_test_loss_ = 1e300;
+  int64_t epochs_without_improvement_ = 0;
+  std::string stop_reason_;
+  double hub_seconds_ = 0;  // averaging, optimizer and broadcast, barrier waits excluded
+  int64_t samples_total_ = 0;
+  double last_loss_ = 0;
+};
+
+}  // namespace mt

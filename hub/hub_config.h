@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/optim/optimizer.h"
+
+namespace mt {
+
+struct HubConfig {
+  int workers = 1;  // wait for this many before the first step
+  std::string bind = "0.0.0.0";
+  int port = 50051;  // 0: any free port (see Hub::port())
+  std::string model = "lenet5";
+  std::string dataset = "fashion-mnist";
+  int64_t global_batch = 0;  // 0: 64 per worker
+  // Fixed per-worker shares of the global batch in join order (tests and
+  // benchmarks); empty: equal shares.
+  std::vector<int> worker_batches;
+  int64_t epochs = 1;
+  int64_t max_steps = 0;  // 0: whole epochs
+  OptimizerConfig optimizer;
+  uint64_t seed = 1;
+  int64_t patience = 0;  // epochs without a better test loss before stopping; 0: never
+  std::string token;
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;  // steps; 0: epoch ends only
+  std::string report_path;
+  int64_t threads = 1;  // hub compute threads (averaging, optimizer, evaluation)
+  int digest_every = 10;
+  double log_every_seconds = 2.0;
+};
+
+}  // namespace mt

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "hub.grpc.pb.h"
+
+namespace mt {
+
+class Hub;
+
+// The gRPC face of the hub: every call is forwarded, every failure leaves as
+// a status with a message, never as an exception.
+class HubService final : public proto::Hub::Service {
+ public:
+  explicit HubService(Hub& hub) : hub_(hub) {}
+
+  grpc::Status Join(grpc::ServerContext* context, const proto::JoinRequest* request,
+                    proto::JoinReply* reply) override;
+  grpc::Status Train(grpc::ServerContext* context,
+                     grpc::ServerReaderWriter<proto::HubMessage, proto::WorkerMessage>* stream) override;
+  grpc::Status Leave(grpc::ServerContext* context, const proto::LeaveRequest* request,
+                     proto::LeaveReply* reply) override;
+
+ private:
+  Hub& hub_;
+};
+
+}  // namespace mt

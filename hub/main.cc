@@ -1,0 +1,88 @@
+// mthub: parse flags, build the hub, serve, train. Exit codes: 0 done (also
+// after SIGINT/SIGTERM: workers get a goodbye and a checkpoint is written),
+// 1 runtime failure, 2 bad command line.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <sstream>
+
+#include "core/util/flags.h"
+#include "core/util/stop_signal.h"
+#include "hub/hub.h"
+
+namespace {
+
+std::vector<int> ParseBatches(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 1 << 20)
+      throw mt::FlagError("--worker-batches: expected positive integers separated by commas, got '" + text + "'");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mt::HubConfig cfg;
+  int64_t workers = cfg.workers, port = cfg.port, seed = static_cast<int64_t>(cfg.seed), digest_every = cfg.digest_every;
+  double lr = cfg.optimizer.lr, momentum = cfg.optimizer.momentum, wd = cfg.optimizer.weight_decay;
+  std::string worker_batches;
+
+  mt::FlagSet flags("mthub", "--workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
+  flags.AddInt("workers", &workers, "workers to wait for before training starts", 1, 4096);
+  flags.AddString("bind", &cfg.bind, "address to listen on");
+  flags.AddInt("port", &port, "port to listen on (0: any free port)", 0, 65535);
+  flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
+  flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory (same path on every worker)");
+  flags.AddInt("global-batch", &cfg.global_batch, "samples per step over all workers (0: 64 per worker)", 0, 1 << 24);
+  flags.AddString("worker-batches", &worker_batches, "fixed batch per worker in join order, e.g. 16,32,16");
+  flags.AddInt("epochs", &cfg.epochs, "passes over the training set", 1, 1 << 20);
+  flags.AddInt("steps", &cfg.max_steps, "stop after this many steps (0: run all epochs)", 0);
+  flags.AddString("optimizer", &cfg.optimizer.kind, "optimizer", {"sgd", "adam"});
+  flags.AddDouble("lr", &lr, "learning rate", 1e-9, 100);
+  flags.AddDouble("momentum", &momentum, "SGD momentum", 0, 0.9999);
+  flags.AddDouble("weight-decay", &wd, "L2 weight decay", 0, 1);
+  flags.AddInt("seed", &seed, "seed for initial weights and shuffles", 0);
+  flags.AddInt("patience", &cfg.patience, "stop when the test loss has not improved for this many epochs (0: never)", 0);
+  flags.AddString("token", &cfg.token, "shared secret workers must present");
+  flags.AddString("checkpoint-dir", &cfg.checkpoint_dir, "directory for checkpoints (epoch ends and shutdown)");
+  flags.AddInt("checkpoint-every", &cfg.checkpoint_every, "also checkpoint every N steps (0: epoch ends only)", 0);
+  flags.AddInt("digest-every", &digest_every, "workers send a weight digest every N steps", 1, 1 << 20);
+  flags.AddString("report", &cfg.report_path, "write a JSON report here when the run ends");
+  flags.AddInt("threads", &cfg.threads, "hub compute threads (averaging, optimizer, evaluation)", 1, 256);
+  flags.AddDouble("log-every", &cfg.log_every_seconds, "seconds between progress lines", 0.1, 3600);
+  try {
+    if (!flags.Parse(argc, argv)) {
+      std::fputs(flags.Help().c_str(), stdout);
+      return 0;
+    }
+    if (!worker_batches.empty()) cfg.worker_batches = ParseBatches(worker_batches);
+  } catch (const mt::FlagError& e) {
+    std::fprintf(stderr, "mthub: %s\n", e.what());
+    return 2;
+  }
+  cfg.workers = static_cast<int>(workers);
+  cfg.port = static_cast<int>(port);
+  cfg.seed = static_cast<uint64_t>(seed);
+  cfg.digest_every = static_cast<int>(digest_every);
+  cfg.optimizer.lr = static_cast<float>(lr);
+  cfg.optimizer.momentum = static_cast<float>(momentum);
+  cfg.optimizer.weight_decay = static_cast<float>(wd);
+
+  mt::InstallStopSignalHandlers();
+  try {
+    mt::Hub hub(cfg);
+    hub.Start();
+    return hub.Run();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,56 @@
+// What the hub knows about one worker: identity, the stream it trains on,
+// its gradient inbox for the current step, and its running statistics.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "hub.grpc.pb.h"
+#include "hub/gradient_inbox.h"
+
+namespace mt {
+
+using HubStream = grpc::ServerReaderWriter<proto::HubMessage, proto::WorkerMessage>;
+
+struct WorkerStats {
+  int64_t steps = 0;
+  int64_t samples = 0;
+  double compute_ms = 0;
+  int64_t steps_missed = 0;
+  int64_t resyncs = 0;
+};
+
+struct WorkerSlot {
+  enum class State {
+    kJoined,   // Join answered, no Train stream yet
+    kWaiting,  // stream open, waiting for the next step boundary to get the model
+    kActive,   // in the step loop
+    kGone,     // left, dropped or refused
+  };
+
+  WorkerSlot(int id_, size_t param_count) : id(id_), inbox(param_count) {}
+
+  const int id;
+  std::string name, peer, device;
+  proto::DeviceInfo info;
+  State state = State::kJoined;
+  proto::Assignment assignment;  // of the step in progress
+  GradientInbox inbox;
+  WorkerStats stats;
+  bool needs_resync = false;
+
+  // Writes go through here. The handler thread clears `stream` (under
+  // write_mu) before its call returns, so nobody writes to a finished stream.
+  std::mutex write_mu;
+  HubStream* stream = nullptr;
+
+  bool Write(const proto::HubMessage& m) {
+    std::lock_guard<std::mutex> lock(write_mu);
+    return stream != nullptr && stream->Write(m);
+  }
+};
+
+}  // namespace mt

@@ -1,0 +1,30 @@
+// How float vectors travel: little-endian float32 packed into the `bytes`
+// field of a chunk message, at most kChunkFloats per message so no message
+// nears gRPC's 4 MiB default receive limit, whatever the model size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mt::wire {
+
+constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
+// Receive limit set on both sides: a chunk plus generous room for headers.
+constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
+
+inline size_t ChunkCount(size_t floats) { return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats; }
+
+inline void PackFloats(const float* src, size_t n, std::string* out) {
+  out->assign(reinterpret_cast<const char*>(src), n * sizeof(float));  // all mt targets are little-endian
+}
+
+// Returns false if the payload is not a whole number of floats.
+inline bool PayloadFloats(const std::string& data, size_t* n) {
+  if (data.size() % sizeof(float) != 0) return false;
+  *n = data.size() / sizeof(float);
+  return true;
+}
+
+}  // namespace mt::wire

@@ -1,0 +1,283 @@
+// mtworker --hub: join, receive the model, then for each step compute the
+// gradient on the assigned samples, send it, and apply the hub's average
+// with the same optimizer code the hub runs on its master copy.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "core/data/dataset.h"
+#include "core/data/sampler.h"
+#include "core/model/model_spec.h"
+#include "core/optim/optimizer.h"
+#include "core/train/batch_buffer.h"
+#include "core/util/atomic_file.h"
+#include "core/util/digest.h"
+#include "core/util/json.h"
+#include "core/util/process_stats.h"
+#include "core/util/stop_signal.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/dropout_hash.h"
+#include "proto/wire.h"
+#include "worker/hub_connection.h"
+#include "worker/worker_config.h"
+
+namespace mt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using TrainStream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "worker";
+  return buf;
+}
+
+OptimizerConfig FromSettings(const proto::OptimizerSettings& s) {
+  OptimizerConfig c;
+  c.kind = s.kind();
+  c.lr = s.lr();
+  c.momentum = s.momentum();
+  c.weight_decay = s.weight_decay();
+  c.beta1 = s.beta1();
+  c.beta2 = s.beta2();
+  c.eps = s.eps();
+  return c;
+}
+
+// The training state of one worker between messages.
+class StepLoop {
+ public:
+  StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream)
+      : cfg_(cfg), join_(join), stream_(stream), backend_(static_cast<int>(cfg.threads)) {
+    model_ = BuildModel(join.model(), backend_);
+    optimizer_ = MakeOptimizer(FromSettings(join.optimizer()), backend_, model_->ParamCount());
+    if (model_->ParamCount() != join.param_count())
+      throw std::runtime_error("model from the hub has " + std::to_string(model_->ParamCount()) +
+                               " parameters here but " + std::to_string(join.param_count()) + " at the hub");
+    local_ = !cfg.data_dir.empty();
+    data_ = LoadDataset(local_ ? cfg.data_dir : join.dataset(), Split::kTrain);
+    if (data_->SampleShape() != model_->input_shape())
+      throw std::runtime_error("training data " + (local_ ? cfg.data_dir : join.dataset()) + " has samples of " +
+                               data_->SampleShape().ToString() + " but the model takes " +
+                               model_->input_shape().ToString());
+    capacity_ = std::max(1, join.global_batch());
+    model_->Reserve(capacity_);
+    batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), capacity_);
+    indices_.resize(capacity_);
+    staging_.resize(model_->ParamCount() * 3);  // weights + up to two optimizer slots
+  }
+
+  // Returns true when the hub said goodbye, false when the stream broke.
+  bool Run() {
+    proto::HubMessage m;
+    while (stream_.Read(&m)) {
+      if (StopRequested()) return false;
+      if (m.has_stop()) {
+        spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(),
+                     m.stop().steps(), m.stop().test_accuracy());
+        hub_accuracy_ = m.stop().test_accuracy();
+        return true;
+      }
+      if (m.has_state()) {
+        if (!TakeState(m.state())) continue;
+        Compute(m.state().next());
+      } else if (m.has_result()) {
+        if (!TakeResult(m.result())) continue;
+        Compute(m.result().next());
+      }
+    }
+    return false;
+  }
+
+  Json Report() const {
+    Json r = Json::Object();
+    r.Set("mode", "worker")
+        .Set("hub", cfg_.hub)
+        .Set("device", backend_.Name())
+        .Set("threads", cfg_.threads)
+        .Set("local_data", local_)
+        .Set("test_accuracy", hub_accuracy_)
+        .Set("final_loss", last_mean_loss_)
+        .Set("steps", steps_)
+        .Set("samples", samples_)
+        .Set("train_seconds", compute_seconds_)
+        .Set("samples_per_second", compute_seconds_ > 0 ? samples_ / compute_seconds_ : 0.0)
+        .Set("mean_compute_ms", steps_ ? 1e3 * compute_seconds_ / steps_ : 0.0)
+        .Set("resyncs", resyncs_)
+        .Set("peak_rss_bytes", PeakRssBytes());
+    return r;
+  }
+
+ private:
+  bool Stage(uint64_t offset, const std::string& data, size_t limit) {
+    size_t n = 0;
+    if (!wire::PayloadFloats(data, &n) || offset + n > limit)
+      throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
+    std::memcpy(staging_.data() + offset, data.data(), data.size());
+    return true;
+  }
+
+  bool TakeState(const proto::StateChunk& s) {
+    Stage(s.offset(), s.data(), staging_.size());
+    if (!s.last()) return false;
+    OptimizerState state = OptimizerState::Parse(s.optimizer_state());
+    const size_t p = model_->ParamCount();
+    const size_t total = s.offset() + s.data().size() / sizeof(float);
+    state.slots.assign(staging_.begin() + p, staging_.begin() + total);
+    model_->SetParams(staging_.data());
+    optimizer_->LoadState(state);
+    if (steps_ > 0) ++resyncs_;
+    spdlog::info("received the model at step {}", s.step());
+    return true;
+  }
+
+  bool TakeResult(const proto::StepResult& r) {
+    Stage(r.offset(), r.data(), model_->ParamCount());
+    if (!r.last()) return false;
+    backend_.Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
+    optimizer_->Step(model_->params(), model_->grads());
+    last_mean_loss_ = r.mean_loss();
+    return true;
+  }
+
+  void FillIndices(const proto::Assignment& a) {
+    const int b = a.batch();
+    if (local_) {
+      // Own files: walk a private shuffle of them, a new one each pass.
+      for (int i = 0; i < b; ++i) {
+        if (local_cursor_ >= local_order_.size()) {
+          local_order_ = EpochOrder(data_->Size(), join_.seed() ^ 0x5bd1e995u, local_pass_++);
+          local_cursor_ = 0;
+        }
+        indices_[i] = local_order_[local_cursor_++];
+      }
+      return;
+    }
+    if (a.epoch() != order_epoch_) {
+      order_ = EpochOrder(data_->Size(), join_.seed(), a.epoch());
+      order_epoch_ = a.epoch();
+    }
+    if (a.offset() < 0 || static_cast<size_t>(a.offset() + b) > order_.size())
+      throw std::runtime_error("hub assigned samples [" + std::to_string(a.offset()) + ", " +
+                               std::to_string(a.offset() + b) + ") beyond the " + std::to_string(order_.size()) +
+                               " training samples here; is the dataset the same on hub and worker?");
+    std::copy(order_.begin() + a.offset(), order_.begin() + a.offset() + b, indices_.begin());
+  }
+
+  void Compute(const proto::Assignment& a) {
+    const int b = a.batch();
+    if (b < 1 || b > capacity_) throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
+    const auto t0 = Clock::now();
+    FillIndices(a);
+    batch_->Fill(*data_, indices_.data(), b);
+    model_->SetBatch(batch_->images(), batch_->labels(), b);
+    const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
+    const uint64_t weights_digest =
+        digest ? DigestFloats(kernels::CpuBackend::Data(model_->params()), model_->ParamCount()) : 0;
+    const double loss = model_->ComputeGradients(kernels::MixBits(join_.seed()) ^ static_cast<uint64_t>(a.step()) ^
+                                                 kernels::MixBits(static_cast<uint64_t>(a.offset()) + 1));
+    const double ms = 1e3 * Seconds(Clock::now() - t0);
+    compute_seconds_ += ms / 1e3;
+    ++steps_;
+    samples_ += b;
+
+    const float* g = kernels::CpuBackend::Data(model_->grads());
+    const size_t p = model_->ParamCount();
+    const size_t chunks = wire::ChunkCount(p);
+    proto::WorkerMessage m;
+    for (size_t c = 0; c < chunks; ++c) {
+      auto* gc = m.mutable_gradient();
+      const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
+      gc->set_step(a.step());
+      gc->set_offset(begin);
+      wire::PackFloats(g + begin, n, gc->mutable_data());
+      const bool last = c + 1 == chunks;
+      gc->set_last(last);
+      if (last) {
+        gc->set_batch(b);
+        gc->set_loss_sum(loss);
+        gc->set_compute_ms(ms);
+        gc->set_has_digest(digest);
+        gc->set_weights_digest(weights_digest);
+      }
+      if (!stream_.Write(m)) return;  // Read will see the broken stream
+    }
+    const auto now = Clock::now();
+    if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
+      spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1, a.epoch() + 1, b,
+                   loss / b, ms);
+      last_log_ = now;
+    }
+  }
+
+  const WorkerConfig& cfg_;
+  const proto::JoinReply& join_;
+  TrainStream& stream_;
+  kernels::CpuBackend backend_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Dataset> data_;
+  std::unique_ptr<BatchBuffer> batch_;
+  bool local_ = false;
+  int capacity_ = 1;
+  std::vector<uint32_t> indices_, order_, local_order_;
+  int64_t order_epoch_ = -1, local_pass_ = 0;
+  size_t local_cursor_ = 0;
+  std::vector<float> staging_;
+  int64_t steps_ = 0, samples_ = 0, resyncs_ = 0;
+  double compute_seconds_ = 0, last_mean_loss_ = 0, hub_accuracy_ = -1;
+  Clock::time_point last_log_ = Clock::now();
+};
+
+}  // namespace
+
+int RunWorker(const WorkerConfig& cfg) {
+  if (cfg.device != "cpu" && cfg.device != "auto")
+    throw std::runtime_error("--device " + cfg.device + ": this build has only the cpu backend");
+  HubConnection hub(cfg.hub);
+  proto::JoinRequest request;
+  request.set_protocol_version(wire::kProtocolVersion);
+  request.set_token(cfg.token);
+  auto* d = request.mutable_device();
+  d->set_name(cfg.name.empty() ? HostName() : cfg.name);
+  d->set_cores(static_cast<int32_t>(std::thread::hardware_concurrency()));
+  d->set_backend("cpu");
+  d->set_threads(static_cast<int32_t>(cfg.threads));
+  if (!cfg.data_dir.empty()) request.set_local_samples(static_cast<int64_t>(LoadDataset(cfg.data_dir, Split::kTrain)->Size()));
+  spdlog::info("joining hub at {} as {}", hub.target(), d->name());
+  const proto::JoinReply join = hub.Join(request, cfg.connect_timeout_seconds);
+  spdlog::info("joined as worker {}: model {}, dataset {}", join.worker_id(), join.model().name(),
+               cfg.data_dir.empty() ? join.dataset() : cfg.data_dir + " (local)");
+
+  grpc::ClientContext context;
+  auto stream = hub.OpenTrain(&context);
+  proto::WorkerMessage hello;
+  hello.mutable_hello()->set_worker_id(join.worker_id());
+  hello.mutable_hello()->set_token(cfg.token);
+  stream->Write(hello);
+
+  StepLoop loop(cfg, join, *stream);
+  const bool goodbye = loop.Run();
+  if (!goodbye && StopRequested()) {
+    hub.Leave(join.worker_id(), cfg.token, "worker stopped by signal");
+    context.TryCancel();
+  } else {
+    stream->WritesDone();
+  }
+  const grpc::Status status = stream->Finish();
+  if (!cfg.report_path.empty()) WriteFileAtomically(cfg.report_path, loop.Report().Dump());
+  if (goodbye || StopRequested()) return 0;
+  spdlog::error("lost the hub at {}: {}", hub.target(),
+                status.ok() ? "stream closed without a goodbye" : status.error_message());
+  return 1;
+}
+
+}  // namespace mt

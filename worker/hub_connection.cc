@@ -1,0 +1,77 @@
+#include "worker/hub_connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "core/util/stop_signal.h"
+#include "proto/wire.h"
+
+namespace mt {
+
+std::string HubTarget(const std::string& hub) {
+  if (hub.empty()) throw std::invalid_argument("--hub: empty address");
+  // A bare IPv6 address has several colons and needs brackets to take a port.
+  const bool has_port = hub.find(':') != std::string::npos && hub.find(':') == hub.rfind(':');
+  if (has_port || (hub.front() == '[' && hub.find("]:") != std::string::npos)) return hub;
+  return hub + ":50051";
+}
+
+HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
+  args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
+  // Reconnect attempts stay frequent, so a hub that comes up is found soon.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+  stub_ = proto::Hub::NewStub(channel_);
+}
+
+proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
+  auto next_log = Clock::now();
+  double backoff = 0.2;
+  for (;;) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    proto::JoinReply reply;
+    const grpc::Status status = stub_->Join(&context, request, &reply);
+    if (status.ok()) return reply;
+    const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (!retry) throw std::runtime_error("hub " + target_ + " refused to let this worker join: " + status.error_message());
+    if (Clock::now() >= give_up)
+      throw std::runtime_error("hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
+                               " s: " + status.error_message());
+    if (StopRequested()) throw std::runtime_error("stopped before the hub at " + target_ + " was reachable");
+    if (Clock::now() >= next_log) {
+      spdlog::info("hub at {} is not up yet ({}); retrying", target_, status.error_message());
+      next_log = Clock::now() + std::chrono::seconds(10);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff = std::min(backoff * 2, 2.0);
+  }
+}
+
+std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> HubConnection::OpenTrain(
+    grpc::ClientContext* context) {
+  return stub_->Train(context);
+}
+
+void HubConnection::Leave(int worker_id, const std::string& token, const std::string& reason) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  proto::LeaveRequest request;
+  request.set_worker_id(worker_id);
+  request.set_token(token);
+  request.set_reason(reason);
+  proto::LeaveReply reply;
+  stub_->Leave(&context, request, &reply);
+}
+
+}  // namespace mt

@@ -1,0 +1,37 @@
+// The worker's side of the wire: a channel to the hub, Join with retry and
+// backoff while the hub is not up yet, and the Train stream.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "hub.grpc.pb.h"
+
+namespace mt {
+
+// "host" -> "host:50051"; "host:port" unchanged.
+std::string HubTarget(const std::string& hub);
+
+class HubConnection {
+ public:
+  explicit HubConnection(const std::string& hub);
+
+  // Joins, retrying while the hub is unreachable, for up to timeout_s.
+  // Throws std::runtime_error with the hub's reason when it refuses.
+  proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s);
+  std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
+      grpc::ClientContext* context);
+  // Best effort: tells the hub this worker leaves on purpose.
+  void Leave(int worker_id, const std::string& token, const std::string& reason);
+
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string target_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<proto::Hub::Stub> stub_;
+};
+
+}  // namespace mt

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mt {
+
+struct WorkerConfig {
+  std::string hub = "127.0.0.1:50051";  // HOST[:PORT]
+  std::string name;                      // default: host name
+  std::string device = "cpu";
+  int64_t threads = 1;
+  std::string data_dir;  // train on these local files instead of the hub's dataset
+  std::string token;
+  std::string report_path;
+  double connect_timeout_seconds = 600;  // give up joining after this long
+  double log_every_seconds = 5.0;
+};
+
+// Returns the process exit code.
+int RunWorker(const WorkerConfig& config);
+
+}  // namespace mt
