@@ -51,6 +51,7 @@ struct StreamDetach {
 
 Hub::Hub(HubConfig config) : config_(std::move(config)), backend_(static_cast<int>(config_.threads)) {
   if (config_.workers < 1) throw std::invalid_argument("--workers must be at least 1");
+  if (!config_.checkpoint_dir.empty()) EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
   spec_ = LoadModelSpec(config_.model);
   spec_text_ = ModelSpecToText(spec_);
   model_ = BuildModel(spec_, backend_);

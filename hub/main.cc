@@ -7,6 +7,7 @@
 #include <exception>
 #include <sstream>
 
+#include "core/util/atomic_file.h"
 #include "core/util/flags.h"
 #include "core/util/stop_signal.h"
 #include "hub/hub.h"
@@ -33,11 +34,12 @@ int main(int argc, char** argv) {
   mt::HubConfig cfg;
   int64_t workers = cfg.workers, port = cfg.port, seed = static_cast<int64_t>(cfg.seed), digest_every = cfg.digest_every;
   double lr = cfg.optimizer.lr, momentum = cfg.optimizer.momentum, wd = cfg.optimizer.weight_decay;
-  std::string worker_batches;
+  std::string worker_batches, port_file;
 
   mt::FlagSet flags("mthub", "--workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
   flags.AddInt("workers", &workers, "workers to wait for before training starts", 1, 4096);
   flags.AddString("bind", &cfg.bind, "address to listen on");
+  flags.AddString("port-file", &port_file, "write the port actually bound here once listening (with --port 0)");
   flags.AddInt("port", &port, "port to listen on (0: any free port)", 0, 65535);
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory (same path on every worker)");
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
   try {
     mt::Hub hub(cfg);
     hub.Start();
+    if (!port_file.empty()) mt::WriteFileAtomically(port_file, std::to_string(hub.port()) + "\n");
     return hub.Run();
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

@@ -27,6 +27,7 @@ HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
   // Reconnect attempts stay frequent, so a hub that comes up is found soon.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
   stub_ = proto::Hub::NewStub(channel_);
 }

@@ -39,19 +39,6 @@ void CheckCompatible(const Model& model, const Dataset& data, const std::string&
                              " classes but the model outputs " + std::to_string(model.num_classes()));
 }
 
-// Fails before training, not an epoch later, when checkpoints cannot be kept.
-void EnsureWritableDirectory(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("--checkpoint-dir " + dir + ": cannot create: " + ec.message());
-  try {
-    WriteFileAtomically(dir + "/.write-test", "ok");
-    std::filesystem::remove(dir + "/.write-test", ec);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("--checkpoint-dir " + dir + ": not writable: " + e.what());
-  }
-}
-
 struct EpochStats {
   int64_t epoch = 0;
   double train_loss = 0;
@@ -66,7 +53,7 @@ int RunStandalone(const StandaloneConfig& cfg) {
   if (cfg.device != "cpu" && cfg.device != "auto")
     throw std::runtime_error("--device " + cfg.device + ": this build has only the cpu backend");
 
-  if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir);
+  if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
   const auto train = LoadDataset(cfg.dataset, Split::kTrain);
   const auto test = LoadDataset(cfg.dataset, Split::kTest);
   const proto::ModelSpec spec = LoadModelSpec(cfg.model);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -55,6 +56,19 @@ void WriteFileAtomically(const std::string& path, const std::string& bytes) {
     fsync(dir);  // best effort: the rename is already visible
     close(dir);
   }
+}
+
+void EnsureWritableDirectory(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(what + " " + dir + ": cannot create: " + ec.message());
+  const std::string probe = dir + "/.write-test";
+  try {
+    WriteFileAtomically(probe, "ok");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(what + " " + dir + ": not writable: " + e.what());
+  }
+  std::filesystem::remove(probe, ec);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -9,6 +9,10 @@ namespace mt {
 // new one, never half of it, even across a crash. Throws std::runtime_error
 // naming the path.
 void WriteFileAtomically(const std::string& path, const std::string& bytes);
+// Creates `dir` if needed and proves it writable, so a run fails at start,
+// not an epoch later, when its checkpoints cannot be kept. `what` names the
+// setting in the error ("--checkpoint-dir").
+void EnsureWritableDirectory(const std::string& dir, const std::string& what);
 // Throws std::runtime_error naming the path.
 std::string ReadFile(const std::string& path);
 

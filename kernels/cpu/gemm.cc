@@ -6,11 +6,12 @@
 #include <new>
 
 // GCC 12 flags _mm512_undefined_ps() inside Eigen's AVX-512 transposes as
-// "maybe uninitialized" where they are inlined (so for the whole file); the
+// (maybe) uninitialized where they are inlined (so for the whole file); the
 // value is deliberately undefined and unused. Eigen's AVX2 code has an unused
 // variable of its own.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-variable"

@@ -19,6 +19,16 @@ thread_local bool t_in_pool = false;
 // instruction takes ~1 ns on some cores and ~20 ns on others.
 constexpr std::chrono::microseconds kSpinTime{50};
 
+// The fields of ThreadPool::claim_.
+constexpr int kGenerationShift = 40;
+constexpr int kChunksShift = 32;
+constexpr uint64_t kGenerationMask = (uint64_t{1} << 24) - 1;
+
+uint64_t ClaimWord(uint32_t generation, int chunks) {
+  return (uint64_t{generation} & kGenerationMask) << kGenerationShift |
+         uint64_t(chunks) << kChunksShift;
+}
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
@@ -73,10 +83,9 @@ int ThreadPool::Run(int64_t n, Task task, void* ctx) {
   task_ = task;
   ctx_ = ctx;
   n_ = n;
-  chunks_.store(chunks, std::memory_order_relaxed);
   finished_.store(0, std::memory_order_relaxed);
   const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
-  claim_.store(uint64_t{gen} << 32, std::memory_order_release);
+  claim_.store(ClaimWord(gen, chunks), std::memory_order_release);
   {
     // Publishing under mu_ means a helper about to block cannot miss it.
     std::lock_guard<std::mutex> lock(mu_);
@@ -100,15 +109,16 @@ int ThreadPool::Run(int64_t n, Task task, void* ctx) {
 bool ThreadPool::RunChunk(uint32_t generation, int self) {
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
-    if (static_cast<uint32_t>(claim >> 32) != generation) return false;
-    // If claim_ is still at this generation, so is chunks_ (written before).
-    const int chunks = chunks_.load(std::memory_order_relaxed);
+    if ((claim >> kGenerationShift) != (generation & kGenerationMask)) return false;
+    const int chunks = static_cast<int>((claim >> kChunksShift) & 0xff);
     const uint32_t all = chunks >= 32 ? ~0u : (1u << chunks) - 1u;
     const uint32_t free = all & ~static_cast<uint32_t>(claim);
     if (free == 0) return false;
     const int chunk = (free >> self) & 1u ? self : __builtin_ctz(free);
     if (claim_.compare_exchange_weak(claim, claim | (uint64_t{1} << chunk),
                                      std::memory_order_acq_rel, std::memory_order_acquire)) {
+      // A chunk of this loop is now ours, so the loop cannot end, nor its
+      // fields be overwritten, before we are done.
       task_(ctx_, ChunkBegin(n_, chunks, chunk), ChunkBegin(n_, chunks, chunk + 1), chunk);
       if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
         // Taking mu_ orders this notify after the caller's predicate check,

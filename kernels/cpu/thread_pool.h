@@ -75,12 +75,12 @@ class ThreadPool {
   Task task_ = nullptr;
   void* ctx_ = nullptr;
   int64_t n_ = 0;
-  // Read before claiming too (by a helper that may be a loop late), hence
-  // atomic; a late reader's claim then fails on the generation.
-  std::atomic<int> chunks_{0};
 
-  // generation (high 32 bits) and a bit per claimed chunk (low 32 bits): a
-  // helper that wakes after its loop ended cannot claim a chunk of the next.
+  // Everything a claim decides on, in one word, so it is never mixed across
+  // loops: the loop's generation (bits 40-63, low 24 bits of generation_),
+  // its chunk count (bits 32-39) and a bit per claimed chunk (bits 0-31). A
+  // helper that wakes after its loop ended then cannot claim a chunk of the
+  // next one.
   std::atomic<uint64_t> claim_{0};
   std::atomic<int> finished_{0};  // chunks of the current loop that are done
   std::atomic<uint32_t> generation_{0};

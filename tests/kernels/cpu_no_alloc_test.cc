@@ -14,11 +14,12 @@
 #include "tests/kernels/lenet_step.h"
 
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || \
+    __has_feature(thread_sanitizer)
 #define MT_NO_MALLOC_HOOK 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
 #define MT_NO_MALLOC_HOOK 1
 #endif
 

@@ -43,13 +43,20 @@ TEST(ThreadPool, ZeroItemsRunsNothing) {
 
 TEST(ThreadPool, ManyShortJobsBackToBack) {
   ThreadPool pool(4);
+  int64_t want = 0;
   std::atomic<int64_t> sum{0};
+  std::atomic<int> bad_chunk{0};
   for (int rep = 0; rep < 20000; ++rep) {
-    pool.ParallelFor(4, [&](int64_t b, int64_t e, int) {
+    const int64_t n = 1 + rep % 7;  // fewer, as many and more items than threads
+    want += n * (n + 1) / 2;
+    const int chunks = pool.ParallelFor(n, [&](int64_t b, int64_t e, int c) {
+      if (b != ThreadPool::ChunkBegin(n, std::min<int64_t>(n, 4), c)) bad_chunk++;
       for (int64_t i = b; i < e; ++i) sum.fetch_add(i + 1, std::memory_order_relaxed);
     });
+    ASSERT_EQ(chunks, std::min<int64_t>(n, 4));
   }
-  EXPECT_EQ(sum.load(), 20000 * 10);
+  EXPECT_EQ(sum.load(), want);
+  EXPECT_EQ(bad_chunk.load(), 0);
 }
 
 TEST(ThreadPool, NestedCallRunsItsChunksInlineInOrder) {

@@ -1,0 +1,149 @@
+// Real mthub and mtworker processes on 127.0.0.1, as a user runs them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/idx_writer.h"
+#include "tests/support/subprocess.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::BinaryPath;
+using testing::ChildProcess;
+
+fs::path TempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("mt-cluster-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return NAN;
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+// Starts mthub on a free port and returns the port it wrote to --port-file.
+int StartHub(std::unique_ptr<ChildProcess>& hub, const fs::path& dir, std::vector<std::string> args) {
+  std::vector<std::string> argv = {BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", "0", "--port-file",
+                                   (dir / "port").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  hub = std::make_unique<ChildProcess>(argv, (dir / "hub.log").string());
+  for (int i = 0; i < 300; ++i) {
+    std::ifstream in(dir / "port");
+    int port = 0;
+    if (in >> port && port > 0) return port;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "hub did not start:\n" << hub->Log();
+  return 0;
+}
+
+std::unique_ptr<ChildProcess> StartWorker(const fs::path& dir, const std::string& name, int port,
+                                          std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:" + std::to_string(port),
+                                   "--name", name, "--report", (dir / (name + ".json")).string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return std::make_unique<ChildProcess>(argv, (dir / (name + ".log")).string());
+}
+
+TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist"))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed (deploy/install-deps.sh installs it)";
+  const fs::path dir = TempDir("e2e");
+  std::unique_ptr<ChildProcess> hub;
+  const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--report", (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(StartWorker(dir, "w" + std::to_string(i), port));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(workers[i]->Wait(600), 0) << workers[i]->Log();
+  ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
+  const std::string report = ReadAll(dir / "hub.json");
+  EXPECT_GE(JsonNumber(report, "test_accuracy"), 0.84) << report;
+  EXPECT_EQ(JsonNumber(report, "samples"), 60000) << report;
+  for (const char* key : {"final_loss", "steps", "train_seconds", "samples_per_second", "peak_rss_bytes"})
+    EXPECT_FALSE(std::isnan(JsonNumber(report, key))) << key;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(report.find("\"name\": \"w" + std::to_string(i) + "\""), std::string::npos) << report;
+    EXPECT_GT(JsonNumber(ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples"), 19000);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
+  const fs::path dir = TempDir("early");
+  testing::WriteIdxDataset(dir.string(), 1000, 100, 5);
+  // Find a free port by letting a first hub pick one, then reuse it.
+  int port = 0;
+  {
+    std::unique_ptr<ChildProcess> probe;
+    port = StartHub(probe, dir, {"--workers", "1", "--dataset", dir.string(), "--steps", "1"});
+    probe->Signal(SIGTERM);
+    EXPECT_EQ(probe->Wait(30), 0) << probe->Log();
+  }
+  ASSERT_GT(port, 0);
+  auto worker = StartWorker(dir, "early", port);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto hub = std::make_unique<ChildProcess>(
+      std::vector<std::string>{BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", std::to_string(port),
+                               "--workers", "1", "--dataset", dir.string(), "--epochs", "5", "--steps", "30"},
+      (dir / "hub2.log").string());
+  EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
+  EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+  EXPECT_NE(worker->Log().find("not up yet"), std::string::npos) << worker->Log();
+  EXPECT_EQ(JsonNumber(ReadAll(dir / "early.json"), "steps"), 30);
+  fs::remove_all(dir);
+}
+
+TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
+  const fs::path dir = TempDir("sigterm");
+  testing::WriteIdxDataset(dir.string(), 4000, 100, 6);
+  std::unique_ptr<ChildProcess> hub;
+  const int port = StartHub(hub, dir,
+                            {"--workers", "1", "--dataset", dir.string(), "--epochs", "1000", "--checkpoint-dir",
+                             (dir / "ck").string(), "--report", (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  auto worker = StartWorker(dir, "w", port);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  hub->Signal(SIGTERM);
+  EXPECT_EQ(hub->Wait(30), 0) << hub->Log();
+  EXPECT_EQ(worker->Wait(30), 0) << worker->Log();
+  EXPECT_NE(worker->Log().find("hub shutting down"), std::string::npos) << worker->Log();
+  bool checkpoint = false;
+  for (auto& e : fs::directory_iterator(dir / "ck")) checkpoint = checkpoint || e.path().extension() == ".mtc";
+  EXPECT_TRUE(checkpoint);
+  EXPECT_GT(JsonNumber(ReadAll(dir / "hub.json"), "steps"), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Cluster, BadCommandLinesAreClear) {
+  auto r = testing::RunProcess({BinaryPath("hub/mthub"), "--workers", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--workers"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("worker/mtworker")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--hub"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("/nonexistent/data"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("hub/mthub"), "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--global-batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mt

@@ -1,0 +1,102 @@
+// DESIGN.md's invariant: one synchronous step with batches b_1..b_n gives the
+// same weights as one step of a single process on the concatenated batch.
+// Hub and three workers run as threads in this process over loopback.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "core/data/dataset.h"
+#include "core/data/sampler.h"
+#include "core/model/model_spec.h"
+#include "core/train/batch_buffer.h"
+#include "hub/hub.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/dropout_hash.h"
+#include "tests/support/idx_writer.h"
+#include "worker/worker_config.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<float> SingleProcess(const std::string& data, uint64_t seed, int batch, int steps) {
+  kernels::CpuBackend backend(1);
+  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+  model->Reserve(batch);
+  model->InitParams(seed);
+  OptimizerConfig oc;
+  auto opt = MakeOptimizer(oc, backend, model->ParamCount());
+  auto train = LoadDataset(data, Split::kTrain);
+  BatchBuffer b(train->SampleShape(), batch);
+  const auto order = EpochOrder(train->Size(), seed, 0);
+  for (int s = 0; s < steps; ++s) {
+    b.Fill(*train, order.data() + s * batch, batch);
+    model->SetBatch(b.images(), b.labels(), batch);
+    model->ComputeGradients(s);
+    opt->Step(model->params(), model->grads());
+  }
+  std::vector<float> w(model->ParamCount());
+  model->GetParams(w.data());
+  return w;
+}
+
+TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
+  const fs::path dir = fs::temp_directory_path() / ("mt-exact-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  testing::WriteIdxDataset(dir.string(), 2000, 200, 3);
+
+  HubConfig hc;
+  hc.workers = 3;
+  hc.bind = "127.0.0.1";
+  hc.port = 0;
+  hc.dataset = dir.string();
+  hc.worker_batches = {16, 32, 16};
+  hc.max_steps = 20;
+  hc.seed = 7;
+  hc.digest_every = 5;
+  Hub hub(hc);
+  hub.Start();
+  int hub_code = -1;
+  std::thread hub_thread([&] { hub_code = hub.Run(); });
+  std::vector<std::thread> workers;
+  std::vector<int> codes(3, -1);
+  for (int i = 0; i < 3; ++i)
+    workers.emplace_back([&, i] {
+      WorkerConfig wc;
+      wc.hub = "127.0.0.1:" + std::to_string(hub.port());
+      wc.name = "t" + std::to_string(i);
+      wc.connect_timeout_seconds = 30;
+      codes[i] = RunWorker(wc);
+    });
+  for (auto& t : workers) t.join();
+  hub_thread.join();
+  EXPECT_EQ(hub_code, 0);
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0}));
+  ASSERT_EQ(hub.steps_done(), 20);
+
+  const std::vector<float> distributed = hub.Weights();
+  const std::vector<float> single = SingleProcess(dir.string(), 7, 64, 20);
+  ASSERT_EQ(distributed.size(), single.size());
+  double worst = 0, scale = 0, moved = 0;
+  kernels::CpuBackend backend;
+  auto init = BuildModel(LoadModelSpec("lenet5"), backend);
+  init->Reserve(1);
+  init->InitParams(7);
+  std::vector<float> w0(init->ParamCount());
+  init->GetParams(w0.data());
+  for (size_t i = 0; i < single.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::fabs(distributed[i] - single[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(single[i])));
+    moved = std::max(moved, static_cast<double>(std::fabs(single[i] - w0[i])));
+  }
+  EXPECT_LE(worst, 1e-5 * scale) << "max difference " << worst << " against max weight " << scale;
+  // Training really moved the weights, so agreement is not trivial.
+  EXPECT_GT(moved, 1e-2);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt

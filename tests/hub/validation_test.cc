@@ -1,0 +1,199 @@
+// Every incoming message is validated before it touches the sum: a raw gRPC
+// client sends each kind of bad message while a real worker trains; each is
+// refused with a clear status, and training goes on unpoisoned.
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <thread>
+
+#include "hub.grpc.pb.h"
+#include "hub/hub.h"
+#include "proto/wire.h"
+#include "tests/support/idx_writer.h"
+#include "worker/worker_config.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+
+class Validation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mt-valid-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    testing::WriteIdxDataset(dir_.string(), 2000, 100, 9);
+    HubConfig hc;
+    hc.workers = 1;
+    hc.bind = "127.0.0.1";
+    hc.port = 0;
+    hc.dataset = dir_.string();
+    hc.epochs = 1000;
+    hc.max_steps = 400;
+    hc.token = "secret";
+    hub_ = std::make_unique<Hub>(hc);
+    hub_->Start();
+    hub_thread_ = std::thread([this] { hub_code_ = hub_->Run(); });
+    worker_thread_ = std::thread([this] {
+      WorkerConfig wc;
+      wc.hub = Target();
+      wc.token = "secret";
+      wc.name = "honest";
+      worker_code_ = RunWorker(wc);
+    });
+    stub_ = proto::Hub::NewStub(grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    hub_->RequestStop();
+    hub_thread_.join();
+    worker_thread_.join();
+    fs::remove_all(dir_);
+  }
+  std::string Target() const { return "127.0.0.1:" + std::to_string(hub_->port()); }
+
+  grpc::Status Join(uint32_t version, const std::string& token, proto::JoinReply* reply) {
+    proto::JoinRequest req;
+    req.set_protocol_version(version);
+    req.set_token(token);
+    req.mutable_device()->set_name("bogus");
+    grpc::ClientContext ctx;
+    return stub_->Join(&ctx, req, reply);
+  }
+
+  // A joined client that has received the model and its first assignment.
+  struct Bogus {
+    grpc::ClientContext ctx;
+    std::unique_ptr<Stream> stream;
+    proto::Assignment next;
+    uint64_t params = 0;
+  };
+  void Admit(Bogus& b) {
+    proto::JoinReply reply;
+    ASSERT_TRUE(Join(wire::kProtocolVersion, "secret", &reply).ok());
+    b.params = reply.param_count();
+    b.stream = stub_->Train(&b.ctx);
+    proto::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id(reply.worker_id());
+    hello.mutable_hello()->set_token("secret");
+    ASSERT_TRUE(b.stream->Write(hello));
+    proto::HubMessage m;
+    while (b.stream->Read(&m)) {
+      if (m.has_state() && m.state().last()) {
+        b.next = m.state().next();
+        return;
+      }
+    }
+    FAIL() << "no model received";
+  }
+  // Sends one gradient chunk and returns the status the hub ends the stream with.
+  grpc::Status SendBad(Bogus& b, const std::vector<float>& g, int64_t step, uint64_t offset, int batch, bool last) {
+    proto::WorkerMessage m;
+    auto* c = m.mutable_gradient();
+    c->set_step(step);
+    c->set_offset(offset);
+    wire::PackFloats(g.data(), g.size(), c->mutable_data());
+    c->set_last(last);
+    c->set_batch(batch);
+    b.stream->Write(m);
+    b.stream->WritesDone();
+    proto::HubMessage ignored;
+    while (b.stream->Read(&ignored)) {
+    }
+    return b.stream->Finish();
+  }
+  void ExpectRefused(const grpc::Status& s, grpc::StatusCode code, const std::string& needle) {
+    EXPECT_EQ(s.error_code(), code) << s.error_message();
+    EXPECT_NE(s.error_message().find(needle), std::string::npos) << s.error_message();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Hub> hub_;
+  std::unique_ptr<proto::Hub::Stub> stub_;
+  std::thread hub_thread_, worker_thread_;
+  int hub_code_ = -1, worker_code_ = -1;
+};
+
+TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
+  proto::JoinReply reply;
+  ExpectRefused(Join(99, "secret", &reply), grpc::StatusCode::FAILED_PRECONDITION, "protocol version 99");
+  ExpectRefused(Join(wire::kProtocolVersion, "wrong", &reply), grpc::StatusCode::UNAUTHENTICATED, "token");
+
+  {  // A stream that does not start with Hello.
+    grpc::ClientContext ctx;
+    auto s = stub_->Train(&ctx);
+    proto::WorkerMessage m;
+    m.mutable_gradient()->set_step(0);
+    s->Write(m);
+    s->WritesDone();
+    ExpectRefused(s->Finish(), grpc::StatusCode::INVALID_ARGUMENT, "Hello");
+  }
+  {  // Hello with a worker id nobody was given.
+    grpc::ClientContext ctx;
+    auto s = stub_->Train(&ctx);
+    proto::WorkerMessage m;
+    m.mutable_hello()->set_worker_id(4242);
+    m.mutable_hello()->set_token("secret");
+    s->Write(m);
+    s->WritesDone();
+    ExpectRefused(s->Finish(), grpc::StatusCode::NOT_FOUND, "4242");
+  }
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(b.params, 0.01f);
+    g[17] = nan;
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
+                  "non-finite");
+  }
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(b.params - 5, 0.01f);
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
+                  "the model has");
+  }
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(b.params + 3, 0.01f);
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
+                  "longer than");
+  }
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(b.params, 0.01f);
+    ExpectRefused(SendBad(b, g, b.next.step() + 7, 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
+                  "expected step");
+  }
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(b.params, 0.01f);
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch() + 100, true), grpc::StatusCode::INVALID_ARGUMENT,
+                  "assigned");
+  }
+  {
+    Bogus b;
+    Admit(b);
+    std::vector<float> g(100, 0.01f);
+    ExpectRefused(SendBad(b, g, b.next.step(), 50, b.next.batch(), false), grpc::StatusCode::INVALID_ARGUMENT,
+                  "offset");
+  }
+
+  // The honest worker trains to the end, and the model is clean.
+  worker_thread_.join();
+  worker_thread_ = std::thread([] {});
+  EXPECT_EQ(worker_code_, 0);
+  EXPECT_EQ(hub_->steps_done(), 400);
+  for (float w : hub_->Weights()) ASSERT_TRUE(std::isfinite(w));
+}
+
+}  // namespace
+}  // namespace mt

@@ -1,0 +1,47 @@
+// Writes a small learnable IDX dataset (28x28, 10 classes; class k lights a
+// band at row 2k plus noise) so distributed tests run on real files without
+// needing the installed Fashion-MNIST.
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include "core/util/rng.h"
+
+namespace mt::testing {
+
+inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int n, uint64_t seed) {
+  auto be32 = [](std::ofstream& f, uint32_t v) {
+    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+    f.write(b, 4);
+  };
+  std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+  std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+  be32(images, 0x803);
+  be32(images, n);
+  be32(images, 28);
+  be32(images, 28);
+  be32(labels, 0x801);
+  be32(labels, n);
+  Rng rng(seed);
+  std::string img(28 * 28, '\0');
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng.Below(10));
+    for (int p = 0; p < 28 * 28; ++p) {
+      const int row = p / 28;
+      const bool band = row / 2 == label + 2 || row / 2 == label + 3;
+      const int v = (band ? 170 : 40) + static_cast<int>(rng.Below(80));
+      img[p] = static_cast<char>(v);
+    }
+    images.write(img.data(), img.size());
+    labels.put(static_cast<char>(label));
+  }
+}
+
+inline void WriteIdxDataset(const std::string& dir, int train, int test, uint64_t seed) {
+  WriteIdxSplit(dir, "train", train, seed);
+  WriteIdxSplit(dir, "t10k", test, seed + 1);
+}
+
+}  // namespace mt::testing
