@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <numeric>
 
@@ -27,6 +28,14 @@ constexpr int kEvalBatch = 500;
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// CPU time of the calling thread: the hub's own work, which wall time on a
+// busy machine would overstate by the time other processes held the core.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 const char* StateName(WorkerSlot::State s) {
   switch (s) {
     case WorkerSlot::State::kJoined: return "joined";
@@ -37,15 +46,25 @@ const char* StateName(WorkerSlot::State s) {
   return "?";
 }
 
-// Clears a slot's stream when the Train handler returns, whatever the path.
+// Removes a slot's outbox when the Train handler returns, whatever the path.
 struct StreamDetach {
   WorkerSlot* slot = nullptr;
   ~StreamDetach() {
     if (!slot) return;
-    std::lock_guard<std::mutex> lock(slot->write_mu);
-    slot->stream = nullptr;
+    std::unique_ptr<Outbox> gone;
+    {
+      std::lock_guard<std::mutex> lock(slot->outbox_mu);
+      gone = std::move(slot->outbox);
+    }
+    // Destroyed outside the lock: it finishes its last write first.
   }
 };
+
+SharedMessage NextMessage(const proto::Assignment& a) {
+  auto m = std::make_shared<proto::HubMessage>();
+  *m->mutable_next() = a;
+  return m;
+}
 
 }  // namespace
 
@@ -89,6 +108,8 @@ void Hub::Start() {
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
   builder.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(wire::kMaxMessageBytes);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) throw std::runtime_error("cannot listen on " + address + " (port in use?)");
@@ -166,8 +187,8 @@ grpc::Status Hub::Train(HubStream* stream, const std::string& peer) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
     {
-      std::lock_guard<std::mutex> wl(slot->write_mu);
-      slot->stream = stream;
+      std::lock_guard<std::mutex> ol(slot->outbox_mu);
+      slot->outbox = std::make_unique<Outbox>(stream, &write_cpu_ns_);
     }
     detach.slot = slot;
     slot->state = WorkerSlot::State::kWaiting;
@@ -276,8 +297,8 @@ void Hub::SendState(WorkerSlot* slot) {
   state.slots.clear();
   const size_t chunks = wire::ChunkCount(all.size());
   for (size_t c = 0; c < chunks; ++c) {
-    proto::HubMessage m;
-    auto* s = m.mutable_state();
+    auto m = std::make_shared<proto::HubMessage>();
+    auto* s = m->mutable_state();
     const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, all.size() - begin);
     s->set_step(step_);
     s->set_offset(begin);
@@ -285,28 +306,31 @@ void Hub::SendState(WorkerSlot* slot) {
     if (c + 1 == chunks) {
       s->set_last(true);
       s->set_optimizer_state(state.Serialize());
-      *s->mutable_next() = slot->assignment;
     }
-    if (!slot->Write(m)) return;  // the handler notices the broken stream
+    if (!slot->Send(std::move(m))) return;  // the handler notices the broken stream
   }
 }
 
 void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
-  // The averaged gradient's chunks are built once and shared; only the last
-  // chunk differs per worker (its next assignment).
-  std::vector<proto::HubMessage> chunks;
+  // The averaged gradient's chunks are prepared once and the same messages
+  // go to every worker; only the small Assignment after them differs.
+  std::vector<SharedMessage> chunks;
   if (have_result) {
-    const size_t n_chunks = wire::ChunkCount(model_->ParamCount());
-    chunks.resize(n_chunks);
+    const size_t p = model_->ParamCount();
+    const size_t n_chunks = wire::ChunkCount(p);
     for (size_t c = 0; c < n_chunks; ++c) {
-      auto* r = chunks[c].mutable_result();
-      const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, model_->ParamCount() - begin);
+      auto m = std::make_shared<proto::HubMessage>();
+      auto* r = m->mutable_result();
+      const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       r->set_step(average_step_);
       r->set_offset(begin);
       wire::PackFloats(average() + begin, n, r->mutable_data());
-      r->set_mean_loss(last_loss_);
+      if (c + 1 == n_chunks) {
+        r->set_last(true);
+        r->set_mean_loss(last_loss_);
+      }
+      chunks.push_back(std::move(m));
     }
-    chunks.back().mutable_result()->set_last(true);
   }
   for (auto* s : who) {
     if (s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result) {
@@ -314,13 +338,11 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       s->needs_resync = false;
       SendState(s);
       s->state = WorkerSlot::State::kActive;
-      continue;
+    } else {
+      for (const auto& c : chunks)
+        if (!s->Send(c)) break;
     }
-    for (size_t c = 0; c + 1 < chunks.size(); ++c)
-      if (!s->Write(chunks[c])) break;
-    proto::HubMessage last = chunks.back();
-    *last.mutable_result()->mutable_next() = s->assignment;
-    s->Write(last);
+    s->Send(NextMessage(s->assignment));
   }
 }
 
@@ -408,10 +430,10 @@ void Hub::SaveCheckpoint() {
 }
 
 void Hub::SayGoodbye(const std::string& reason) {
-  proto::HubMessage stop;
-  stop.mutable_stop()->set_reason(reason);
-  stop.mutable_stop()->set_steps(step_);
-  stop.mutable_stop()->set_test_accuracy(epochs_.empty() ? -1.0 : epochs_.back().test_accuracy);
+  auto stop = std::make_shared<proto::HubMessage>();
+  stop->mutable_stop()->set_reason(reason);
+  stop->mutable_stop()->set_steps(step_);
+  stop->mutable_stop()->set_test_accuracy(epochs_.empty() ? -1.0 : epochs_.back().test_accuracy);
   std::vector<WorkerSlot*> who;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -419,7 +441,7 @@ void Hub::SayGoodbye(const std::string& reason) {
     for (auto& s : slots_)
       if (s->state != WorkerSlot::State::kGone) who.push_back(s.get());
   }
-  for (auto* s : who) s->Write(stop);
+  for (auto* s : who) s->Send(stop);
 }
 
 void Hub::LogProgress(double loss, int64_t samples_since, double seconds, const std::vector<WorkerSlot*>& who) {
@@ -464,17 +486,22 @@ int Hub::Run() {
       continue;
     }
     Assign(who);
-    digest_before_ = DigestFloats(backend_.Data(model_->params()), model_->ParamCount());
-    const auto t_broadcast = Clock::now();
+    // Workers send a digest only every digest_every steps; hash only then.
+    if (step_ % config_.digest_every == 0)
+      digest_before_ = DigestFloats(backend_.Data(model_->params()), model_->ParamCount());
+    const double cpu_broadcast = ThreadCpuSeconds();
+    const auto wall_broadcast = Clock::now();
     lock.unlock();
     Broadcast(who, have_result);
-    hub_seconds_ += Seconds(Clock::now() - t_broadcast);
+    broadcast_seconds_ += ThreadCpuSeconds() - cpu_broadcast;
+    wall_seconds_ += Seconds(Clock::now() - wall_broadcast);
     // The epoch just finished is evaluated while the workers compute the
     // next step: the master weights do not change until its gradients are in.
     if (have_result && step_ % steps_per_epoch_ == 0) EvaluateEpoch(step_ / steps_per_epoch_);
     lock.lock();
     if (!WaitForGradients(lock, who)) continue;
-    const auto t_reduce = Clock::now();
+    const double cpu_reduce = ThreadCpuSeconds();
+    const auto wall_reduce = Clock::now();
     double loss_sum = 0;
     const int64_t samples = Reduce(who, &loss_sum);
     if (samples == 0) {
@@ -490,7 +517,8 @@ int Hub::Run() {
     samples_total_ += samples;
     samples_at_log += samples;
     ++step_;
-    hub_seconds_ += Seconds(Clock::now() - t_reduce);
+    reduce_seconds_ += ThreadCpuSeconds() - cpu_reduce;
+    wall_seconds_ += Seconds(Clock::now() - wall_reduce);
     const auto now = Clock::now();
     if (Seconds(now - t_log) >= config_.log_every_seconds) {
       LogProgress(last_loss_, samples_at_log, Seconds(now - t_log), who);
@@ -532,8 +560,14 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
       .Set("samples", samples)
       .Set("train_seconds", train_seconds)
       .Set("samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0)
-      .Set("hub_seconds", hub_seconds_)
-      .Set("hub_share", train_seconds > 0 ? hub_seconds_ / train_seconds : 0.0)
+      .Set("hub_reduce_seconds", reduce_seconds_)
+      .Set("hub_broadcast_seconds", broadcast_seconds_ + write_cpu_ns_ * 1e-9)
+      // CPU seconds of the hub's own work (averaging, optimizer, broadcast
+      // including the writer threads) over the run's wall time.
+      .Set("hub_share", train_seconds > 0 ? (reduce_seconds_ + broadcast_seconds_ + write_cpu_ns_ * 1e-9) / train_seconds : 0.0)
+      // The same work in wall time of the step loop: inflated when workers
+      // share the hub's cores, as on one machine.
+      .Set("hub_wall_share", train_seconds > 0 ? wall_seconds_ / train_seconds : 0.0)
       .Set("peak_rss_bytes", PeakRssBytes())
       .Set("stop_reason", stop_reason_);
   Json workers = Json::Array();

@@ -111,7 +111,11 @@ class Hub {
   double best_test_loss_ = 1e300;
   int64_t epochs_without_improvement_ = 0;
   std::string stop_reason_;
-  double hub_seconds_ = 0;  // averaging, optimizer and broadcast, barrier waits excluded
+  // The hub's own work per step, barrier waits and evaluation excluded.
+  double reduce_seconds_ = 0;     // averaging and the optimizer step
+  double broadcast_seconds_ = 0;  // preparing the result and queueing it
+  std::atomic<int64_t> write_cpu_ns_{0};  // the outboxes' serialising and writing
+  double wall_seconds_ = 0;       // the same work in wall time
   int64_t samples_total_ = 0;
   double last_loss_ = 0;
 };

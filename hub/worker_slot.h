@@ -10,10 +10,9 @@
 
 #include "hub.grpc.pb.h"
 #include "hub/gradient_inbox.h"
+#include "hub/outbox.h"
 
 namespace mt {
-
-using HubStream = grpc::ServerReaderWriter<proto::HubMessage, proto::WorkerMessage>;
 
 struct WorkerStats {
   int64_t steps = 0;
@@ -42,14 +41,15 @@ struct WorkerSlot {
   WorkerStats stats;
   bool needs_resync = false;
 
-  // Writes go through here. The handler thread clears `stream` (under
-  // write_mu) before its call returns, so nobody writes to a finished stream.
-  std::mutex write_mu;
-  HubStream* stream = nullptr;
+  // Messages go out through the outbox while the Train stream is open; the
+  // handler removes it (under outbox_mu) before its call returns, so nothing
+  // is ever written to a finished stream.
+  std::mutex outbox_mu;
+  std::unique_ptr<Outbox> outbox;
 
-  bool Write(const proto::HubMessage& m) {
-    std::lock_guard<std::mutex> lock(write_mu);
-    return stream != nullptr && stream->Write(m);
+  bool Send(SharedMessage m) {
+    std::lock_guard<std::mutex> lock(outbox_mu);
+    return outbox != nullptr && outbox->Send(std::move(m));
   }
 };
 

@@ -14,6 +14,12 @@ constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
 
+// Transport settings both sides apply: large HTTP/2 frames and a receive
+// window that holds a whole chunk, so a 1 MiB message goes out in a few
+// writes instead of waiting on 64 KiB window updates.
+constexpr int kHttp2FrameBytes = 1 << 20;
+constexpr int kHttp2WindowBytes = 4 << 20;
+
 inline size_t ChunkCount(size_t floats) { return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats; }
 
 inline void PackFloats(const float* src, size_t n, std::string* out) {

@@ -87,11 +87,11 @@ class StepLoop {
         return true;
       }
       if (m.has_state()) {
-        if (!TakeState(m.state())) continue;
-        Compute(m.state().next());
+        TakeState(m.state());
       } else if (m.has_result()) {
-        if (!TakeResult(m.result())) continue;
-        Compute(m.result().next());
+        TakeResult(m.result());
+      } else if (m.has_next()) {
+        Compute(m.next());
       }
     }
     return false;

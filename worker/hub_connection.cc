@@ -24,6 +24,8 @@ HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
   // Reconnect attempts stay frequent, so a hub that comes up is found soon.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);

@@ -1,7 +1,12 @@
-// The CPU backend: host memory, Eigen GEMM, and loops split over a persistent
-// thread pool. Every op takes its memory from the views it is given (no
-// allocation after the buffers exist), so a steady-state training step never
-// touches the allocator.
+// The CPU backend: host memory, Eigen GEMM, direct (stride 1) or im2col
+// convolution, and loops split over a persistent thread pool.
+//
+// Ops take their memory from the views they are given; the one exception is
+// Gemm's packing scratch, which grows the first time a larger product runs,
+// so a steady-state training step never touches the allocator. A conv
+// workspace sized by ConvWorkspaceCount for batch B serves every batch <= B.
+// Results depend on the thread count (the split of sums over the batch) but
+// never on timing: partial sums are reduced in a fixed order.
 #pragma once
 
 #include <cstdint>

@@ -82,8 +82,8 @@ class Validation : public ::testing::Test {
     ASSERT_TRUE(b.stream->Write(hello));
     proto::HubMessage m;
     while (b.stream->Read(&m)) {
-      if (m.has_state() && m.state().last()) {
-        b.next = m.state().next();
+      if (m.has_next()) {
+        b.next = m.next();
         return;
       }
     }
