@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Starts a hub and N workers on this machine, waits for the run to end, and
+# prints the hub's final accuracy. Logs and reports go to OUT_DIR.
+#   deploy/local-cluster.sh [--workers 3] [--out DIR] [-- extra mthub flags]
+# Ctrl-C stops the hub, which says goodbye to the workers and checkpoints.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${MT_BUILD_DIR:-build}"
+workers=3
+out="$build/local-cluster"
+hub_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --workers) workers="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --) shift; hub_args=("$@"); break ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "local-cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for bin in "$build/hub/mthub" "$build/worker/mtworker"; do
+  [ -x "$bin" ] || { echo "local-cluster.sh: $bin not built (run deploy/build.sh)" >&2; exit 1; }
+done
+mkdir -p "$out"
+rm -f "$out/port" "$out"/*.json
+
+"$build/hub/mthub" --workers "$workers" --bind 127.0.0.1 --port 0 --port-file "$out/port" \
+  --report "$out/hub.json" "${hub_args[@]}" 2>&1 | tee "$out/hub.log" &
+hub_pid=$!
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; }
+trap 'kill -INT $hub_pid 2>/dev/null || true' INT TERM
+trap cleanup EXIT
+
+for _ in $(seq 1 200); do [ -s "$out/port" ] && break; sleep 0.1; done
+[ -s "$out/port" ] || { echo "local-cluster.sh: the hub did not start; see $out/hub.log" >&2; exit 1; }
+port=$(cat "$out/port")
+for i in $(seq 0 $((workers - 1))); do
+  "$build/worker/mtworker" --hub "127.0.0.1:$port" --name "worker$i" --threads 1 \
+    --report "$out/worker$i.json" >"$out/worker$i.log" 2>&1 &
+  pids+=($!)
+done
+
+status=0
+wait "$hub_pid" || status=$?
+for p in "${pids[@]}"; do wait "$p" || status=$?; done
+if [ -f "$out/hub.json" ]; then
+  python3 - "$out/hub.json" <<'PY' || grep -E '"(test_accuracy|samples_per_second)"' "$out/hub.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"final test accuracy {r['test_accuracy']:.4f} after {r['steps']} steps; "
+      f"{r['samples_per_second']:.0f} samples/s over {len(r['workers'])} workers")
+PY
+fi
+exit $status
