@@ -74,13 +74,13 @@ Hub::Hub(HubConfig config) : config_(std::move(config)), backend_(static_cast<in
   spec_ = LoadModelSpec(config_.model);
   spec_text_ = ModelSpecToText(spec_);
   model_ = BuildModel(spec_, backend_);
-  const auto train = LoadDataset(config_.dataset, Split::kTrain);
-  test_ = LoadDataset(config_.dataset, Split::kTest);
-  if (model_->input_shape() != train->SampleShape())
-    throw std::runtime_error("dataset " + config_.dataset + " has samples of " + train->SampleShape().ToString() +
-                             " but model " + spec_.name() + " takes " + model_->input_shape().ToString());
-  train_samples_ = static_cast<int64_t>(train->Size());
   // The hub needs only the training set's size; the workers read the samples.
+  const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
+  test_ = LoadDataset(config_.dataset, Split::kTest);
+  if (model_->input_shape() != train.sample)
+    throw std::runtime_error("dataset " + config_.dataset + " has samples of " + train.sample.ToString() +
+                             " but model " + spec_.name() + " takes " + model_->input_shape().ToString());
+  train_samples_ = static_cast<int64_t>(train.size);
   global_batch_ = config_.global_batch > 0 ? config_.global_batch : 64 * config_.workers;
   if (!config_.worker_batches.empty()) {
     if (static_cast<int>(config_.worker_batches.size()) != config_.workers)

@@ -11,9 +11,7 @@ constexpr size_t kPixels = 3 * 32 * 32;
 constexpr size_t kRecord = 1 + kPixels;
 constexpr int kClasses = 10;
 
-}  // namespace
-
-std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {
+size_t CountRecords(const std::vector<std::string>& files) {
   size_t total = 0;
   for (const auto& f : files) {
     std::error_code ec;
@@ -23,6 +21,15 @@ std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {
       throw DataError(f + ": size " + std::to_string(size) + " is not a whole number of 3073-byte CIFAR-10 records");
     total += size / kRecord;
   }
+  return total;
+}
+
+}  // namespace
+
+DatasetInfo PeekCifar10(const std::vector<std::string>& files) { return {CountRecords(files), Shape{3, 32, 32}}; }
+
+std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {
+  const size_t total = CountRecords(files);
   std::vector<uint8_t> pixels(total * kPixels), labels(total);
   size_t at = 0;
   for (const auto& f : files) {

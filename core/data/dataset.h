@@ -59,6 +59,14 @@ enum class Split { kTrain, kTest };
 // a directory holding IDX or CIFAR-10 binary files.
 std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split);
 
+// What a split holds, read from headers and file sizes only: for the hub,
+// which needs the training set's size but never its samples.
+struct DatasetInfo {
+  size_t size = 0;
+  Shape sample;
+};
+DatasetInfo PeekDataset(const std::string& name_or_dir, Split split);
+
 // Writes n samples (NCHW floats) and their labels; allocates nothing.
 void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images, int32_t* labels);
 

@@ -34,17 +34,32 @@ void ExpectEnd(GzReader& in) {
   if (!in.AtEnd()) throw DataError(in.path() + ": trailing bytes after the data");
 }
 
-}  // namespace
+struct ImagesHeader {
+  uint32_t n, h, w;
+};
 
-std::unique_ptr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {
-  GzReader images(images_path);
+ImagesHeader ReadImagesHeader(GzReader& images) {
   ExpectMagic(images, kImagesMagic, "IDX images");
   const uint32_t n = BigEndian32(images, "header");
   const uint32_t h = BigEndian32(images, "header");
   const uint32_t w = BigEndian32(images, "header");
   if (n == 0 || h == 0 || w == 0 || h > 4096 || w > 4096 || n > (1u << 28))
-    throw DataError(images_path + ": implausible dimensions " + std::to_string(n) + "x" + std::to_string(h) + "x" +
+    throw DataError(images.path() + ": implausible dimensions " + std::to_string(n) + "x" + std::to_string(h) + "x" +
                     std::to_string(w));
+  return {n, h, w};
+}
+
+}  // namespace
+
+DatasetInfo PeekIdx(const std::string& images_path) {
+  GzReader images(images_path);
+  const ImagesHeader hd = ReadImagesHeader(images);
+  return {hd.n, Shape{1, static_cast<int>(hd.h), static_cast<int>(hd.w)}};
+}
+
+std::unique_ptr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {
+  GzReader images(images_path);
+  const auto [n, h, w] = ReadImagesHeader(images);
 
   GzReader labels_in(labels_path);
   ExpectMagic(labels_in, kLabelsMagic, "IDX labels");

@@ -29,14 +29,23 @@ std::string FindIdx(const fs::path& dir, const std::string& stem) {
   return "";
 }
 
-std::unique_ptr<Dataset> LoadFromDirectory(const fs::path& dir, Split split) {
+// The files of one split, before any is read.
+struct DatasetFiles {
+  bool idx = false;
+  std::string images, labels;       // IDX
+  std::vector<std::string> batches;  // CIFAR-10
+};
+
+DatasetFiles FindFiles(const fs::path& dir, Split split) {
   const std::string prefix = split == Split::kTrain ? "train" : "t10k";
-  const std::string images = FindIdx(dir, prefix + "-images-idx3-ubyte");
-  const std::string labels = FindIdx(dir, prefix + "-labels-idx1-ubyte");
-  if (!images.empty() || !labels.empty()) {
-    if (images.empty()) throw DataError(dir.string() + ": has " + labels + " but no " + prefix + "-images-idx3-ubyte[.gz]");
-    if (labels.empty()) throw DataError(dir.string() + ": has " + images + " but no " + prefix + "-labels-idx1-ubyte[.gz]");
-    return LoadIdx(images, labels);
+  DatasetFiles f;
+  f.images = FindIdx(dir, prefix + "-images-idx3-ubyte");
+  f.labels = FindIdx(dir, prefix + "-labels-idx1-ubyte");
+  if (!f.images.empty() || !f.labels.empty()) {
+    if (f.images.empty()) throw DataError(dir.string() + ": has " + f.labels + " but no " + prefix + "-images-idx3-ubyte[.gz]");
+    if (f.labels.empty()) throw DataError(dir.string() + ": has " + f.images + " but no " + prefix + "-labels-idx1-ubyte[.gz]");
+    f.idx = true;
+    return f;
   }
   for (const fs::path& d : {dir, dir / "cifar-10-batches-bin"}) {
     std::vector<std::string> files;
@@ -48,28 +57,41 @@ std::unique_ptr<Dataset> LoadFromDirectory(const fs::path& dir, Split split) {
     } else if (fs::is_regular_file(d / "test_batch.bin")) {
       files.push_back((d / "test_batch.bin").string());
     }
-    if (!files.empty()) return LoadCifar10(files);
+    if (!files.empty()) {
+      f.batches = files;
+      return f;
+    }
   }
   throw DataError(dir.string() + ": no dataset found: looked for " + prefix + "-images-idx3-ubyte[.gz] and " +
                   prefix + "-labels-idx1-ubyte[.gz] (IDX), or " +
                   (split == Split::kTrain ? "data_batch_1..5.bin" : "test_batch.bin") + " (CIFAR-10 binary)");
 }
 
-}  // namespace
-
-std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split) {
+DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
   for (const auto& k : kKnown) {
     if (name_or_dir != k.name) continue;
     if (!fs::is_directory(k.dir))
       throw DataError(std::string(k.name) + ": " + k.dir + " does not exist (Debian package dataset-" +
                       (name_or_dir.rfind("cifar", 0) == 0 ? std::string("cifar-10") : name_or_dir) +
                       ", or pass a directory)");
-    return LoadFromDirectory(k.dir, split);
+    return FindFiles(k.dir, split);
   }
-  if (fs::is_directory(name_or_dir)) return LoadFromDirectory(name_or_dir, split);
+  if (fs::is_directory(name_or_dir)) return FindFiles(name_or_dir, split);
   std::string known;
   for (const auto& k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k.name);
   throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" + known + ")");
+}
+
+}  // namespace
+
+std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split) {
+  const DatasetFiles f = Resolve(name_or_dir, split);
+  return f.idx ? LoadIdx(f.images, f.labels) : LoadCifar10(f.batches);
+}
+
+DatasetInfo PeekDataset(const std::string& name_or_dir, Split split) {
+  const DatasetFiles f = Resolve(name_or_dir, split);
+  return f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
 }
 
 }  // namespace mt

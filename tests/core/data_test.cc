@@ -74,6 +74,9 @@ TEST_F(DataFiles, IdxRawAndGzipReadTheSame) {
   auto test = LoadDataset(dir_.string(), Split::kTest);
   ASSERT_EQ(train->Size(), 5u);
   ASSERT_EQ(test->Size(), 3u);
+  const DatasetInfo peek = PeekDataset(dir_.string(), Split::kTest);
+  EXPECT_EQ(peek.size, 3u);
+  EXPECT_EQ(peek.sample, (Shape{1, 4, 3}));
   EXPECT_EQ(train->SampleShape(), (Shape{1, 4, 3}));
   EXPECT_EQ(train->NumClasses(), 10);
   std::vector<float> a(12), b(12);
@@ -177,6 +180,7 @@ TEST_F(DataFiles, Cifar10Binary) {
   auto train = LoadDataset(dir_.string(), Split::kTrain);
   ASSERT_EQ(train->Size(), 3u);
   EXPECT_EQ(train->SampleShape(), (Shape{3, 32, 32}));
+  EXPECT_EQ(PeekDataset(dir_.string(), Split::kTrain).size, 3u);
   std::vector<float> img(3072);
   EXPECT_EQ(train->Get(0, img.data()), 3);
   EXPECT_FLOAT_EQ(img[100], 1.0f);

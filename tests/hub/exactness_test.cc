@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/data/dataset.h"
@@ -95,6 +96,44 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   EXPECT_LE(worst, 1e-5 * scale) << "max difference " << worst << " against max weight " << scale;
   // Training really moved the weights, so agreement is not trivial.
   EXPECT_GT(moved, 1e-2);
+  fs::remove_all(dir);
+}
+
+TEST(LocalData, AWorkerTrainsOnItsOwnFilesBesideASharedOne) {
+  const fs::path dir = fs::temp_directory_path() / ("mt-local-" + std::to_string(getpid()));
+  fs::create_directories(dir / "shared");
+  fs::create_directories(dir / "private");
+  testing::WriteIdxDataset((dir / "shared").string(), 1500, 300, 11);
+  testing::WriteIdxDataset((dir / "private").string(), 700, 10, 12);
+
+  HubConfig hc;
+  hc.workers = 2;
+  hc.bind = "127.0.0.1";
+  hc.port = 0;
+  hc.dataset = (dir / "shared").string();
+  hc.epochs = 5;
+  hc.max_steps = 60;
+  hc.patience = 0;
+  Hub hub(hc);
+  hub.Start();
+  std::thread hub_thread([&] { hub.Run(); });
+  std::vector<int> codes(2, -1);
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 2; ++i)
+    workers.emplace_back([&, i] {
+      WorkerConfig wc;
+      wc.hub = "127.0.0.1:" + std::to_string(hub.port());
+      if (i == 1) wc.data_dir = (dir / "private").string();
+      wc.report_path = (dir / ("w" + std::to_string(i) + ".json")).string();
+      codes[i] = RunWorker(wc);
+    });
+  for (auto& t : workers) t.join();
+  hub_thread.join();
+  EXPECT_EQ(codes, (std::vector<int>{0, 0}));
+  EXPECT_EQ(hub.steps_done(), 60);
+  std::ifstream in(dir / "w1.json");
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("\"local_data\": true"), std::string::npos) << report;
   fs::remove_all(dir);
 }
 

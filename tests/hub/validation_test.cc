@@ -35,6 +35,7 @@ class Validation : public ::testing::Test {
     hc.epochs = 1000;
     hc.max_steps = 400;
     hc.token = "secret";
+    hc.digest_every = 1;
     hub_ = std::make_unique<Hub>(hc);
     hub_->Start();
     hub_thread_ = std::thread([this] { hub_code_ = hub_->Run(); });
@@ -193,6 +194,33 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
   EXPECT_EQ(worker_code_, 0);
   EXPECT_EQ(hub_->steps_done(), 400);
   for (float w : hub_->Weights()) ASSERT_TRUE(std::isfinite(w));
+}
+
+TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
+  Bogus b;
+  Admit(b);
+  // A well-formed gradient, but the digest says this worker's weights are
+  // not the hub's: the hub must send the whole state again, not a result.
+  proto::WorkerMessage m;
+  auto* c = m.mutable_gradient();
+  std::vector<float> zeros(b.params, 0.0f);
+  c->set_step(b.next.step());
+  wire::PackFloats(zeros.data(), zeros.size(), c->mutable_data());
+  c->set_last(true);
+  c->set_batch(b.next.batch());
+  c->set_has_digest(true);
+  c->set_weights_digest(12345);
+  ASSERT_TRUE(b.stream->Write(m));
+  proto::HubMessage reply;
+  bool resynced = false, got_result = false;
+  while (b.stream->Read(&reply)) {
+    if (reply.has_result()) got_result = true;
+    if (reply.has_state()) resynced = true;
+    if (reply.has_next() || reply.has_stop()) break;
+  }
+  EXPECT_TRUE(resynced);
+  EXPECT_FALSE(got_result);
+  b.ctx.TryCancel();
 }
 
 }  // namespace
