@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
-#include <thread>
 
 #include "core/util/stop_signal.h"
 #include "proto/wire.h"
@@ -38,10 +37,13 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
   auto next_log = Clock::now();
-  double backoff = 0.2;
   for (;;) {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    // Waiting for the channel to become ready, rather than failing at once
+    // and sleeping, lets the channel's own reconnect backoff (200 ms to 2 s)
+    // find a hub that has just come up.
+    context.set_wait_for_ready(true);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     proto::JoinReply reply;
     const grpc::Status status = stub_->Join(&context, request, &reply);
     if (status.ok()) return reply;
@@ -50,14 +52,12 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     if (!retry) throw std::runtime_error("hub " + target_ + " refused to let this worker join: " + status.error_message());
     if (Clock::now() >= give_up)
       throw std::runtime_error("hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
-                               " s: " + status.error_message());
+                               " s");
     if (StopRequested()) throw std::runtime_error("stopped before the hub at " + target_ + " was reachable");
     if (Clock::now() >= next_log) {
-      spdlog::info("hub at {} is not up yet ({}); retrying", target_, status.error_message());
+      spdlog::info("hub at {} is not up yet; retrying", target_);
       next_log = Clock::now() + std::chrono::seconds(10);
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
-    backoff = std::min(backoff * 2, 2.0);
   }
 }
 
