@@ -9,6 +9,7 @@
 
 #include "core/util/atomic_file.h"
 #include "core/util/flags.h"
+#include "core/util/malloc_tuning.h"
 #include "core/util/stop_signal.h"
 #include "hub/hub.h"
 
@@ -31,6 +32,7 @@ std::vector<int> ParseBatches(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mt::KeepFreedMemoryForReuse();
   mt::HubConfig cfg;
   int64_t workers = cfg.workers, port = cfg.port, seed = static_cast<int64_t>(cfg.seed), digest_every = cfg.digest_every;
   double lr = cfg.optimizer.lr, momentum = cfg.optimizer.momentum, wd = cfg.optimizer.weight_decay;

@@ -7,11 +7,13 @@
 #include <exception>
 
 #include "core/util/flags.h"
+#include "core/util/malloc_tuning.h"
 #include "core/util/stop_signal.h"
 #include "worker/standalone_trainer.h"
 #include "worker/worker_config.h"
 
 int main(int argc, char** argv) {
+  mt::KeepFreedMemoryForReuse();
   mt::StandaloneConfig cfg;
   mt::WorkerConfig wcfg;
   bool standalone = false;
