@@ -36,7 +36,9 @@ HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
 proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double timeout_s) {
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
-  auto next_log = Clock::now();
+  auto next_log = Clock::now() + std::chrono::seconds(10);
+  if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(500)))
+    spdlog::info("hub at {} is not up yet; waiting for it (up to {:.0f} s)", target_, timeout_s);
   for (;;) {
     grpc::ClientContext context;
     // Waiting for the channel to become ready, rather than failing at once
