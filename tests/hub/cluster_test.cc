@@ -118,7 +118,10 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
                              (dir / "ck").string(), "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto worker = StartWorker(dir, "w", port);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Stop only once training is under way, however slow the machine.
+  for (int i = 0; i < 1200 && worker->Log().find("received the model") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   hub->Signal(SIGTERM);
   EXPECT_EQ(hub->Wait(30), 0) << hub->Log();
   EXPECT_EQ(worker->Wait(30), 0) << worker->Log();
