@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <numeric>
 
-#include "core/checkpoint/checkpoint.h"
+#include "core/checkpoint/training_checkpoint.h"
 #include "core/model/model_spec.h"
 #include "core/train/evaluate.h"
 #include "core/util/atomic_file.h"
@@ -411,18 +411,9 @@ void Hub::EvaluateEpoch(int64_t epoch) {
 
 void Hub::SaveCheckpoint() {
   if (config_.checkpoint_dir.empty()) return;
-  Checkpoint ck;
-  ck.model_spec = spec_text_;
-  ck.step = step_;
-  ck.epoch = step_ / steps_per_epoch_;
-  ck.seed = config_.seed;
-  ck.weights.resize(model_->ParamCount());
-  model_->GetParams(ck.weights.data());
-  ck.optimizer = optimizer_->SaveState();
-  const std::string path = CheckpointPath(config_.checkpoint_dir, step_);
   try {
-    mt::SaveCheckpoint(path, ck);
-    PruneCheckpoints(config_.checkpoint_dir, 3);
+    const std::string path = SaveTrainingCheckpoint(config_.checkpoint_dir, spec_text_, *model_, *optimizer_,
+                                                    RunPosition{step_, step_ / steps_per_epoch_, config_.seed});
     spdlog::info("checkpoint {}", path);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());  // training goes on; the next checkpoint may succeed

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/checkpoint/checkpoint.h"
+#include "core/checkpoint/training_checkpoint.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/model/model_spec.h"
@@ -101,17 +102,8 @@ int RunStandalone(const StandaloneConfig& cfg) {
 
   auto save = [&](int64_t at_step) {
     if (cfg.checkpoint_dir.empty()) return;
-    Checkpoint ck;
-    ck.model_spec = spec_text;
-    ck.step = at_step;
-    ck.epoch = at_step / steps_per_epoch;
-    ck.seed = cfg.seed;
-    ck.weights.resize(model->ParamCount());
-    model->GetParams(ck.weights.data());
-    ck.optimizer = optimizer->SaveState();
-    const std::string path = CheckpointPath(cfg.checkpoint_dir, at_step);
-    SaveCheckpoint(path, ck);
-    PruneCheckpoints(cfg.checkpoint_dir, 3);
+    const std::string path = SaveTrainingCheckpoint(cfg.checkpoint_dir, spec_text, *model, *optimizer,
+                                                    RunPosition{at_step, at_step / steps_per_epoch, cfg.seed});
     spdlog::info("checkpoint {}", path);
   };
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/support/idx_writer.h"
+#include "tests/support/files.h"
 #include "tests/support/subprocess.h"
 
 namespace mt {
@@ -16,26 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::BinaryPath;
 using testing::ChildProcess;
-
-fs::path TempDir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("mt-cluster-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const auto at = json.find("\"" + key + "\": ");
-  if (at == std::string::npos) return NAN;
-  return std::stod(json.substr(at + key.size() + 4));
-}
 
 // Starts mthub on a free port and returns the port it wrote to --port-file.
 int StartHub(std::unique_ptr<ChildProcess>& hub, const fs::path& dir, std::vector<std::string> args) {
@@ -64,7 +45,7 @@ std::unique_ptr<ChildProcess> StartWorker(const fs::path& dir, const std::string
 TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   if (!fs::exists("/usr/share/datasets/fashion-mnist"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed (deploy/install-deps.sh installs it)";
-  const fs::path dir = TempDir("e2e");
+  const fs::path dir = testing::FreshTempDir("cluster-e2e");
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
@@ -72,20 +53,20 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   for (int i = 0; i < 3; ++i) workers.push_back(StartWorker(dir, "w" + std::to_string(i), port));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(workers[i]->Wait(600), 0) << workers[i]->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string report = ReadAll(dir / "hub.json");
-  EXPECT_GE(JsonNumber(report, "test_accuracy"), 0.84) << report;
-  EXPECT_EQ(JsonNumber(report, "samples"), 60000) << report;
+  const std::string report = testing::ReadAll(dir / "hub.json");
+  EXPECT_GE(testing::JsonNumber(report, "test_accuracy"), 0.84) << report;
+  EXPECT_EQ(testing::JsonNumber(report, "samples"), 60000) << report;
   for (const char* key : {"final_loss", "steps", "train_seconds", "samples_per_second", "peak_rss_bytes"})
-    EXPECT_FALSE(std::isnan(JsonNumber(report, key))) << key;
+    EXPECT_FALSE(std::isnan(testing::JsonNumber(report, key))) << key;
   for (int i = 0; i < 3; ++i) {
     EXPECT_NE(report.find("\"name\": \"w" + std::to_string(i) + "\""), std::string::npos) << report;
-    EXPECT_GT(JsonNumber(ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples"), 19000);
+    EXPECT_GT(testing::JsonNumber(testing::ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples"), 19000);
   }
   fs::remove_all(dir);
 }
 
 TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
-  const fs::path dir = TempDir("early");
+  const fs::path dir = testing::FreshTempDir("cluster-early");
   testing::WriteIdxDataset(dir.string(), 1000, 100, 5);
   // Find a free port by letting a first hub pick one, then reuse it.
   int port = 0;
@@ -105,12 +86,12 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
   EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
   EXPECT_NE(worker->Log().find("not up yet"), std::string::npos) << worker->Log();
-  EXPECT_EQ(JsonNumber(ReadAll(dir / "early.json"), "steps"), 30);
+  EXPECT_EQ(testing::JsonNumber(testing::ReadAll(dir / "early.json"), "steps"), 30);
   fs::remove_all(dir);
 }
 
 TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
-  const fs::path dir = TempDir("sigterm");
+  const fs::path dir = testing::FreshTempDir("cluster-sigterm");
   testing::WriteIdxDataset(dir.string(), 4000, 100, 6);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
@@ -129,7 +110,7 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   bool checkpoint = false;
   for (auto& e : fs::directory_iterator(dir / "ck")) checkpoint = checkpoint || e.path().extension() == ".mtc";
   EXPECT_TRUE(checkpoint);
-  EXPECT_GT(JsonNumber(ReadAll(dir / "hub.json"), "steps"), 0);
+  EXPECT_GT(testing::JsonNumber(testing::ReadAll(dir / "hub.json"), "steps"), 0);
   fs::remove_all(dir);
 }
 

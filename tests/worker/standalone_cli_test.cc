@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/files.h"
 #include "tests/support/subprocess.h"
 
 namespace mt {
@@ -17,27 +18,6 @@ using testing::RunProcess;
 const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
 std::string Worker() { return testing::BinaryPath("worker/mtworker"); }
-
-fs::path TempDir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("mt-cli-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Extracts a number field from our flat JSON reports.
-double JsonNumber(const std::string& json, const std::string& key) {
-  const auto at = json.find("\"" + key + "\": ");
-  if (at == std::string::npos) return NAN;
-  return std::stod(json.substr(at + key.size() + 4));
-}
 
 void ExpectFailure(const std::vector<std::string>& args, int code, const std::string& needle) {
   std::vector<std::string> argv = {Worker()};
@@ -68,7 +48,7 @@ TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
 }
 
 TEST(StandaloneCli, BadModelAndDataNameTheFile) {
-  const fs::path dir = TempDir("bad");
+  const fs::path dir = testing::FreshTempDir("cli-bad");
   ExpectFailure({"--standalone", "--model", "lenet7"}, 1, "lenet7");
   std::ofstream(dir / "bad.model") << "input { channels: 1 height: 28 width: 28 }\nlayer { conv { kernal: 3 } }\n";
   ExpectFailure({"--standalone", "--model", (dir / "bad.model").string()}, 1, "bad.model");
@@ -88,29 +68,29 @@ TEST(StandaloneCli, BadModelAndDataNameTheFile) {
 
 TEST(StandaloneCli, TrainsReportsAndResumes) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
-  const fs::path dir = TempDir("train");
+  const fs::path dir = testing::FreshTempDir("cli-train");
   const auto first = RunProcess({Worker(), "--standalone", "--steps", "60", "--checkpoint-dir",
                                  (dir / "ck").string(), "--checkpoint-every", "30", "--report",
                                  (dir / "a.json").string(), "--threads", "2"},
                                 300);
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  const std::string a = ReadAll(dir / "a.json");
+  const std::string a = testing::ReadAll(dir / "a.json");
   for (const char* key : {"test_accuracy", "final_loss", "steps", "samples", "train_seconds", "samples_per_second",
                           "peak_rss_bytes"})
-    EXPECT_FALSE(std::isnan(JsonNumber(a, key))) << key << " missing in " << a;
-  EXPECT_EQ(JsonNumber(a, "steps"), 60);
-  EXPECT_EQ(JsonNumber(a, "samples"), 60 * 64);
+    EXPECT_FALSE(std::isnan(testing::JsonNumber(a, key))) << key << " missing in " << a;
+  EXPECT_EQ(testing::JsonNumber(a, "steps"), 60);
+  EXPECT_EQ(testing::JsonNumber(a, "samples"), 60 * 64);
   // 60 steps of LeNet-5 already beat chance (0.1) by far.
-  EXPECT_GT(JsonNumber(a, "test_accuracy"), 0.5) << a;
+  EXPECT_GT(testing::JsonNumber(a, "test_accuracy"), 0.5) << a;
 
   const auto second = RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
                                   (dir / "ck").string(), "--resume", "--report", (dir / "b.json").string()},
                                  300);
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  const std::string b = ReadAll(dir / "b.json");
-  EXPECT_EQ(JsonNumber(b, "resumed_from_step"), 60) << b;
-  EXPECT_EQ(JsonNumber(b, "steps"), 90) << b;
-  EXPECT_EQ(JsonNumber(b, "samples"), 30 * 64) << b;
+  const std::string b = testing::ReadAll(dir / "b.json");
+  EXPECT_EQ(testing::JsonNumber(b, "resumed_from_step"), 60) << b;
+  EXPECT_EQ(testing::JsonNumber(b, "steps"), 90) << b;
+  EXPECT_EQ(testing::JsonNumber(b, "samples"), 30 * 64) << b;
   fs::remove_all(dir);
 }
 
