@@ -192,7 +192,9 @@ class StepLoop {
     const float* g = kernels::CpuBackend::Data(model_->grads());
     const size_t p = model_->ParamCount();
     const size_t chunks = wire::ChunkCount(p);
-    proto::WorkerMessage m;
+    // One message reused every step: its payload string keeps its capacity,
+    // so packing the gradient allocates nothing in the steady state.
+    proto::WorkerMessage& m = outgoing_;
     for (size_t c = 0; c < chunks; ++c) {
       auto* gc = m.mutable_gradient();
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
@@ -232,6 +234,7 @@ class StepLoop {
   int64_t order_epoch_ = -1, local_pass_ = 0;
   size_t local_cursor_ = 0;
   std::vector<float> staging_;
+  proto::WorkerMessage outgoing_;
   int64_t steps_ = 0, samples_ = 0, resyncs_ = 0;
   double compute_seconds_ = 0, last_mean_loss_ = 0, hub_accuracy_ = -1;
   Clock::time_point last_log_ = Clock::now();

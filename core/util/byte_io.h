@@ -25,7 +25,9 @@ class ByteWriter {
     U64(v.size());
     Raw(v.data(), v.size() * sizeof(float));
   }
-  void Raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+  void Raw(const void* p, size_t n) {
+    if (n > 0) out_.append(static_cast<const char*>(p), n);
+  }
   const std::string& bytes() const { return out_; }
   std::string& bytes() { return out_; }
 
@@ -55,6 +57,7 @@ class ByteReader {
   }
   void Raw(void* out, size_t n) {
     if (static_cast<size_t>(end_ - p_) < n) throw std::out_of_range(what_ + ": truncated");
+    if (n == 0) return;  // out may be null (an empty vector's data())
     std::memcpy(out, p_, n);
     p_ += n;
   }
