@@ -1,6 +1,5 @@
-// A steady-state training step must not touch the allocator. This binary
-// counts every malloc-family call (glibc only: the definitions below
-// interpose on glibc's, which they forward to) while a flag is set.
+// A steady-state training step must not touch the allocator: every kernel
+// a LeNet-5 step uses, counted through the malloc hook.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,75 +11,12 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/cpu_test_util.h"
 #include "tests/kernels/lenet_step.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || \
-    __has_feature(thread_sanitizer)
-#define MT_NO_MALLOC_HOOK 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(__GLIBC__)
-#define MT_NO_MALLOC_HOOK 1
-#endif
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-inline void Count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-}
-}  // namespace
-
-#ifndef MT_NO_MALLOC_HOOK
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-void* malloc(size_t n) {
-  Count();
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t size) {
-  Count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t n) {
-  Count();
-  return __libc_realloc(p, n);
-}
-void* memalign(size_t align, size_t n) {
-  Count();
-  return __libc_memalign(align, n);
-}
-void* aligned_alloc(size_t align, size_t n) {
-  Count();
-  return __libc_memalign(align, n);
-}
-int posix_memalign(void** out, size_t align, size_t n) {
-  Count();
-  void* p = __libc_memalign(align, n);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#endif
+#include "tests/support/allocation_counter.h"
 
 namespace mt::kernels {
 namespace {
 
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_allocations.store(0);
-    g_counting.store(true);
-  }
-  ~AllocationCounter() { g_counting.store(false); }
-  long count() const { return g_allocations.load(); }
-};
+using ::mt::testing::AllocationCounter;
 
 TEST(CpuNoAlloc, HookSeesAllocations) {
 #ifdef MT_NO_MALLOC_HOOK
