@@ -60,11 +60,7 @@ struct StreamDetach {
   }
 };
 
-SharedMessage NextMessage(const proto::Assignment& a) {
-  auto m = std::make_shared<proto::HubMessage>();
-  *m->mutable_next() = a;
-  return m;
-}
+
 
 }  // namespace
 
@@ -282,6 +278,7 @@ void Hub::Assign(const std::vector<WorkerSlot*>& who) {
     a.set_epoch(epoch);
     a.set_offset(offset);
     a.set_batch(batches[i]);
+    a.set_worker_id(who[i]->id);
     offset += batches[i];
     who[i]->inbox.Expect(step, batches[i]);
   }
@@ -312,8 +309,11 @@ void Hub::SendState(WorkerSlot* slot) {
 }
 
 void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
-  // The averaged gradient's chunks are prepared once and the same messages
-  // go to every worker; only the small Assignment after them differs.
+  // One plan and one set of result chunks, prepared once and sent to every
+  // worker as they are.
+  proto::StepPlan plan;
+  plan.set_step(step_);
+  for (auto* s : who) *plan.add_assignments() = s->assignment;
   std::vector<SharedMessage> chunks;
   if (have_result) {
     const size_t p = model_->ParamCount();
@@ -328,21 +328,28 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       if (c + 1 == n_chunks) {
         r->set_last(true);
         r->set_mean_loss(last_loss_);
+        *r->mutable_plan() = plan;
       }
       chunks.push_back(std::move(m));
     }
   }
+  SharedMessage plan_alone;
   for (auto* s : who) {
     if (s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result) {
       if (s->needs_resync) ++s->stats.resyncs;
       s->needs_resync = false;
       SendState(s);
       s->state = WorkerSlot::State::kActive;
+      if (!plan_alone) {
+        auto m = std::make_shared<proto::HubMessage>();
+        *m->mutable_plan() = plan;
+        plan_alone = std::move(m);
+      }
+      s->Send(plan_alone);
     } else {
       for (const auto& c : chunks)
         if (!s->Send(c)) break;
     }
-    s->Send(NextMessage(s->assignment));
   }
 }
 

@@ -89,9 +89,9 @@ class StepLoop {
       if (m.has_state()) {
         TakeState(m.state());
       } else if (m.has_result()) {
-        TakeResult(m.result());
-      } else if (m.has_next()) {
-        Compute(m.next());
+        if (TakeResult(m.result())) Follow(m.result().plan());
+      } else if (m.has_plan()) {
+        Follow(m.plan());
       }
     }
     return false;
@@ -146,6 +146,12 @@ class StepLoop {
     optimizer_->Step(model_->params(), model_->grads());
     last_mean_loss_ = r.mean_loss();
     return true;
+  }
+
+  // Trains on this worker's share of the planned step, if it has one.
+  void Follow(const proto::StepPlan& plan) {
+    for (const auto& a : plan.assignments())
+      if (a.worker_id() == join_.worker_id()) return Compute(a);
   }
 
   void FillIndices(const proto::Assignment& a) {

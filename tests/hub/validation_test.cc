@@ -82,8 +82,9 @@ class Validation : public ::testing::Test {
     ASSERT_TRUE(b.stream->Write(hello));
     proto::HubMessage m;
     while (b.stream->Read(&m)) {
-      if (m.has_next()) {
-        b.next = m.next();
+      if (m.has_plan()) {
+        for (const auto& a : m.plan().assignments())
+          if (a.worker_id() == reply.worker_id()) b.next = a;
         return;
       }
     }
@@ -222,7 +223,7 @@ TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
   while (b.stream->Read(&reply)) {
     if (reply.has_result()) got_result = true;
     if (reply.has_state()) resynced = true;
-    if (reply.has_next() || reply.has_stop()) break;
+    if (reply.has_plan() || reply.has_stop() || (reply.has_result() && reply.result().last())) break;
   }
   EXPECT_TRUE(resynced);
   EXPECT_FALSE(got_result);
