@@ -365,18 +365,13 @@ bool Hub::WaitForGradients(std::unique_lock<std::mutex>& lock, const std::vector
 
 int64_t Hub::Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum) {
   // Weighted by batch: each inbox holds the mean over its batch, so
-  // sum(b_i * g_i) / sum(b_i) is the mean over all samples. Workers are
-  // summed in id order, so the result does not depend on arrival order.
+  // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples. Workers
+  // are summed in id order, so the result does not depend on arrival order;
+  // the first one writes, the others add: one pass over memory per worker.
   int64_t samples = 0;
   *loss_sum = 0;
-  const size_t n = model_->ParamCount();
-  float* out = average();
-  std::fill(out, out + n, 0.0f);
   for (auto* s : who) {
     if (!s->inbox.complete()) continue;
-    const float b = static_cast<float>(s->inbox.batch());
-    const float* g = s->inbox.gradient().data();
-    for (size_t i = 0; i < n; ++i) out[i] += b * g[i];
     samples += s->inbox.batch();
     *loss_sum += s->inbox.loss_sum();
     ++s->stats.steps;
@@ -388,9 +383,20 @@ int64_t Hub::Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum) {
       s->needs_resync = true;
     }
   }
-  if (samples > 0) {
-    const float inv = 1.0f / static_cast<float>(samples);
-    for (size_t i = 0; i < n; ++i) out[i] *= inv;
+  if (samples == 0) return 0;
+  const size_t n = model_->ParamCount();
+  float* out = average();
+  bool first = true;
+  for (auto* s : who) {
+    if (!s->inbox.complete()) continue;
+    const float w = static_cast<float>(s->inbox.batch()) / static_cast<float>(samples);
+    const float* g = s->inbox.gradient().data();
+    if (first) {
+      for (size_t i = 0; i < n; ++i) out[i] = w * g[i];
+      first = false;
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] += w * g[i];
+    }
   }
   return samples;
 }
