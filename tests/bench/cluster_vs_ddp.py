@@ -38,7 +38,13 @@ def run_mt(build, workers, epochs):
 
 def run_ddp(anchors, workers):
     cmd = ["/usr/bin/python3", os.path.join(anchors, "torch_ddp.py"), "--world", str(workers)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # The anchor picks a free port before its ranks bind it, so it can lose a
+    # race now and then: one retry.
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        print("torch_ddp.py failed once; retrying:\n" + run.stderr[-2000:], file=sys.stderr)
+        run = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = run.stdout
     r = json.loads(out.strip().splitlines()[-1])
     return {"samples_per_s": r["aggregate_samples_per_s"], "test_acc": r["test_acc_rank0"],
             "rss_mib_sum": r["peak_rss_mib_sum"]}
