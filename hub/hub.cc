@@ -36,6 +36,14 @@ double ThreadCpuSeconds() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+// CPU time of the whole hub process: every gRPC thread receiving and
+// parsing gradients, as well as the step loop and the writers.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 const char* StateName(WorkerSlot::State s) {
   switch (s) {
     case WorkerSlot::State::kJoined: return "joined";
@@ -402,7 +410,9 @@ int64_t Hub::Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum) {
 }
 
 void Hub::EvaluateEpoch(int64_t epoch) {
+  const double cpu_start = ThreadCpuSeconds();
   const EvalResult r = Evaluate(*model_, *test_);
+  eval_seconds_ += ThreadCpuSeconds() - cpu_start;
   EpochRecord e;
   e.epoch = epoch;
   e.step = step_;
@@ -474,6 +484,7 @@ int Hub::Run() {
     return 0;
   }
   const auto t_start = Clock::now();
+  const double process_cpu_start = ProcessCpuSeconds();
   auto t_log = t_start;
   int64_t samples_at_log = 0;
   bool have_result = false;
@@ -533,6 +544,7 @@ int Hub::Run() {
     else if (step_ % steps_per_epoch_ == 0) SaveCheckpoint();
   }
   const double train_seconds = Seconds(Clock::now() - t_start);
+  process_seconds_ = ProcessCpuSeconds() - process_cpu_start - eval_seconds_;
   lock.unlock();
   if (stop_reason_.empty()) stop_reason_ = "training complete";
   // Evaluate the final weights unless that epoch end was evaluated already.
@@ -572,6 +584,10 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
       // The same work in wall time of the step loop: inflated when workers
       // share the hub's cores, as on one machine.
       .Set("hub_wall_share", train_seconds > 0 ? wall_seconds_ / train_seconds : 0.0)
+      // All the hub process's CPU during the step loop, evaluation excluded:
+      // adds receiving and parsing the workers' gradients and gRPC's own
+      // threads to the above.
+      .Set("hub_process_share", train_seconds > 0 ? process_seconds_ / train_seconds : 0.0)
       .Set("peak_rss_bytes", PeakRssBytes())
       .Set("stop_reason", stop_reason_);
   Json workers = Json::Array();

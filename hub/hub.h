@@ -116,6 +116,8 @@ class Hub {
   double broadcast_seconds_ = 0;  // preparing the result and queueing it
   std::atomic<int64_t> write_cpu_ns_{0};  // the outboxes' serialising and writing
   double wall_seconds_ = 0;       // the same work in wall time
+  double eval_seconds_ = 0;       // CPU spent evaluating (kept out of the shares)
+  double process_seconds_ = 0;    // the whole process's CPU in the step loop, evaluation excluded
   int64_t samples_total_ = 0;
   double last_loss_ = 0;
 };
