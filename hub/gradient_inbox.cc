@@ -1,7 +1,6 @@
 #include "hub/gradient_inbox.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "proto/wire.h"
 
@@ -23,15 +22,19 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
     return "gradient chunk for step " + std::to_string(c.step()) + ", expected step " + std::to_string(step_);
   if (c.offset() != received_)
     return "gradient chunk at offset " + std::to_string(c.offset()) + ", expected " + std::to_string(received_);
-  size_t n = 0;
-  if (!wire::PayloadFloats(c.data(), &n)) return "gradient chunk payload is not whole float32 values";
+  const size_t n = static_cast<size_t>(c.values_size());
   if (n > wire::kChunkFloats) return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
   if (received_ + n > grad_.size())
     return "gradient longer than the model's " + std::to_string(grad_.size()) + " parameters";
+  // Copy and check in one pass over the payload.
+  const float* src = c.values().data();
   float* dst = grad_.data() + received_;
-  std::memcpy(dst, c.data().data(), n * sizeof(float));
   size_t bad = 0;
-  for (size_t i = 0; i < n; ++i) bad += !std::isfinite(dst[i]);
+  for (size_t i = 0; i < n; ++i) {
+    const float v = src[i];
+    dst[i] = v;
+    bad += !std::isfinite(v);
+  }
   if (bad) {
     expecting_ = false;
     return "gradient for step " + std::to_string(step_) + " has " + std::to_string(bad) + " non-finite values";

@@ -307,7 +307,7 @@ void Hub::SendState(WorkerSlot* slot) {
     const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, all.size() - begin);
     s->set_step(step_);
     s->set_offset(begin);
-    wire::PackFloats(all.data() + begin, n, s->mutable_data());
+    wire::PackFloats(all.data() + begin, n, s->mutable_values());
     if (c + 1 == chunks) {
       s->set_last(true);
       s->set_optimizer_state(state.Serialize());
@@ -332,7 +332,7 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       r->set_step(average_step_);
       r->set_offset(begin);
-      wire::PackFloats(average() + begin, n, r->mutable_data());
+      wire::PackFloats(average() + begin, n, r->mutable_values());
       if (c + 1 == n_chunks) {
         r->set_last(true);
         r->set_mean_loss(last_loss_);

@@ -1,11 +1,13 @@
-// How float vectors travel: little-endian float32 packed into the `bytes`
-// field of a chunk message, at most kChunkFloats per message so no message
-// nears gRPC's 4 MiB default receive limit, whatever the model size.
+// How float vectors travel: as packed float fields of chunk messages, at
+// most kChunkFloats per message so no message nears gRPC's 4 MiB default
+// receive limit, whatever the model size.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include <google/protobuf/repeated_field.h>
 
 namespace mt::wire {
 
@@ -22,15 +24,10 @@ constexpr int kHttp2WindowBytes = 4 << 20;
 
 inline size_t ChunkCount(size_t floats) { return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats; }
 
-inline void PackFloats(const float* src, size_t n, std::string* out) {
-  out->assign(reinterpret_cast<const char*>(src), n * sizeof(float));  // all mt targets are little-endian
-}
-
-// Returns false if the payload is not a whole number of floats.
-inline bool PayloadFloats(const std::string& data, size_t* n) {
-  if (data.size() % sizeof(float) != 0) return false;
-  *n = data.size() / sizeof(float);
-  return true;
+// Fills a chunk's packed float field without zero-filling it first.
+inline void PackFloats(const float* src, size_t n, google::protobuf::RepeatedField<float>* out) {
+  out->Clear();
+  out->Add(src, src + n);
 }
 
 }  // namespace mt::wire

@@ -117,20 +117,19 @@ class StepLoop {
   }
 
  private:
-  bool Stage(uint64_t offset, const std::string& data, size_t limit) {
-    size_t n = 0;
-    if (!wire::PayloadFloats(data, &n) || offset + n > limit)
+  void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit) {
+    const size_t n = static_cast<size_t>(values.size());
+    if (offset + n > limit)
       throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
-    std::memcpy(staging_.data() + offset, data.data(), data.size());
-    return true;
+    std::copy(values.begin(), values.end(), staging_.begin() + offset);
   }
 
   bool TakeState(const proto::StateChunk& s) {
-    Stage(s.offset(), s.data(), staging_.size());
+    Stage(s.offset(), s.values(), staging_.size());
     if (!s.last()) return false;
     OptimizerState state = OptimizerState::Parse(s.optimizer_state());
     const size_t p = model_->ParamCount();
-    const size_t total = s.offset() + s.data().size() / sizeof(float);
+    const size_t total = s.offset() + static_cast<size_t>(s.values_size());
     state.slots.assign(staging_.begin() + p, staging_.begin() + total);
     model_->SetParams(staging_.data());
     optimizer_->LoadState(state);
@@ -140,7 +139,7 @@ class StepLoop {
   }
 
   bool TakeResult(const proto::StepResult& r) {
-    Stage(r.offset(), r.data(), model_->ParamCount());
+    Stage(r.offset(), r.values(), model_->ParamCount());
     if (!r.last()) return false;
     backend_.Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
     optimizer_->Step(model_->params(), model_->grads());
@@ -206,7 +205,7 @@ class StepLoop {
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       gc->set_step(a.step());
       gc->set_offset(begin);
-      wire::PackFloats(g + begin, n, gc->mutable_data());
+      wire::PackFloats(g + begin, n, gc->mutable_values());
       const bool last = c + 1 == chunks;
       gc->set_last(last);
       if (last) {

@@ -96,7 +96,7 @@ class Validation : public ::testing::Test {
     auto* c = m.mutable_gradient();
     c->set_step(step);
     c->set_offset(offset);
-    wire::PackFloats(g.data(), g.size(), c->mutable_data());
+    wire::PackFloats(g.data(), g.size(), c->mutable_values());
     c->set_last(last);
     c->set_batch(batch);
     b.stream->Write(m);
@@ -212,7 +212,7 @@ TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
   auto* c = m.mutable_gradient();
   std::vector<float> zeros(b.params, 0.0f);
   c->set_step(b.next.step());
-  wire::PackFloats(zeros.data(), zeros.size(), c->mutable_data());
+  wire::PackFloats(zeros.data(), zeros.size(), c->mutable_values());
   c->set_last(true);
   c->set_batch(b.next.batch());
   c->set_has_digest(true);
