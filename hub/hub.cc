@@ -3,10 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <numeric>
 
 #include "core/checkpoint/training_checkpoint.h"
@@ -14,8 +11,6 @@
 #include "core/train/evaluate.h"
 #include "core/util/atomic_file.h"
 #include "core/util/digest.h"
-#include "core/util/json.h"
-#include "core/util/process_stats.h"
 #include "core/util/stop_signal.h"
 #include "hub/batch_split.h"
 #include "hub/hub_service.h"
@@ -43,32 +38,6 @@ double ProcessCpuSeconds() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
-
-const char* StateName(WorkerSlot::State s) {
-  switch (s) {
-    case WorkerSlot::State::kJoined: return "joined";
-    case WorkerSlot::State::kWaiting: return "waiting";
-    case WorkerSlot::State::kActive: return "active";
-    case WorkerSlot::State::kGone: return "gone";
-  }
-  return "?";
-}
-
-// Removes a slot's outbox when the Train handler returns, whatever the path.
-struct StreamDetach {
-  WorkerSlot* slot = nullptr;
-  ~StreamDetach() {
-    if (!slot) return;
-    std::unique_ptr<Outbox> gone;
-    {
-      std::lock_guard<std::mutex> lock(slot->outbox_mu);
-      gone = std::move(slot->outbox);
-    }
-    // Destroyed outside the lock: it finishes its last write first.
-  }
-};
-
-
 
 }  // namespace
 
@@ -131,117 +100,6 @@ std::vector<float> Hub::Weights() const {
   std::vector<float> w(model_->ParamCount());
   model_->GetParams(w.data());
   return w;
-}
-
-grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, const std::string& peer) {
-  if (req.protocol_version() != wire::kProtocolVersion)
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "protocol version " + std::to_string(req.protocol_version()) + " is not supported (hub speaks " +
-                            std::to_string(wire::kProtocolVersion) + "); upgrade the older side");
-  if (!config_.token.empty() && req.token() != config_.token)
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
-  std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the run has ended");
-  const int id = static_cast<int>(slots_.size());
-  auto slot = std::make_unique<WorkerSlot>(id, model_->ParamCount());
-  slot->info = req.device();
-  slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
-  slot->device = req.device().backend().empty() ? "cpu" : req.device().backend();
-  slot->peer = peer;
-  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads) from {}", id, slot->name, slot->device,
-               req.device().cores(), req.device().threads(), peer);
-  slots_.push_back(std::move(slot));
-
-  reply->set_worker_id(id);
-  *reply->mutable_model() = spec_;
-  auto* o = reply->mutable_optimizer();
-  const OptimizerConfig& oc = optimizer_->config();
-  o->set_kind(oc.kind);
-  o->set_lr(oc.lr);
-  o->set_momentum(oc.momentum);
-  o->set_weight_decay(oc.weight_decay);
-  o->set_beta1(oc.beta1);
-  o->set_beta2(oc.beta2);
-  o->set_eps(oc.eps);
-  reply->set_dataset(config_.dataset);
-  reply->set_seed(config_.seed);
-  reply->set_global_batch(static_cast<int32_t>(global_batch_));
-  reply->set_train_samples(train_samples_);
-  reply->set_digest_every(config_.digest_every);
-  reply->set_param_count(model_->ParamCount());
-  reply->set_chunk_floats(wire::kChunkFloats);
-  return grpc::Status::OK;
-}
-
-grpc::Status Hub::Train(HubStream* stream, const std::string& peer) {
-  proto::WorkerMessage msg;
-  if (!stream->Read(&msg) || !msg.has_hello())
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message on a Train stream must be Hello");
-  WorkerSlot* slot = nullptr;
-  StreamDetach detach;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int id = msg.hello().worker_id();
-    if (id < 0 || id >= static_cast<int>(slots_.size()))
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id) + " (Join first)");
-    if (!config_.token.empty() && msg.hello().token() != config_.token)
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
-    slot = slots_[id].get();
-    if (slot->state != WorkerSlot::State::kJoined)
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
-    {
-      std::lock_guard<std::mutex> ol(slot->outbox_mu);
-      slot->outbox = std::make_unique<Outbox>(stream, &write_cpu_ns_);
-    }
-    detach.slot = slot;
-    slot->state = WorkerSlot::State::kWaiting;
-    cv_.notify_all();
-  }
-
-  std::string error;
-  while (stream->Read(&msg)) {
-    if (!msg.has_gradient()) {
-      error = "expected a gradient chunk";
-      break;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slot->state != WorkerSlot::State::kActive) {
-      error = "gradient from a worker that is not in the step loop";
-      break;
-    }
-    error = slot->inbox.Accept(msg.gradient());
-    if (!error.empty()) break;
-    if (slot->inbox.complete()) cv_.notify_all();
-  }
-
-  std::lock_guard<std::mutex> lock(mu_);
-  const bool was_in = slot->state != WorkerSlot::State::kGone;
-  slot->state = WorkerSlot::State::kGone;
-  slot->inbox.Discard();
-  cv_.notify_all();
-  if (!error.empty()) {
-    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, error);
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
-  }
-  if (was_in && !finished_) spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
-  return grpc::Status::OK;
-}
-
-grpc::Status Hub::Leave(const proto::LeaveRequest& req) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int id = req.worker_id();
-  if (id < 0 || id >= static_cast<int>(slots_.size()))
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id));
-  if (!config_.token.empty() && req.token() != config_.token)
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
-  WorkerSlot* slot = slots_[id].get();
-  if (slot->state != WorkerSlot::State::kGone)
-    spdlog::info("worker {} ({}) leaves: {}", id, slot->name, req.reason().empty() ? "no reason given" : req.reason());
-  slot->state = WorkerSlot::State::kGone;
-  slot->inbox.Discard();
-  cv_.notify_all();
-  return grpc::Status::OK;
 }
 
 bool Hub::WaitForWorkers(std::unique_lock<std::mutex>& lock) {
@@ -555,73 +413,6 @@ int Hub::Run() {
   SaveCheckpoint();
   WriteReport(train_seconds, samples_total_);
   return 0;
-}
-
-void Hub::WriteReport(double train_seconds, int64_t samples) {
-  if (config_.report_path.empty()) return;
-  const EpochRecord last = epochs_.empty() ? EpochRecord{} : epochs_.back();
-  Json r = Json::Object();
-  r.Set("mode", "hub")
-      .Set("model", spec_.name())
-      .Set("dataset", config_.dataset)
-      .Set("global_batch", global_batch_)
-      .Set("optimizer", optimizer_->config().kind)
-      .Set("lr", static_cast<double>(optimizer_->config().lr))
-      .Set("seed", config_.seed)
-      .Set("parameters", static_cast<int64_t>(model_->ParamCount()))
-      .Set("test_accuracy", last.test_accuracy)
-      .Set("test_loss", last.test_loss)
-      .Set("final_loss", last.train_loss)
-      .Set("steps", static_cast<int64_t>(step_))
-      .Set("samples", samples)
-      .Set("train_seconds", train_seconds)
-      .Set("samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0)
-      .Set("hub_reduce_seconds", reduce_seconds_)
-      .Set("hub_broadcast_seconds", broadcast_seconds_ + write_cpu_ns_ * 1e-9)
-      // CPU seconds of the hub's own work (averaging, optimizer, broadcast
-      // including the writer threads) over the run's wall time.
-      .Set("hub_share", train_seconds > 0 ? (reduce_seconds_ + broadcast_seconds_ + write_cpu_ns_ * 1e-9) / train_seconds : 0.0)
-      // The same work in wall time of the step loop: inflated when workers
-      // share the hub's cores, as on one machine.
-      .Set("hub_wall_share", train_seconds > 0 ? wall_seconds_ / train_seconds : 0.0)
-      // All the hub process's CPU during the step loop, evaluation excluded:
-      // adds receiving and parsing the workers' gradients and gRPC's own
-      // threads to the above.
-      .Set("hub_process_share", train_seconds > 0 ? process_seconds_ / train_seconds : 0.0)
-      .Set("peak_rss_bytes", PeakRssBytes())
-      .Set("stop_reason", stop_reason_);
-  Json workers = Json::Array();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& s : slots_) {
-      const WorkerStats& st = s->stats;
-      workers.Push(Json::Object()
-                       .Set("id", s->id)
-                       .Set("name", s->name)
-                       .Set("device", s->device)
-                       .Set("samples", st.samples)
-                       .Set("steps", st.steps)
-                       .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)
-                       .Set("mean_compute_ms", st.steps ? st.compute_ms / st.steps : 0.0)
-                       .Set("steps_missed", st.steps_missed)
-                       .Set("resyncs", st.resyncs));
-    }
-  }
-  r.Set("workers", std::move(workers));
-  Json per_epoch = Json::Array();
-  for (const auto& e : epochs_)
-    per_epoch.Push(Json::Object()
-                       .Set("epoch", e.epoch)
-                       .Set("step", e.step)
-                       .Set("train_loss", e.train_loss)
-                       .Set("test_loss", e.test_loss)
-                       .Set("test_accuracy", e.test_accuracy));
-  r.Set("epochs", std::move(per_epoch));
-  try {
-    WriteFileAtomically(config_.report_path, r.Dump());
-  } catch (const std::exception& e) {
-    spdlog::error("cannot write the report: {}", e.what());
-  }
 }
 
 }  // namespace mt

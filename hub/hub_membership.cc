@@ -1,0 +1,150 @@
+// The hub's gRPC-facing calls: who joins, the Train stream that carries a
+// worker's gradients in, and leaving. The step loop is in hub.cc.
+#include <spdlog/spdlog.h>
+
+#include "hub/hub.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+const char* StateName(WorkerSlot::State s) {
+  switch (s) {
+    case WorkerSlot::State::kJoined: return "joined";
+    case WorkerSlot::State::kWaiting: return "waiting";
+    case WorkerSlot::State::kActive: return "active";
+    case WorkerSlot::State::kGone: return "gone";
+  }
+  return "?";
+}
+
+// Removes a slot's outbox when the Train handler returns, whatever the path.
+struct StreamDetach {
+  WorkerSlot* slot = nullptr;
+  ~StreamDetach() {
+    if (!slot) return;
+    std::unique_ptr<Outbox> gone;
+    {
+      std::lock_guard<std::mutex> lock(slot->outbox_mu);
+      gone = std::move(slot->outbox);
+    }
+    // Destroyed outside the lock: it finishes its last write first.
+  }
+};
+
+
+
+}  // namespace
+
+grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, const std::string& peer) {
+  if (req.protocol_version() != wire::kProtocolVersion)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "protocol version " + std::to_string(req.protocol_version()) + " is not supported (hub speaks " +
+                            std::to_string(wire::kProtocolVersion) + "); upgrade the older side");
+  if (!config_.token.empty() && req.token() != config_.token)
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the run has ended");
+  const int id = static_cast<int>(slots_.size());
+  auto slot = std::make_unique<WorkerSlot>(id, model_->ParamCount());
+  slot->info = req.device();
+  slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
+  slot->device = req.device().backend().empty() ? "cpu" : req.device().backend();
+  slot->peer = peer;
+  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads) from {}", id, slot->name, slot->device,
+               req.device().cores(), req.device().threads(), peer);
+  slots_.push_back(std::move(slot));
+
+  reply->set_worker_id(id);
+  *reply->mutable_model() = spec_;
+  auto* o = reply->mutable_optimizer();
+  const OptimizerConfig& oc = optimizer_->config();
+  o->set_kind(oc.kind);
+  o->set_lr(oc.lr);
+  o->set_momentum(oc.momentum);
+  o->set_weight_decay(oc.weight_decay);
+  o->set_beta1(oc.beta1);
+  o->set_beta2(oc.beta2);
+  o->set_eps(oc.eps);
+  reply->set_dataset(config_.dataset);
+  reply->set_seed(config_.seed);
+  reply->set_global_batch(static_cast<int32_t>(global_batch_));
+  reply->set_train_samples(train_samples_);
+  reply->set_digest_every(config_.digest_every);
+  reply->set_param_count(model_->ParamCount());
+  reply->set_chunk_floats(wire::kChunkFloats);
+  return grpc::Status::OK;
+}
+
+grpc::Status Hub::Train(HubStream* stream, const std::string& peer) {
+  proto::WorkerMessage msg;
+  if (!stream->Read(&msg) || !msg.has_hello())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message on a Train stream must be Hello");
+  WorkerSlot* slot = nullptr;
+  StreamDetach detach;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int id = msg.hello().worker_id();
+    if (id < 0 || id >= static_cast<int>(slots_.size()))
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id) + " (Join first)");
+    if (!config_.token.empty() && msg.hello().token() != config_.token)
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+    slot = slots_[id].get();
+    if (slot->state != WorkerSlot::State::kJoined)
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
+    {
+      std::lock_guard<std::mutex> ol(slot->outbox_mu);
+      slot->outbox = std::make_unique<Outbox>(stream, &write_cpu_ns_);
+    }
+    detach.slot = slot;
+    slot->state = WorkerSlot::State::kWaiting;
+    cv_.notify_all();
+  }
+
+  std::string error;
+  while (stream->Read(&msg)) {
+    if (!msg.has_gradient()) {
+      error = "expected a gradient chunk";
+      break;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slot->state != WorkerSlot::State::kActive) {
+      error = "gradient from a worker that is not in the step loop";
+      break;
+    }
+    error = slot->inbox.Accept(msg.gradient());
+    if (!error.empty()) break;
+    if (slot->inbox.complete()) cv_.notify_all();
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool was_in = slot->state != WorkerSlot::State::kGone;
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Discard();
+  cv_.notify_all();
+  if (!error.empty()) {
+    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, error);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
+  }
+  if (was_in && !finished_) spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
+  return grpc::Status::OK;
+}
+
+grpc::Status Hub::Leave(const proto::LeaveRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int id = req.worker_id();
+  if (id < 0 || id >= static_cast<int>(slots_.size()))
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id));
+  if (!config_.token.empty() && req.token() != config_.token)
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+  WorkerSlot* slot = slots_[id].get();
+  if (slot->state != WorkerSlot::State::kGone)
+    spdlog::info("worker {} ({}) leaves: {}", id, slot->name, req.reason().empty() ? "no reason given" : req.reason());
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Discard();
+  cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+}  // namespace mt

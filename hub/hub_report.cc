@@ -1,0 +1,78 @@
+// The hub's --report JSON: what scripts, benchmarks and tests read.
+#include <spdlog/spdlog.h>
+
+#include "core/util/atomic_file.h"
+#include "core/util/json.h"
+#include "core/util/process_stats.h"
+#include "hub/hub.h"
+
+namespace mt {
+
+void Hub::WriteReport(double train_seconds, int64_t samples) {
+  if (config_.report_path.empty()) return;
+  const EpochRecord last = epochs_.empty() ? EpochRecord{} : epochs_.back();
+  Json r = Json::Object();
+  r.Set("mode", "hub")
+      .Set("model", spec_.name())
+      .Set("dataset", config_.dataset)
+      .Set("global_batch", global_batch_)
+      .Set("optimizer", optimizer_->config().kind)
+      .Set("lr", static_cast<double>(optimizer_->config().lr))
+      .Set("seed", config_.seed)
+      .Set("parameters", static_cast<int64_t>(model_->ParamCount()))
+      .Set("test_accuracy", last.test_accuracy)
+      .Set("test_loss", last.test_loss)
+      .Set("final_loss", last.train_loss)
+      .Set("steps", static_cast<int64_t>(step_))
+      .Set("samples", samples)
+      .Set("train_seconds", train_seconds)
+      .Set("samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0)
+      .Set("hub_reduce_seconds", reduce_seconds_)
+      .Set("hub_broadcast_seconds", broadcast_seconds_ + write_cpu_ns_ * 1e-9)
+      // CPU seconds of the hub's own work (averaging, optimizer, broadcast
+      // including the writer threads) over the run's wall time.
+      .Set("hub_share", train_seconds > 0 ? (reduce_seconds_ + broadcast_seconds_ + write_cpu_ns_ * 1e-9) / train_seconds : 0.0)
+      // The same work in wall time of the step loop: inflated when workers
+      // share the hub's cores, as on one machine.
+      .Set("hub_wall_share", train_seconds > 0 ? wall_seconds_ / train_seconds : 0.0)
+      // All the hub process's CPU during the step loop, evaluation excluded:
+      // adds receiving and parsing the workers' gradients and gRPC's own
+      // threads to the above.
+      .Set("hub_process_share", train_seconds > 0 ? process_seconds_ / train_seconds : 0.0)
+      .Set("peak_rss_bytes", PeakRssBytes())
+      .Set("stop_reason", stop_reason_);
+  Json workers = Json::Array();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : slots_) {
+      const WorkerStats& st = s->stats;
+      workers.Push(Json::Object()
+                       .Set("id", s->id)
+                       .Set("name", s->name)
+                       .Set("device", s->device)
+                       .Set("samples", st.samples)
+                       .Set("steps", st.steps)
+                       .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)
+                       .Set("mean_compute_ms", st.steps ? st.compute_ms / st.steps : 0.0)
+                       .Set("steps_missed", st.steps_missed)
+                       .Set("resyncs", st.resyncs));
+    }
+  }
+  r.Set("workers", std::move(workers));
+  Json per_epoch = Json::Array();
+  for (const auto& e : epochs_)
+    per_epoch.Push(Json::Object()
+                       .Set("epoch", e.epoch)
+                       .Set("step", e.step)
+                       .Set("train_loss", e.train_loss)
+                       .Set("test_loss", e.test_loss)
+                       .Set("test_accuracy", e.test_accuracy));
+  r.Set("epochs", std::move(per_epoch));
+  try {
+    WriteFileAtomically(config_.report_path, r.Dump());
+  } catch (const std::exception& e) {
+    spdlog::error("cannot write the report: {}", e.what());
+  }
+}
+
+}  // namespace mt
