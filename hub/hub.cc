@@ -159,9 +159,9 @@ void Hub::SendState(WorkerSlot* slot) {
   std::copy(state.slots.begin(), state.slots.end(), all.begin() + p);
   state.slots.clear();
   const size_t chunks = wire::ChunkCount(all.size());
+  proto::HubMessage m;
   for (size_t c = 0; c < chunks; ++c) {
-    auto m = std::make_shared<proto::HubMessage>();
-    auto* s = m->mutable_state();
+    auto* s = m.mutable_state();
     const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, all.size() - begin);
     s->set_step(step_);
     s->set_offset(begin);
@@ -170,13 +170,13 @@ void Hub::SendState(WorkerSlot* slot) {
       s->set_last(true);
       s->set_optimizer_state(state.Serialize());
     }
-    if (!slot->Send(std::move(m))) return;  // the handler notices the broken stream
+    if (!slot->Send(Serialize(m))) return;  // the stream notices that it broke
   }
 }
 
 void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
-  // One plan and one set of result chunks, prepared once and sent to every
-  // worker as they are.
+  // One plan and one set of result chunks, serialised once and sent to
+  // every worker as the same bytes.
   proto::StepPlan plan;
   plan.set_step(step_);
   for (auto* s : who) *plan.add_assignments() = s->assignment;
@@ -184,9 +184,9 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
   if (have_result) {
     const size_t p = model_->ParamCount();
     const size_t n_chunks = wire::ChunkCount(p);
+    proto::HubMessage m;
     for (size_t c = 0; c < n_chunks; ++c) {
-      auto m = std::make_shared<proto::HubMessage>();
-      auto* r = m->mutable_result();
+      auto* r = m.mutable_result();
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       r->set_step(average_step_);
       r->set_offset(begin);
@@ -196,7 +196,7 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
         r->set_mean_loss(last_loss_);
         *r->mutable_plan() = plan;
       }
-      chunks.push_back(std::move(m));
+      chunks.push_back(Serialize(m));
     }
   }
   SharedMessage plan_alone;
@@ -207,9 +207,9 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       SendState(s);
       s->state = WorkerSlot::State::kActive;
       if (!plan_alone) {
-        auto m = std::make_shared<proto::HubMessage>();
-        *m->mutable_plan() = plan;
-        plan_alone = std::move(m);
+        proto::HubMessage m;
+        *m.mutable_plan() = plan;
+        plan_alone = Serialize(m);
       }
       s->Send(plan_alone);
     } else {
@@ -302,10 +302,11 @@ void Hub::SaveCheckpoint() {
 }
 
 void Hub::SayGoodbye(const std::string& reason) {
-  auto stop = std::make_shared<proto::HubMessage>();
-  stop->mutable_stop()->set_reason(reason);
-  stop->mutable_stop()->set_steps(step_);
-  stop->mutable_stop()->set_test_accuracy(epochs_.empty() ? -1.0 : epochs_.back().test_accuracy);
+  proto::HubMessage m;
+  m.mutable_stop()->set_reason(reason);
+  m.mutable_stop()->set_steps(step_);
+  m.mutable_stop()->set_test_accuracy(epochs_.empty() ? -1.0 : epochs_.back().test_accuracy);
+  const SharedMessage stop = Serialize(m);
   std::vector<WorkerSlot*> who;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -56,7 +56,12 @@ class Hub {
   int64_t steps_done() const { return step_; }
 
   grpc::Status Join(const proto::JoinRequest& request, proto::JoinReply* reply, const std::string& peer);
-  grpc::Status Train(HubStream* stream, const std::string& peer);
+  // The Train stream's side (hub/train_stream.h): a new stream for a call,
+  // its first message, each later one, and its end.
+  TrainStream* NewTrainStream(const std::string& peer);
+  grpc::Status OpenTrainStream(const proto::WorkerMessage& first, TrainStream* stream, int* worker_id);
+  grpc::Status OnTrainMessage(int worker_id, const proto::WorkerMessage& message);
+  void CloseTrainStream(int worker_id, const grpc::Status& why);
   grpc::Status Leave(const proto::LeaveRequest& request);
 
  private:
@@ -114,7 +119,7 @@ class Hub {
   // The hub's own work per step, barrier waits and evaluation excluded.
   double reduce_seconds_ = 0;     // averaging and the optimizer step
   double broadcast_seconds_ = 0;  // preparing the result and queueing it
-  std::atomic<int64_t> write_cpu_ns_{0};  // the outboxes' serialising and writing
+  std::atomic<int64_t> write_cpu_ns_{0};  // starting writes off the step loop's thread
   double wall_seconds_ = 0;       // the same work in wall time
   double eval_seconds_ = 0;       // CPU spent evaluating (kept out of the shares)
   double process_seconds_ = 0;    // the whole process's CPU in the step loop, evaluation excluded

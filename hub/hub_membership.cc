@@ -18,22 +18,6 @@ const char* StateName(WorkerSlot::State s) {
   return "?";
 }
 
-// Removes a slot's outbox when the Train handler returns, whatever the path.
-struct StreamDetach {
-  WorkerSlot* slot = nullptr;
-  ~StreamDetach() {
-    if (!slot) return;
-    std::unique_ptr<Outbox> gone;
-    {
-      std::lock_guard<std::mutex> lock(slot->outbox_mu);
-      gone = std::move(slot->outbox);
-    }
-    // Destroyed outside the lock: it finishes its last write first.
-  }
-};
-
-
-
 }  // namespace
 
 grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, const std::string& peer) {
@@ -76,59 +60,62 @@ grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, c
   return grpc::Status::OK;
 }
 
-grpc::Status Hub::Train(HubStream* stream, const std::string& peer) {
-  proto::WorkerMessage msg;
-  if (!stream->Read(&msg) || !msg.has_hello())
+TrainStream* Hub::NewTrainStream(const std::string& peer) { return new TrainStream(*this, peer, &write_cpu_ns_); }
+
+grpc::Status Hub::OpenTrainStream(const proto::WorkerMessage& first, TrainStream* stream, int* worker_id) {
+  if (!first.has_hello())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message on a Train stream must be Hello");
-  WorkerSlot* slot = nullptr;
-  StreamDetach detach;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int id = msg.hello().worker_id();
-    if (id < 0 || id >= static_cast<int>(slots_.size()))
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id) + " (Join first)");
-    if (!config_.token.empty() && msg.hello().token() != config_.token)
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
-    slot = slots_[id].get();
-    if (slot->state != WorkerSlot::State::kJoined)
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
-    {
-      std::lock_guard<std::mutex> ol(slot->outbox_mu);
-      slot->outbox = std::make_unique<Outbox>(stream, &write_cpu_ns_);
-    }
-    detach.slot = slot;
-    slot->state = WorkerSlot::State::kWaiting;
-    cv_.notify_all();
-  }
-
-  std::string error;
-  while (stream->Read(&msg)) {
-    if (!msg.has_gradient()) {
-      error = "expected a gradient chunk";
-      break;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slot->state != WorkerSlot::State::kActive) {
-      error = "gradient from a worker that is not in the step loop";
-      break;
-    }
-    error = slot->inbox.Accept(msg.gradient());
-    if (!error.empty()) break;
-    if (slot->inbox.complete()) cv_.notify_all();
-  }
-
   std::lock_guard<std::mutex> lock(mu_);
+  const int id = first.hello().worker_id();
+  if (id < 0 || id >= static_cast<int>(slots_.size()))
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker id " + std::to_string(id) + " (Join first)");
+  if (!config_.token.empty() && first.hello().token() != config_.token)
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
+  WorkerSlot* slot = slots_[id].get();
+  if (slot->state != WorkerSlot::State::kJoined)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "worker " + std::to_string(id) + " is " + StateName(slot->state) + ", not waiting for a stream");
+  {
+    std::lock_guard<std::mutex> ol(slot->stream_mu);
+    slot->stream = stream;
+  }
+  slot->state = WorkerSlot::State::kWaiting;
+  *worker_id = id;
+  cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+grpc::Status Hub::OnTrainMessage(int worker_id, const proto::WorkerMessage& message) {
+  std::string error;
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = slots_[worker_id].get();
+  if (!message.has_gradient())
+    error = "expected a gradient chunk";
+  else if (slot->state != WorkerSlot::State::kActive)
+    error = "gradient from a worker that is not in the step loop";
+  else
+    error = slot->inbox.Accept(message.gradient());
+  if (!error.empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
+  if (slot->inbox.complete()) cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+void Hub::CloseTrainStream(int worker_id, const grpc::Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = slots_[worker_id].get();
+  {
+    // After this the step loop cannot reach the stream, which may then finish.
+    std::lock_guard<std::mutex> ol(slot->stream_mu);
+    slot->stream = nullptr;
+  }
   const bool was_in = slot->state != WorkerSlot::State::kGone;
   slot->state = WorkerSlot::State::kGone;
   slot->inbox.Discard();
   cv_.notify_all();
-  if (!error.empty()) {
-    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, error);
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
-  }
-  if (was_in && !finished_) spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
-  return grpc::Status::OK;
+  if (!why.ok())
+    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, why.error_message());
+  else if (was_in && !finished_)
+    spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
 }
 
 grpc::Status Hub::Leave(const proto::LeaveRequest& req) {

@@ -26,9 +26,8 @@ grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinReq
   return Guarded("Join", [&] { return hub_.Join(*request, reply, context->peer()); });
 }
 
-grpc::Status HubService::Train(grpc::ServerContext* context,
-                               grpc::ServerReaderWriter<proto::HubMessage, proto::WorkerMessage>* stream) {
-  return Guarded("Train", [&] { return hub_.Train(stream, context->peer()); });
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(grpc::CallbackServerContext* context) {
+  return hub_.NewTrainStream(context->peer());
 }
 
 grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request, proto::LeaveReply*) {

@@ -10,7 +10,7 @@
 
 #include "hub.grpc.pb.h"
 #include "hub/gradient_inbox.h"
-#include "hub/outbox.h"
+#include "hub/train_stream.h"
 
 namespace mt {
 
@@ -41,15 +41,15 @@ struct WorkerSlot {
   WorkerStats stats;
   bool needs_resync = false;
 
-  // Messages go out through the outbox while the Train stream is open; the
-  // handler removes it (under outbox_mu) before its call returns, so nothing
-  // is ever written to a finished stream.
-  std::mutex outbox_mu;
-  std::unique_ptr<Outbox> outbox;
+  // The Train stream while it is open. gRPC owns it; the stream detaches
+  // itself (under stream_mu) before it finishes, so nothing is ever sent to
+  // a finished stream.
+  std::mutex stream_mu;
+  TrainStream* stream = nullptr;
 
   bool Send(SharedMessage m) {
-    std::lock_guard<std::mutex> lock(outbox_mu);
-    return outbox != nullptr && outbox->Send(std::move(m));
+    std::lock_guard<std::mutex> lock(stream_mu);
+    return stream != nullptr && stream->Send(std::move(m));
   }
 };
 

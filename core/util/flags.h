@@ -7,6 +7,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mt {
@@ -35,6 +36,9 @@ class FlagSet {
 
  private:
   struct Flag {
+    Flag(std::string name_, std::string help_, std::string default_text_, std::string value_hint_)
+        : name(std::move(name_)), help(std::move(help_)), default_text(std::move(default_text_)),
+          value_hint(std::move(value_hint_)) {}
     std::string name, help, default_text, value_hint;
     bool is_bool = false;
     bool set = false;
