@@ -1,0 +1,88 @@
+// The OpenCL backend: GEMM through CLBlast, everything else mt's own kernels
+// (kernels/opencl/cl/*.cl, embedded at build time). Data stays on the
+// device between ops; only Upload, Download and SoftmaxCrossEntropy (which
+// returns the loss) wait for the device.
+//
+// One in-order queue per backend, so ops run in the order they are called.
+// A backend is used from one thread at a time (kernel objects carry their
+// arguments); the context and the compiled program are shared by every
+// backend on the same device (OpenClRuntime).
+//
+// Conv is im2col + GEMM per sample; the workspace holds one sample's column
+// matrix, so its size does not grow with the batch.
+#pragma once
+
+#include <map>
+#include <vector>
+#include <memory>
+#include <string>
+
+#include "kernels/backend.h"
+#include "kernels/opencl/cl_handle.h"
+#include "kernels/opencl/kernel_call.h"
+#include "kernels/opencl/opencl_runtime.h"
+
+namespace mt::kernels {
+
+class OpenClBackend : public Backend {
+ public:
+  explicit OpenClBackend(const OpenClDevice& device);
+  ~OpenClBackend() override;
+
+  const OpenClDevice& device() const { return runtime_->device(); }
+  // The cl_mem behind a view of this backend's memory.
+  static cl_mem Mem(View v);
+
+  std::string Name() const override { return "opencl"; }
+  bool Supports(Op op, const ConvGeometry* conv = nullptr) const override;
+
+  std::unique_ptr<Buffer> Allocate(size_t count) override;
+  void Upload(const void* host, View dst) override;
+  void Download(View src, void* host) override;
+  void Copy(View src, View dst) override;
+  void Fill(View dst, float value) override;
+  void Synchronize() override;
+
+  void Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a, View b,
+            float beta, View c) override;
+  void Axpy(float alpha, View x, View y) override;
+  void Scale(float alpha, View x) override;
+
+  size_t ConvWorkspaceCount(const ConvGeometry& g) const override;
+  void Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
+                     View workspace) override;
+  void Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
+                      View d_weight, View d_bias, View workspace) override;
+
+  void MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) override;
+  void MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) override;
+
+  void AddBias(View x, View bias, int outer, int channels, int inner) override;
+  void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override;
+  void ReluForward(View in, View out) override;
+  void ReluBackward(View out, View d_out, View d_in) override;
+  void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override;
+  void DropoutBackward(View d_out, View mask, float rate, View d_in) override;
+  double SoftmaxCrossEntropy(View logits, View labels, int n, int classes,
+                             View d_logits) override;
+  void ArgmaxRows(View logits, int n, int classes, View out) override;
+
+  void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) override;
+  void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) override;
+
+ private:
+  // The named kernel of mt's program, created on first use and kept.
+  KernelCall Call(const char* kernel);
+  cl_command_queue queue() const { return queue_.get(); }
+  const std::string& device_name() const { return runtime_->device_name(); }
+
+  std::shared_ptr<OpenClRuntime> runtime_;
+  ClQueue queue_;
+  std::map<std::string, ClKernel> kernels_;
+  // Per-row losses of SoftmaxCrossEntropy, read back and summed on the host
+  // in row order (so the sum does not depend on the device); grows once.
+  std::unique_ptr<Buffer> row_loss_;
+  std::vector<float> row_loss_host_;
+};
+
+}  // namespace mt::kernels
