@@ -80,6 +80,8 @@ grpc::Status Hub::OpenTrainStream(const proto::WorkerMessage& first, TrainStream
     slot->stream = stream;
   }
   slot->state = WorkerSlot::State::kWaiting;
+  slot->placement = first.hello().placement();
+  if (!slot->placement.empty()) spdlog::info("worker {} placement: {}", id, slot->placement);
   *worker_id = id;
   cv_.notify_all();
   return grpc::Status::OK;

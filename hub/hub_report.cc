@@ -50,6 +50,7 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
                        .Set("id", s->id)
                        .Set("name", s->name)
                        .Set("device", s->device)
+                       .Set("placement", s->placement)
                        .Set("samples", st.samples)
                        .Set("steps", st.steps)
                        .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)

@@ -34,6 +34,7 @@ struct WorkerSlot {
 
   const int id;
   std::string name, peer, device;
+  std::string placement;  // per layer, from Hello
   proto::DeviceInfo info;
   State state = State::kJoined;
   proto::Assignment assignment;  // of the step in progress

@@ -23,6 +23,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/dropout_hash.h"
 #include "proto/wire.h"
+#include "worker/compute_devices.h"
 #include "worker/hub_connection.h"
 #include "worker/worker_config.h"
 
@@ -55,10 +56,10 @@ OptimizerConfig FromSettings(const proto::OptimizerSettings& s) {
 // The training state of one worker between messages.
 class StepLoop {
  public:
-  StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream)
-      : cfg_(cfg), join_(join), stream_(stream), backend_(static_cast<int>(cfg.threads)) {
-    model_ = BuildModel(join.model(), backend_);
-    optimizer_ = MakeOptimizer(FromSettings(join.optimizer()), backend_, model_->ParamCount());
+  StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream, ComputeDevices& devices)
+      : cfg_(cfg), join_(join), stream_(stream), devices_(devices) {
+    kernels::CpuBackend& home = devices_.cpu();
+    model_ = BuildModel(join.model(), home);
     if (model_->ParamCount() != join.param_count())
       throw std::runtime_error("model from the hub has " + std::to_string(model_->ParamCount()) +
                                " parameters here but " + std::to_string(join.param_count()) + " at the hub");
@@ -69,8 +70,20 @@ class StepLoop {
                                data_->SampleShape().ToString() + " but the model takes " +
                                model_->input_shape().ToString());
     capacity_ = std::max(1, join.global_batch());
-    model_->Reserve(capacity_);
     batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), capacity_);
+    {
+      // Placement is timed on this device's own data at a typical batch.
+      const int n = static_cast<int>(std::min<size_t>({static_cast<size_t>(capacity_), 64, data_->Size()}));
+      std::vector<uint32_t> first(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) first[i] = static_cast<uint32_t>(i);
+      batch_->Fill(*data_, first.data(), n);
+      model_ = BuildModel(join.model(), home,
+                          devices_.Place(join.model(), batch_->images(), batch_->labels(), n, join.seed()));
+    }
+    // Parameters, gradients and the optimizer stay on the CPU whatever the
+    // placement, so this copy stays bit-identical to the hub's master copy.
+    optimizer_ = MakeOptimizer(FromSettings(join.optimizer()), home, model_->ParamCount());
+    model_->Reserve(capacity_);
     indices_.resize(capacity_);
     staging_.resize(model_->ParamCount() * 3);  // weights + up to two optimizer slots
   }
@@ -97,11 +110,15 @@ class StepLoop {
     return false;
   }
 
+  std::string placement() const { return model_->PlacementSummary(); }
+
   Json Report() const {
     Json r = Json::Object();
     r.Set("mode", "worker")
         .Set("hub", cfg_.hub)
-        .Set("device", backend_.Name())
+        .Set("device", DeviceLabel(*model_))
+        .Set("opencl_device", devices_.opencl_name())
+        .Set("placement", model_->PlacementSummary())
         .Set("threads", cfg_.threads)
         .Set("local_data", local_)
         .Set("test_accuracy", hub_accuracy_)
@@ -141,7 +158,7 @@ class StepLoop {
   bool TakeResult(const proto::StepResult& r) {
     Stage(r.offset(), r.values(), model_->ParamCount());
     if (!r.last()) return false;
-    backend_.Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
+    devices_.cpu().Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
     optimizer_->Step(model_->params(), model_->grads());
     last_mean_loss_ = r.mean_loss();
     return true;
@@ -228,7 +245,7 @@ class StepLoop {
   const WorkerConfig& cfg_;
   const proto::JoinReply& join_;
   TrainStream& stream_;
-  kernels::CpuBackend backend_;
+  ComputeDevices& devices_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Dataset> data_;
@@ -248,8 +265,7 @@ class StepLoop {
 }  // namespace
 
 int RunWorker(const WorkerConfig& cfg) {
-  if (cfg.device != "cpu" && cfg.device != "auto")
-    throw std::runtime_error("--device " + cfg.device + ": this build has only the cpu backend");
+  ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   HubConnection hub(cfg.hub);
   proto::JoinRequest request;
   request.set_protocol_version(wire::kProtocolVersion);
@@ -257,7 +273,8 @@ int RunWorker(const WorkerConfig& cfg) {
   auto* d = request.mutable_device();
   d->set_name(cfg.name.empty() ? HostName() : cfg.name);
   d->set_cores(static_cast<int32_t>(std::thread::hardware_concurrency()));
-  d->set_backend("cpu");
+  d->set_backend(devices.choice());
+  d->set_opencl_device(devices.opencl_name());
   d->set_threads(static_cast<int32_t>(cfg.threads));
   if (!cfg.data_dir.empty()) request.set_local_samples(static_cast<int64_t>(LoadDataset(cfg.data_dir, Split::kTrain)->Size()));
   spdlog::info("joining hub at {} as {}", hub.target(), d->name());
@@ -267,12 +284,13 @@ int RunWorker(const WorkerConfig& cfg) {
 
   grpc::ClientContext context;
   auto stream = hub.OpenTrain(&context);
+  StepLoop loop(cfg, join, *stream, devices);
   proto::WorkerMessage hello;
   hello.mutable_hello()->set_worker_id(join.worker_id());
   hello.mutable_hello()->set_token(cfg.token);
+  hello.mutable_hello()->set_placement(loop.placement());
   stream->Write(hello);
 
-  StepLoop loop(cfg, join, *stream);
   const bool goodbye = loop.Run();
   if (!goodbye && StopRequested()) {
     hub.Leave(join.worker_id(), cfg.token, "worker stopped by signal");

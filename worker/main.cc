@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   double lr = cfg.optimizer.lr, momentum = cfg.optimizer.momentum, wd = cfg.optimizer.weight_decay;
 
   mt::FlagSet flags("mtworker",
-                    "--hub HOST[:PORT] [--device cpu] [--threads T] [--name NAME] [--data DIR] [--report FILE]\n"
+                    "--hub HOST[:PORT] [--device auto|cpu|opencl] [--threads T] [--name NAME] [--data DIR] [--report FILE]\n"
                     "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] [--epochs E] ...");
   flags.AddString("hub", &wcfg.hub, "train with the hub at HOST[:PORT] (port 50051 by default)");
   flags.AddString("name", &wcfg.name, "name shown in the hub's logs and report (default: host name)");
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   flags.AddBool("standalone", &standalone, "train on this device alone (no hub)");
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory of IDX or CIFAR-10 files");
-  flags.AddString("device", &cfg.device, "compute device", {"auto", "cpu", "opencl"});
+  flags.AddString("device", &cfg.device, "where layers run: auto (each layer on the faster of the CPU and an OpenCL GPU, measured), cpu, or opencl", {"auto", "cpu", "opencl"});
   flags.AddInt("threads", &cfg.threads, "CPU threads for the compute kernels", 1, 256);
   flags.AddInt("batch", &cfg.batch, "samples per step", 1, 1 << 20);
   flags.AddInt("epochs", &cfg.epochs, "passes over the training set", 1, 1 << 20);

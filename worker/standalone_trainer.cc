@@ -21,7 +21,7 @@
 #include "core/util/json.h"
 #include "core/util/process_stats.h"
 #include "core/util/stop_signal.h"
-#include "kernels/cpu/cpu_backend.h"
+#include "worker/compute_devices.h"
 #include "kernels/dropout_hash.h"
 
 namespace mt {
@@ -51,20 +51,26 @@ struct EpochStats {
 }  // namespace
 
 int RunStandalone(const StandaloneConfig& cfg) {
-  if (cfg.device != "cpu" && cfg.device != "auto")
-    throw std::runtime_error("--device " + cfg.device + ": this build has only the cpu backend");
-
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
   const auto train = LoadDataset(cfg.dataset, Split::kTrain);
   const auto test = LoadDataset(cfg.dataset, Split::kTest);
   const proto::ModelSpec spec = LoadModelSpec(cfg.model);
   const std::string spec_text = ModelSpecToText(spec);
 
-  kernels::CpuBackend backend(static_cast<int>(cfg.threads));
-  auto model = BuildModel(spec, backend);
-  CheckCompatible(*model, *train, cfg.dataset);
-  CheckCompatible(*model, *test, cfg.dataset);
+  ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
+  kernels::Backend& backend = devices.cpu();
+  CheckCompatible(*BuildModel(spec, backend), *train, cfg.dataset);
   const int batch = static_cast<int>(cfg.batch);
+  BatchBuffer staging(train->SampleShape(), batch);
+  std::vector<kernels::Backend*> placement;
+  {
+    std::vector<uint32_t> first(static_cast<size_t>(std::min<int64_t>(batch, static_cast<int64_t>(train->Size()))));
+    for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<uint32_t>(i);
+    staging.Fill(*train, first.data(), static_cast<int>(first.size()));
+    placement = devices.Place(spec, staging.images(), staging.labels(), static_cast<int>(first.size()), cfg.seed);
+  }
+  auto model = BuildModel(spec, backend, placement);
+  CheckCompatible(*model, *test, cfg.dataset);
   model->Reserve(batch);
   model->InitParams(cfg.seed);
   auto optimizer = MakeOptimizer(cfg.optimizer, backend, model->ParamCount());
@@ -94,9 +100,10 @@ int RunStandalone(const StandaloneConfig& cfg) {
     }
   }
 
-  spdlog::info("standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} thread(s), "
-               "{} lr {}; memory {} KiB at this batch, {} KiB per extra sample",
-               spec.name(), model->ParamCount(), cfg.dataset, n, test->Size(), batch, cfg.threads,
+  spdlog::info("standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, device {}, "
+               "{} thread(s), {} lr {}; memory {} KiB at this batch, {} KiB per extra sample",
+               spec.name(), model->ParamCount(), cfg.dataset, n, test->Size(), batch, DeviceLabel(*model),
+               cfg.threads,
                optimizer->Kind(), cfg.optimizer.lr, model->MemoryBytes(batch) / 1024,
                (model->MemoryBytes(2) - model->MemoryBytes(1)) / 1024);
 
@@ -107,7 +114,6 @@ int RunStandalone(const StandaloneConfig& cfg) {
     spdlog::info("checkpoint {}", path);
   };
 
-  BatchBuffer staging(train->SampleShape(), batch);
   std::vector<EpochStats> epochs;
   std::vector<uint32_t> order;
   int64_t order_epoch = -1;
@@ -175,7 +181,9 @@ int RunStandalone(const StandaloneConfig& cfg) {
     r.Set("mode", "standalone")
         .Set("model", spec.name())
         .Set("dataset", cfg.dataset)
-        .Set("device", backend.Name())
+        .Set("device", DeviceLabel(*model))
+        .Set("opencl_device", devices.opencl_name())
+        .Set("placement", model->PlacementSummary())
         .Set("threads", cfg.threads)
         .Set("batch", cfg.batch)
         .Set("optimizer", cfg.optimizer.kind)

@@ -1,6 +1,7 @@
 #include "core/model/model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -8,18 +9,32 @@
 #include "kernels/dropout_hash.h"
 
 namespace mt {
+namespace {
 
-Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers,
-             kernels::Backend& backend)
-    : backend_(backend), layers_(std::move(layers)) {
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& home,
+             std::vector<kernels::Backend*> placement)
+    : home_(home), layers_(std::move(layers)), placement_(std::move(placement)) {
   if (layers_.empty()) throw std::invalid_argument("model: no layers");
+  if (placement_.empty()) placement_.assign(layers_.size(), &home_);
+  if (placement_.size() != layers_.size())
+    throw std::invalid_argument("model: placement names " + std::to_string(placement_.size()) +
+                                " backends for " + std::to_string(layers_.size()) + " layers");
   shapes_.push_back(input_sample);
   act_slot_.push_back(0);
   int slots = 1;
-  std::vector<size_t> offsets;
   for (size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
-    layer.set_backend(&backend_);
+    if (!placement_[i]) throw std::invalid_argument("model: no backend for layer " + std::to_string(i + 1));
+    // An in-place layer writes over its input, so it runs where that lives.
+    if (layer.InPlace() && i > 0) placement_[i] = placement_[i - 1];
+    if (placement_[i] != &home_) mixed_ = true;
+    layer.set_backend(placement_[i]);
     if (layer.name().empty()) layer.set_name(std::string(layer.Type()) + std::to_string(i + 1));
     try {
       shapes_.push_back(layer.Setup(shapes_.back()));
@@ -28,7 +43,7 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers,
                                   "): " + e.what());
     }
     act_slot_.push_back(layer.InPlace() ? act_slot_.back() : slots++);
-    offsets.push_back(param_count_);
+    param_offset_.push_back(param_count_);
     param_count_ += layer.ParamCount();
   }
   if (output_shape().rank() != 1)
@@ -36,13 +51,46 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers,
                                 output_shape().ToString());
   for (const Shape& s : shapes_) max_activation_ = std::max(max_activation_, s.count());
   act_buffers_.resize(slots);
+  bridges_.resize(layers_.size());
 
-  params_ = backend_.Allocate(std::max<size_t>(param_count_, 1));
-  grads_ = backend_.Allocate(std::max<size_t>(param_count_, 1));
+  params_ = home_.Allocate(std::max<size_t>(param_count_, 1));
+  grads_ = home_.Allocate(std::max<size_t>(param_count_, 1));
+  // One mirror per run of consecutive parameterised layers on the same
+  // foreign backend, so each pass moves a few contiguous ranges, not one per layer.
   for (size_t i = 0; i < layers_.size(); ++i) {
     const size_t n = layers_[i]->ParamCount();
-    layers_[i]->BindParams(params().Slice(offsets[i], n), grads().Slice(offsets[i], n));
+    if (n == 0 || placement_[i] == &home_) continue;
+    if (!mirrors_.empty() && mirrors_.back().backend == placement_[i] && mirrors_.back().end == param_offset_[i])
+      mirrors_.back().end += n;
+    else
+      mirrors_.push_back(Mirror{placement_[i], param_offset_[i], param_offset_[i] + n, nullptr, nullptr});
   }
+  size_t staging = 0;
+  for (Mirror& m : mirrors_) {
+    m.params = m.backend->Allocate(m.end - m.begin);
+    m.grads = m.backend->Allocate(m.end - m.begin);
+    staging = std::max(staging, m.end - m.begin);
+  }
+  staging_.resize(staging);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const size_t n = layers_[i]->ParamCount(), at = param_offset_[i];
+    kernels::View p = params().Slice(at, n), g = grads().Slice(at, n);
+    for (const Mirror& m : mirrors_)
+      if (m.backend == placement_[i] && at >= m.begin && at + n <= m.end && n > 0) {
+        p = kernels::WholeOf(*m.params).Slice(at - m.begin, n);
+        g = kernels::WholeOf(*m.grads).Slice(at - m.begin, n);
+      }
+    layers_[i]->BindParams(p, g);
+  }
+}
+
+std::string Model::PlacementSummary() const {
+  std::string s;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (i) s += ",";
+    s += layers_[i]->name() + ":" + placement_[i]->Name();
+  }
+  return s;
 }
 
 void Model::InitParams(uint64_t seed) {
@@ -57,29 +105,57 @@ void Model::InitParams(uint64_t seed) {
   SetParams(host.data());
 }
 
-void Model::GetParams(float* host) const { backend_.Download(params().Slice(0, param_count_), host); }
-void Model::SetParams(const float* host) { backend_.Upload(host, params().Slice(0, param_count_)); }
-void Model::GetGrads(float* host) const { backend_.Download(grads().Slice(0, param_count_), host); }
+void Model::GetParams(float* host) const { home_.Download(params().Slice(0, param_count_), host); }
+void Model::SetParams(const float* host) { home_.Upload(host, params().Slice(0, param_count_)); }
+void Model::GetGrads(float* host) const { home_.Download(grads().Slice(0, param_count_), host); }
+
+Model::GradPair& Model::GradsOn(kernels::Backend* b) {
+  for (GradPair& g : grad_pairs_)
+    if (g.backend == b) return g;
+  grad_pairs_.push_back(GradPair{b, nullptr, nullptr});
+  return grad_pairs_.back();
+}
 
 void Model::Reserve(int capacity) {
   if (capacity <= capacity_) return;
   for (size_t i = 0; i < shapes_.size(); ++i) {
     if (i > 0 && act_slot_[i] == act_slot_[i - 1]) continue;
-    act_buffers_[act_slot_[i]] = backend_.Allocate(shapes_[i].count() * capacity);
+    act_buffers_[act_slot_[i]] = SlotBackend(static_cast<int>(i)).Allocate(shapes_[i].count() * capacity);
   }
-  grad_ping_ = backend_.Allocate(max_activation_ * capacity);
-  grad_pong_ = backend_.Allocate(max_activation_ * capacity);
-  labels_ = backend_.Allocate(capacity);
-  predictions_ = backend_.Allocate(capacity);
+  size_t staging = staging_.size();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const bool crosses = &SlotBackend(static_cast<int>(i)) != placement_[i];
+    if (crosses) {
+      bridges_[i] = placement_[i]->Allocate(shapes_[i].count() * capacity);
+      // Forward carries the activation in, backward carries the gradient out.
+      staging = std::max(staging, std::max(shapes_[i].count(), shapes_[i + 1].count()) * capacity);
+    }
+  }
+  if (Mixed()) staging = std::max(staging, max_activation_ * capacity);
+  staging_.resize(staging);
+  for (kernels::Backend* b : placement_) {
+    GradPair& g = GradsOn(b);
+    g.ping = b->Allocate(max_activation_ * capacity);
+    g.pong = b->Allocate(max_activation_ * capacity);
+  }
+  labels_ = LossBackend().Allocate(capacity);
+  predictions_ = LossBackend().Allocate(capacity);
   for (auto& layer : layers_) layer->Reshape(capacity);
   capacity_ = capacity;
 }
 
 size_t Model::MemoryBytes(int capacity) const {
-  size_t per_sample = 2 * max_activation_ + 2;  // gradient ping-pong, labels, predictions
+  size_t pairs = 0;
+  for (size_t i = 0; i < placement_.size(); ++i)
+    if (std::find(placement_.begin(), placement_.begin() + i, placement_[i]) == placement_.begin() + i) ++pairs;
+  size_t per_sample = 2 * pairs * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
   for (size_t i = 0; i < shapes_.size(); ++i)
     if (i == 0 || act_slot_[i] != act_slot_[i - 1]) per_sample += shapes_[i].count();
-  size_t bytes = (2 * param_count_ + per_sample * capacity) * sizeof(float);
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (&SlotBackend(static_cast<int>(i)) != placement_[i]) per_sample += shapes_[i].count();
+  size_t fixed = 2 * param_count_;
+  for (const Mirror& m : mirrors_) fixed += 2 * (m.end - m.begin);
+  size_t bytes = (fixed + per_sample * capacity) * sizeof(float);
   for (const auto& layer : layers_) bytes += layer->StateBytes(capacity);
   return bytes;
 }
@@ -89,52 +165,122 @@ Tensor Model::Activation(int i, int n) const {
   return Tensor{s, kernels::View{act_buffers_[act_slot_[i]].get(), 0, s.count()}};
 }
 
+Tensor Model::LayerInput(int i, int n) const {
+  if (!bridges_[i]) return Activation(i, n);
+  const Shape s = shapes_[i].WithBatch(n);
+  return Tensor{s, kernels::View{bridges_[i].get(), 0, s.count()}};
+}
+
+void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to, kernels::View dst) {
+  from.Download(src, staging_.data());
+  to.Upload(staging_.data(), dst);
+}
+
+void Model::UploadMirrors() {
+  for (Mirror& m : mirrors_)
+    Transfer(home_, params().Slice(m.begin, m.end - m.begin), *m.backend, kernels::WholeOf(*m.params));
+}
+
+void Model::GatherMirroredGrads() {
+  for (Mirror& m : mirrors_)
+    Transfer(*m.backend, kernels::WholeOf(*m.grads), home_, grads().Slice(m.begin, m.end - m.begin));
+}
+
 void Model::SetBatch(const float* images, const int32_t* labels, int n) {
   if (n <= 0 || n > capacity_)
     throw std::invalid_argument("model: batch of " + std::to_string(n) + " outside capacity " +
                                 std::to_string(capacity_));
   batch_ = n;
-  backend_.Upload(images, Activation(0, n).view);
-  backend_.Upload(labels, kernels::View{labels_.get(), 0, static_cast<size_t>(n)});
+  SlotBackend(0).Upload(images, Activation(0, n).view);
+  LossBackend().Upload(labels, kernels::View{labels_.get(), 0, static_cast<size_t>(n)});
 }
 
-double Model::ForwardAndLoss(const ForwardContext& ctx) {
+double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
+  Clock::time_point t;
+  if (times) t = Clock::now();
+  UploadMirrors();
+  if (times) times->transfer += Since(t);
   for (size_t i = 0; i < layers_.size(); ++i) {
+    const int li = static_cast<int>(i);
+    if (bridges_[i]) {
+      if (times) t = Clock::now();
+      Transfer(SlotBackend(li), Activation(li, batch_).view, *placement_[i], LayerInput(li, batch_).view);
+      if (times) times->transfer += Since(t);
+    }
+    if (times) {
+      placement_[i]->Synchronize();
+      t = Clock::now();
+    }
     ForwardContext layer_ctx = ctx;
     layer_ctx.seed = kernels::MixBits(ctx.seed) ^ kernels::MixBits(i + 1);
-    layers_[i]->Forward(Activation(i, batch_), Activation(i + 1, batch_), layer_ctx);
+    layers_[i]->Forward(LayerInput(li, batch_), Activation(li + 1, batch_), layer_ctx);
+    if (times) {
+      placement_[i]->Synchronize();
+      times->forward[i] = Since(t);
+    }
   }
+  if (times) t = Clock::now();
   const Tensor logits = Activation(static_cast<int>(layers_.size()), batch_);
-  return backend_.SoftmaxCrossEntropy(logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)},
-                                      batch_, num_classes(),
-                                      kernels::View{grad_ping_.get(), 0, logits.count()});
+  const double loss = LossBackend().SoftmaxCrossEntropy(
+      logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)}, batch_, num_classes(),
+      kernels::View{GradsOn(&LossBackend()).ping.get(), 0, logits.count()});
+  if (times) times->loss = Since(t);
+  return loss;
 }
 
-double Model::ComputeGradients(uint64_t seed) {
-  const double loss = ForwardAndLoss(ForwardContext{true, seed});
-  kernels::Buffer* d_out = grad_ping_.get();
-  kernels::Buffer* spare = grad_pong_.get();
+double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
+  if (times) {
+    *times = LayerTimes{};
+    times->forward.assign(layers_.size(), 0.0);
+    times->backward.assign(layers_.size(), 0.0);
+  }
+  const double loss = ForwardAndLoss(ForwardContext{true, seed}, times);
+  kernels::Backend* on = &LossBackend();
+  kernels::Buffer* d_out = GradsOn(on).ping.get();
+  kernels::Buffer* spare = GradsOn(on).pong.get();
+  Clock::time_point t;
   for (int i = static_cast<int>(layers_.size()) - 1; i >= 0; --i) {
     Layer& layer = *layers_[i];
     const Shape out_shape = shapes_[i + 1].WithBatch(batch_);
     const Shape in_shape = shapes_[i].WithBatch(batch_);
+    if (placement_[i] != on) {
+      if (times) t = Clock::now();
+      GradPair& g = GradsOn(placement_[i]);
+      Transfer(*on, kernels::View{d_out, 0, out_shape.count()}, *placement_[i],
+               kernels::View{g.ping.get(), 0, out_shape.count()});
+      if (times) times->transfer += Since(t);
+      on = placement_[i];
+      d_out = g.ping.get();
+      spare = g.pong.get();
+    }
+    if (times) {
+      on->Synchronize();
+      t = Clock::now();
+    }
     kernels::Buffer* d_in = layer.InPlace() ? d_out : spare;
     const Tensor d_out_t{out_shape, kernels::View{d_out, 0, out_shape.count()}};
     // The first layer's input gradient is never used, so it is never computed.
     const Tensor d_in_t{in_shape, i == 0 ? kernels::View{} : kernels::View{d_in, 0, in_shape.count()}};
-    layer.Backward(Activation(i, batch_), Activation(i + 1, batch_), d_out_t, d_in_t);
+    layer.Backward(LayerInput(i, batch_), Activation(i + 1, batch_), d_out_t, d_in_t);
+    if (times) {
+      on->Synchronize();
+      times->backward[i] = Since(t);
+    }
     if (d_in != d_out) std::swap(d_out, spare);
   }
+  if (times) t = Clock::now();
+  GatherMirroredGrads();
+  if (times) times->transfer += Since(t);
   return loss;
 }
 
 double Model::Evaluate(int32_t* predictions) {
-  const double loss = ForwardAndLoss(ForwardContext{false, 0});
+  const double loss = ForwardAndLoss(ForwardContext{false, 0}, nullptr);
   if (predictions) {
     const Tensor logits = Activation(static_cast<int>(layers_.size()), batch_);
     kernels::View out{predictions_.get(), 0, static_cast<size_t>(batch_)};
-    backend_.ArgmaxRows(logits.view, batch_, num_classes(), out);
-    backend_.Download(out, predictions);
+    LossBackend().ArgmaxRows(logits.view, batch_, num_classes(), out);
+    LossBackend().Download(out, predictions);
   }
   return loss;
 }

@@ -1,11 +1,21 @@
-// A sequential network on one backend: owns the layers, one contiguous
-// parameter buffer, one contiguous gradient buffer, the activations and two
-// ping-pong gradient buffers, all sized once for a batch capacity. The step
-// (SetBatch, ComputeGradients) allocates nothing.
+// A sequential network: owns the layers, one contiguous parameter buffer, one
+// contiguous gradient buffer, the activations and the gradient ping-pong
+// buffers, all sized once for a batch capacity. The step (SetBatch,
+// ComputeGradients) allocates nothing.
+//
+// Placement: each layer runs on the backend chosen for it; the parameters,
+// gradients and optimizer live on the model's home backend. A layer placed
+// elsewhere works on a mirror of its parameters on its own backend; the
+// model uploads mirrors before each pass and gathers mirrored gradients into
+// the home buffer after each backward pass, and copies an activation (or its
+// gradient) wherever consecutive layers sit on different backends. Every such
+// copy is explicit and happens here, never inside a backend. In-place layers
+// (ReLU, Dropout, Flatten) always run where their input lives.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/layers/layer.h"
@@ -13,16 +23,33 @@
 
 namespace mt {
 
+// Wall-clock seconds spent per layer in one profiled pass (each backend is
+// synchronised around each layer, so the figures are real, not queued).
+struct LayerTimes {
+  std::vector<double> forward, backward;  // per layer
+  double loss = 0;                         // softmax cross-entropy
+  double transfer = 0;                     // copies between backends
+};
+
 class Model {
  public:
-  Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& backend);
+  // `placement` names a backend per layer; empty means every layer on `home`.
+  Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& home,
+        std::vector<kernels::Backend*> placement = {});
 
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
   int num_classes() const { return output_shape()[0]; }
   size_t ParamCount() const { return param_count_; }
-  kernels::Backend& backend() const { return backend_; }
+  // Where parameters, gradients and the optimizer live.
+  kernels::Backend& backend() const { return home_; }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
+  // The backend each layer runs on (in-place layers resolved to their input's).
+  const std::vector<kernels::Backend*>& placement() const { return placement_; }
+  // Whether any layer runs away from the home backend.
+  bool Mixed() const { return mixed_; }
+  // "conv1:opencl,relu1:opencl,...", for logs and reports.
+  std::string PlacementSummary() const;
 
   kernels::View params() const { return kernels::WholeOf(*params_); }
   kernels::View grads() const { return kernels::WholeOf(*grads_); }
@@ -43,26 +70,57 @@ class Model {
   void SetBatch(const float* images, const int32_t* labels, int n);
   // Forward, loss, backward on the current batch. Afterwards grads() holds
   // the gradient of the mean loss over the batch. Returns the summed loss.
-  double ComputeGradients(uint64_t seed);
+  // With `times`, synchronises around every layer and records where the time
+  // went (for placement; slower than an unprofiled pass).
+  double ComputeGradients(uint64_t seed, LayerTimes* times = nullptr);
   // Forward in evaluation mode; writes the predicted class of each sample of
   // the current batch to `predictions` (may be null). Returns the summed loss.
   double Evaluate(int32_t* predictions);
 
  private:
-  Tensor Activation(int i, int n) const;  // i = 0 is the input, i = k is layer k-1's output
-  double ForwardAndLoss(const ForwardContext& ctx);
+  // A contiguous range of parameters [begin, end) mirrored on another backend.
+  struct Mirror {
+    kernels::Backend* backend;
+    size_t begin, end;
+    std::unique_ptr<kernels::Buffer> params, grads;
+  };
+  // Per backend in use: the gradient ping-pong buffers.
+  struct GradPair {
+    kernels::Backend* backend;
+    std::unique_ptr<kernels::Buffer> ping, pong;
+  };
 
-  kernels::Backend& backend_;
+  Tensor Activation(int i, int n) const;  // i = 0 is the input, i = k is layer k-1's output
+  Tensor LayerInput(int i, int n) const;  // layer i's input on layer i's backend
+  kernels::Backend& SlotBackend(int i) const { return *placement_[i == 0 ? 0 : i - 1]; }
+  kernels::Backend& LossBackend() const { return *placement_.back(); }
+  GradPair& GradsOn(kernels::Backend* b);
+  double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times);
+  void UploadMirrors();
+  void GatherMirroredGrads();
+  // Copies src (on `from`) to dst (on `to`) through host staging.
+  void Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to, kernels::View dst);
+
+  kernels::Backend& home_;
   std::vector<std::unique_ptr<Layer>> layers_;
-  std::vector<Shape> shapes_;      // per-sample, layers_.size() + 1 entries
-  std::vector<int> act_slot_;      // which activation buffer holds shapes_[i]
+  std::vector<kernels::Backend*> placement_;  // per layer
+  std::vector<Shape> shapes_;                 // per-sample, layers_.size() + 1 entries
+  std::vector<int> act_slot_;                 // which activation buffer holds shapes_[i]
+  std::vector<size_t> param_offset_;          // per layer
   std::vector<std::unique_ptr<kernels::Buffer>> act_buffers_;
-  std::unique_ptr<kernels::Buffer> grad_ping_, grad_pong_, labels_, predictions_;
+  // bridges_[i]: layer i's input copied onto its backend (null when the
+  // producer runs on the same backend).
+  std::vector<std::unique_ptr<kernels::Buffer>> bridges_;
+  std::vector<GradPair> grad_pairs_;
+  std::vector<Mirror> mirrors_;
+  std::unique_ptr<kernels::Buffer> labels_, predictions_;
   std::unique_ptr<kernels::Buffer> params_, grads_;
+  std::vector<float> staging_;  // host side of every cross-backend copy
   size_t param_count_ = 0;
   size_t max_activation_ = 0;  // largest per-sample activation count
   int capacity_ = 0;
   int batch_ = 0;
+  bool mixed_ = false;
 };
 
 }  // namespace mt

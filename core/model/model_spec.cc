@@ -87,7 +87,8 @@ std::string ModelSpecToText(const proto::ModelSpec& spec) {
   return out;
 }
 
-std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend) {
+std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend,
+                                  std::vector<kernels::Backend*> placement) {
   std::vector<std::unique_ptr<Layer>> layers;
   for (int i = 0; i < spec.layer_size(); ++i) {
     const proto::Layer& l = spec.layer(i);
@@ -101,7 +102,7 @@ std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend
   }
   const Shape input{spec.input().channels(), spec.input().height(), spec.input().width()};
   try {
-    return std::make_unique<Model>(input, std::move(layers), backend);
+    return std::make_unique<Model>(input, std::move(layers), backend, std::move(placement));
   } catch (const std::invalid_argument& e) {
     throw ModelSpecError("model " + spec.name() + ": " + e.what());
   }

@@ -22,7 +22,9 @@ proto::ModelSpec LoadModelSpec(const std::string& name_or_path);
 std::string ModelSpecToText(const proto::ModelSpec& spec);
 
 // Builds the layers and checks that the shapes fit; throws ModelSpecError
-// naming the layer at fault.
-std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend);
+// naming the layer at fault. `backend` holds the parameters; `placement`
+// (one backend per layer, or empty for all on `backend`) is where each runs.
+std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend,
+                                  std::vector<kernels::Backend*> placement = {});
 
 }  // namespace mt

@@ -1,4 +1,5 @@
-// Numerical gradient checks for every layer on the CPU backend.
+// Numerical gradient checks for every layer on every backend: the CPU one
+// (1 and 3 threads) and the OpenCL one (skipped where there is none).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "core/layers/relu.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/gradient_check.h"
+#include "tests/support/test_backends.h"
 
 namespace mt {
 namespace {
@@ -30,57 +32,65 @@ std::vector<float> DistinctValues(size_t n, uint64_t seed) {
   return v;
 }
 
-class LayerGradients : public ::testing::TestWithParam<int> {
+class LayerGradients : public ::testing::TestWithParam<std::string> {
  protected:
-  kernels::CpuBackend backend_{GetParam()};
+  void SetUp() override {
+    owned_ = testing::MakeTestBackend(GetParam());
+    if (!owned_) GTEST_SKIP() << testing::kNoOpenCl;
+  }
+  kernels::Backend& backend() { return *owned_; }
+
+ private:
+  std::unique_ptr<kernels::Backend> owned_;
 };
 
 TEST_P(LayerGradients, Conv2DPadded) {
   Conv2D conv(4, 3, 1, 1);
-  CheckLayerGradients(conv, Shape{2, 5, 6}, 2, backend_, RandomVector(2 * 2 * 5 * 6, 3));
+  CheckLayerGradients(conv, Shape{2, 5, 6}, 2, backend(), RandomVector(2 * 2 * 5 * 6, 3));
 }
 
 TEST_P(LayerGradients, Conv2DStride2OddSize) {
   Conv2D conv(3, 3, 2, 0);
-  CheckLayerGradients(conv, Shape{3, 7, 9}, 3, backend_, RandomVector(3 * 3 * 7 * 9, 4));
+  CheckLayerGradients(conv, Shape{3, 7, 9}, 3, backend(), RandomVector(3 * 3 * 7 * 9, 4));
 }
 
 TEST_P(LayerGradients, Conv2DBatchOneLeNetFirstLayer) {
   Conv2D conv(6, 5, 1, 2);
-  CheckLayerGradients(conv, Shape{1, 12, 12}, 1, backend_, RandomVector(144, 5));
+  CheckLayerGradients(conv, Shape{1, 12, 12}, 1, backend(), RandomVector(144, 5));
 }
 
 TEST_P(LayerGradients, Dense) {
   Dense dense(7);
-  CheckLayerGradients(dense, Shape{13}, 4, backend_, RandomVector(4 * 13, 6));
+  CheckLayerGradients(dense, Shape{13}, 4, backend(), RandomVector(4 * 13, 6));
 }
 
 TEST_P(LayerGradients, MaxPool) {
   MaxPool2D pool(2, 2);
-  CheckLayerGradients(pool, Shape{3, 6, 6}, 2, backend_, DistinctValues(2 * 3 * 36, 7));
+  CheckLayerGradients(pool, Shape{3, 6, 6}, 2, backend(), DistinctValues(2 * 3 * 36, 7));
 }
 
 TEST_P(LayerGradients, MaxPoolOverlappingOddInput) {
   MaxPool2D pool(3, 2);
-  CheckLayerGradients(pool, Shape{2, 7, 5}, 2, backend_, DistinctValues(2 * 2 * 35, 8));
+  CheckLayerGradients(pool, Shape{2, 7, 5}, 2, backend(), DistinctValues(2 * 2 * 35, 8));
 }
 
 TEST_P(LayerGradients, ReLU) {
   ReLU relu;
-  CheckLayerGradients(relu, Shape{4, 3, 3}, 3, backend_, RandomVector(3 * 36, 9));
+  CheckLayerGradients(relu, Shape{4, 3, 3}, 3, backend(), RandomVector(3 * 36, 9));
 }
 
 TEST_P(LayerGradients, Flatten) {
   Flatten flatten;
-  CheckLayerGradients(flatten, Shape{2, 3, 3}, 2, backend_, RandomVector(36, 10));
+  CheckLayerGradients(flatten, Shape{2, 3, 3}, 2, backend(), RandomVector(36, 10));
 }
 
 TEST_P(LayerGradients, Dropout) {
   Dropout dropout(0.4f);
-  CheckLayerGradients(dropout, Shape{50}, 4, backend_, RandomVector(200, 11));
+  CheckLayerGradients(dropout, Shape{50}, 4, backend(), RandomVector(200, 11));
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, LayerGradients, ::testing::Values(1, 3));
+INSTANTIATE_TEST_SUITE_P(Backends, LayerGradients, ::testing::Values("cpu1", "cpu3", "opencl"),
+                         [](const auto& info) { return info.param; });
 
 TEST(LayerSetup, RejectsShapesThatDoNotFit) {
   kernels::CpuBackend backend;

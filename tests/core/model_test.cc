@@ -1,6 +1,7 @@
-// Whole-model checks: LeNet-5's gradient against central differences, spec
-// parsing and its errors, determinism, and a short training run whose loss
-// falls.
+// Whole-model checks: spec parsing and its errors; LeNet-5's gradient against
+// central differences and a 50-step training run against the CPU run, with
+// the layers on the CPU, on OpenCL, and split between them; determinism; a
+// short training run whose loss falls.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
+#include "tests/support/test_backends.h"
 
 namespace mt {
 namespace {
@@ -69,9 +71,38 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
                ModelSpecError);
 }
 
-TEST(ModelGradient, LeNet5MatchesCentralDifferences) {
-  kernels::CpuBackend backend(2);
-  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+// Where LeNet-5's layers run: "cpu" and "opencl" put every layer there;
+// "mixed" puts the convolutions and pools on OpenCL and the rest (dense
+// layers, loss) on the CPU, so activations and gradients cross between
+// backends both ways. Parameters always live on the CPU (home).
+struct Placed {
+  std::unique_ptr<kernels::Backend> cpu, cl;
+  std::unique_ptr<Model> model;
+};
+
+// Null model when the placement needs OpenCL and there is none.
+Placed BuildPlaced(const std::string& where, int threads = 2) {
+  Placed p;
+  p.cpu = testing::MakeTestBackend("cpu" + std::to_string(threads));
+  const proto::ModelSpec spec = LoadModelSpec("lenet5");
+  std::vector<kernels::Backend*> placement(spec.layer_size(), p.cpu.get());
+  if (where != "cpu") {
+    p.cl = testing::MakeTestBackend("opencl");
+    if (!p.cl) return p;
+    for (int i = 0; i < spec.layer_size(); ++i)
+      if (where == "opencl" || spec.layer(i).has_conv() || spec.layer(i).has_maxpool())
+        placement[i] = p.cl.get();
+  }
+  p.model = BuildModel(spec, *p.cpu, placement);
+  return p;
+}
+
+class PlacedModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
+  Placed placed = BuildPlaced(GetParam());
+  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  Model* model = placed.model.get();
   const int n = 3;
   model->Reserve(n);
   model->InitParams(42);
@@ -115,38 +146,77 @@ TEST(ModelGradient, LeNet5MatchesCentralDifferences) {
 }
 
 // Trains `steps` SGD steps on synthetic data; returns the final parameters
-// and the mean loss of the first and last 10 steps.
+// and the loss of every step.
 struct RunResult {
   std::vector<float> params;
-  double first_loss = 0, last_loss = 0;
+  std::vector<double> losses;
+  double first_loss = 0, last_loss = 0;  // means of the first and last 10 steps
 };
 
-RunResult Train(int threads, int steps, uint64_t seed) {
-  kernels::CpuBackend backend(threads);
-  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+RunResult Train(Model& model, kernels::Backend& home, int steps, uint64_t seed) {
   const int b = 32;
-  model->Reserve(b);
-  model->InitParams(seed);
+  model.Reserve(b);
+  model.InitParams(seed);
   OptimizerConfig oc;
   oc.lr = 0.05f;
   oc.momentum = 0.9f;
-  auto opt = MakeOptimizer(oc, backend, model->ParamCount());
-  SyntheticDataset data(2048, model->input_shape(), 10, 9);
+  auto opt = MakeOptimizer(oc, home, model.ParamCount());
+  SyntheticDataset data(2048, model.input_shape(), 10, 9);
   BatchBuffer batch(data.SampleShape(), b);
   RunResult r;
   for (int s = 0; s < steps; ++s) {
     auto order = EpochOrder(data.Size(), seed, s / (2048 / b));
     batch.Fill(data, order.data() + (s % (2048 / b)) * b, b);
-    model->SetBatch(batch.images(), batch.labels(), b);
-    const double loss = model->ComputeGradients(s) / b;
-    opt->Step(model->params(), model->grads());
+    model.SetBatch(batch.images(), batch.labels(), b);
+    const double loss = model.ComputeGradients(s) / b;
+    opt->Step(model.params(), model.grads());
+    r.losses.push_back(loss);
     if (s < 10) r.first_loss += loss / 10;
     if (s >= steps - 10) r.last_loss += loss / 10;
   }
-  r.params.resize(model->ParamCount());
-  model->GetParams(r.params.data());
+  r.params.resize(model.ParamCount());
+  model.GetParams(r.params.data());
   return r;
 }
+
+RunResult Train(int threads, int steps, uint64_t seed) {
+  kernels::CpuBackend backend(threads);
+  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
+  return Train(*model, backend, steps, seed);
+}
+
+TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
+  Placed placed = BuildPlaced(GetParam());
+  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  const RunResult cpu = Train(2, 50, 6);
+  const RunResult here = Train(*placed.model, *placed.cpu, 50, 6);
+  ASSERT_EQ(here.losses.size(), cpu.losses.size());
+  // Sums in a different order drift apart by rounding, and SGD with momentum
+  // amplifies the drift a little each step; a wrong op diverges at once.
+  for (size_t s = 0; s < cpu.losses.size(); ++s)
+    EXPECT_NEAR(here.losses[s], cpu.losses[s], 1e-3 * (1.0 + s / 10.0)) << "step " << s;
+  double max_diff = 0;
+  for (size_t i = 0; i < cpu.params.size(); ++i)
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(here.params[i] - cpu.params[i])));
+  EXPECT_LT(max_diff, 1e-3);
+  EXPECT_LT(here.last_loss, 0.5 * here.first_loss);
+}
+
+TEST_P(PlacedModel, ReportsWhereEachLayerRuns) {
+  Placed placed = BuildPlaced(GetParam());
+  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  const std::string summary = placed.model->PlacementSummary();
+  const std::string conv = GetParam() == "cpu" ? "conv1:cpu" : "conv1:opencl";
+  const std::string fc = GetParam() == "opencl" ? "fc3:opencl" : "fc3:cpu";
+  EXPECT_NE(summary.find(conv), std::string::npos) << summary;
+  EXPECT_NE(summary.find(fc), std::string::npos) << summary;
+  // In-place layers run where their input lives.
+  EXPECT_NE(summary.find(GetParam() == "cpu" ? "relu1:cpu" : "relu1:opencl"), std::string::npos) << summary;
+  EXPECT_EQ(placed.model->Mixed(), GetParam() != "cpu");
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, PlacedModel, ::testing::Values("cpu", "opencl", "mixed"),
+                         [](const auto& info) { return info.param; });
 
 TEST(ModelTraining, LossFalls) {
   const RunResult r = Train(2, 120, 3);

@@ -94,5 +94,54 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   fs::remove_all(dir);
 }
 
+// ocl-icd reads the installed platforms from OCL_ICD_VENDORS: pointing it at
+// an empty directory gives a machine with no OpenCL platform at all.
+std::vector<std::string> WithoutOpenCl(const fs::path& empty_dir, std::vector<std::string> args) {
+  fs::create_directories(empty_dir);
+  std::vector<std::string> argv = {"/usr/bin/env", "OCL_ICD_VENDORS=" + empty_dir.string(), Worker()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTheCpu) {
+  const fs::path dir = testing::FreshTempDir("cli-noopencl");
+  const auto opencl = RunProcess(WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "opencl"}), 60);
+  EXPECT_EQ(opencl.exit_code, 1) << opencl.output;
+  EXPECT_NE(opencl.output.find("--device opencl"), std::string::npos) << opencl.output;
+  EXPECT_NE(opencl.output.find("OpenCL"), std::string::npos) << opencl.output;
+  EXPECT_EQ(opencl.output.find("terminate called"), std::string::npos) << opencl.output;
+  ExpectFailure({"--standalone", "--device", "gpu"}, 2, "--device");
+
+  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  const auto autod = RunProcess(
+      WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "auto", "--steps", "5", "--report",
+                                      (dir / "auto.json").string()}),
+      120);
+  ASSERT_EQ(autod.exit_code, 0) << autod.output;
+  const std::string report = testing::ReadAll(dir / "auto.json");
+  EXPECT_NE(report.find("\"device\": \"cpu\""), std::string::npos) << report;
+  EXPECT_NE(report.find("conv1:cpu"), std::string::npos) << report;
+  fs::remove_all(dir);
+}
+
+TEST(StandaloneCli, DeviceOpenClTrainsWithEveryLayerOnOpenCl) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  const fs::path dir = testing::FreshTempDir("cli-opencl");
+  const auto r = RunProcess({Worker(), "--standalone", "--device", "opencl", "--steps", "60", "--report",
+                             (dir / "cl.json").string()},
+                            300);
+  if (r.exit_code != 0 && (r.output.find("no OpenCL platform") != std::string::npos ||
+                           r.output.find("built without OpenCL") != std::string::npos))
+    GTEST_SKIP() << "no OpenCL platform on this machine";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string report = testing::ReadAll(dir / "cl.json");
+  EXPECT_NE(report.find("\"device\": \"opencl\""), std::string::npos) << report;
+  EXPECT_NE(report.find("conv1:opencl"), std::string::npos) << report;
+  EXPECT_NE(report.find("fc3:opencl"), std::string::npos) << report;
+  // The CPU reaches 0.66 after these 60 steps; a broken op stays near 0.1.
+  EXPECT_GT(testing::JsonNumber(report, "test_accuracy"), 0.55) << report;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mt

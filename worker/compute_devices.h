@@ -1,0 +1,53 @@
+// The backends a worker computes on, from --device:
+//   cpu     every layer on the CPU (Eigen);
+//   opencl  every layer on the OpenCL device (the first GPU, else the first
+//           device); a clear error when the machine has no OpenCL platform;
+//   auto    each layer where it measured faster (core/model/auto_placement),
+//           among the CPU and an OpenCL GPU when there is one. An OpenCL
+//           device that is the CPU itself (PoCL) only competes with Eigen for
+//           the same cores, so auto leaves it out.
+// The CPU backend always exists: it holds the parameters and gradients and
+// runs the optimizer, so a worker's weights stay bit-identical to the hub's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model.pb.h"
+
+namespace mt {
+
+class ComputeDevices {
+ public:
+  // Throws std::runtime_error naming --device when it cannot be honoured.
+  ComputeDevices(const std::string& device, int threads);
+  ~ComputeDevices();
+
+  kernels::CpuBackend& cpu() { return cpu_; }
+  // The OpenCL backend in use, or null.
+  kernels::Backend* opencl() const { return opencl_.get(); }
+  // For Join and reports: "cpu", "opencl" or "auto".
+  const std::string& choice() const { return choice_; }
+  // The OpenCL device's description, or empty.
+  const std::string& opencl_name() const { return opencl_name_; }
+
+  // One backend per layer of `spec`. For auto with a GPU, measures on the
+  // given batch and logs the placement table.
+  std::vector<kernels::Backend*> Place(const proto::ModelSpec& spec, const float* images, const int32_t* labels,
+                                       int batch, uint64_t seed);
+
+ private:
+  std::string choice_;
+  kernels::CpuBackend cpu_;
+  std::unique_ptr<kernels::Backend> opencl_;
+  std::string opencl_name_;
+};
+
+// "cpu", "opencl" or "cpu+opencl": where a model's layers run, in one word.
+std::string DeviceLabel(const Model& model);
+
+}  // namespace mt
