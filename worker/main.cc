@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   flags.AddBool("standalone", &standalone, "train on this device alone (no hub)");
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory of IDX or CIFAR-10 files");
-  flags.AddString("device", &cfg.device, "where layers run: auto (each layer on the faster of the CPU and an OpenCL GPU, measured), cpu, or opencl", {"auto", "cpu", "opencl"});
+  flags.AddString("device", &cfg.device, "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and an OpenCL GPU, measured at start; loading the OpenCL driver costs memory, so cpu is the default)", {"auto", "cpu", "opencl"});
   flags.AddInt("threads", &cfg.threads, "CPU threads for the compute kernels", 1, 256);
   flags.AddInt("batch", &cfg.batch, "samples per step", 1, 1 << 20);
   flags.AddInt("epochs", &cfg.epochs, "passes over the training set", 1, 1 << 20);

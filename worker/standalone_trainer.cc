@@ -51,13 +51,14 @@ struct EpochStats {
 }  // namespace
 
 int RunStandalone(const StandaloneConfig& cfg) {
+  // The device first: a --device this machine cannot honour fails at once.
+  ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
   const auto train = LoadDataset(cfg.dataset, Split::kTrain);
   const auto test = LoadDataset(cfg.dataset, Split::kTest);
   const proto::ModelSpec spec = LoadModelSpec(cfg.model);
   const std::string spec_text = ModelSpecToText(spec);
 
-  ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   kernels::Backend& backend = devices.cpu();
   CheckCompatible(*BuildModel(spec, backend), *train, cfg.dataset);
   const int batch = static_cast<int>(cfg.batch);

@@ -12,7 +12,7 @@ namespace mt {
 struct StandaloneConfig {
   std::string model = "lenet5";
   std::string dataset = "fashion-mnist";
-  std::string device = "auto";  // auto | cpu | opencl (worker/compute_devices.h)
+  std::string device = "cpu";  // cpu | opencl | auto (worker/compute_devices.h)
   int64_t batch = 64;
   int64_t epochs = 1;
   int64_t max_steps = 0;  // 0: whole epochs

@@ -8,8 +8,9 @@
 // arguments); the context and the compiled program are shared by every
 // backend on the same device (OpenClRuntime).
 //
-// Conv is im2col + GEMM per sample; the workspace holds one sample's column
-// matrix, so its size does not grow with the batch.
+// Conv is im2col over a group of samples + one GEMM + a gather to NCHW; the
+// group is as large as a fixed workspace cap allows, so the workspace does
+// not grow without bound with the batch.
 #pragma once
 
 #include <map>

@@ -90,6 +90,37 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
   fs::remove_all(dir);
 }
 
+// A worker computing on OpenCL keeps its parameters and optimizer on the
+// CPU, so its weights stay bit-identical to the hub's: a digest every step
+// and no resync.
+TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
+  const fs::path dir = testing::FreshTempDir("cluster-opencl");
+  const auto probe = testing::RunProcess({BinaryPath("worker/mtworker"), "--standalone", "--device", "opencl",
+                                          "--steps", "1", "--dataset", "/nonexistent-dataset"},
+                                         60);
+  if (probe.output.find("--device opencl") != std::string::npos)
+    GTEST_SKIP() << "no OpenCL here: " << probe.output;
+  testing::WriteIdxDataset(dir.string(), 1000, 100, 5);
+  std::unique_ptr<ChildProcess> hub;
+  const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "40",
+                                       "--digest-every", "1", "--report", (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  auto gpu = StartWorker(dir, "gpu", port, {"--device", "opencl"});
+  auto cpu = StartWorker(dir, "cpu", port, {"--device", "cpu"});
+  EXPECT_EQ(gpu->Wait(300), 0) << gpu->Log();
+  EXPECT_EQ(cpu->Wait(300), 0) << cpu->Log();
+  ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
+  const std::string report = testing::ReadAll(dir / "hub.json");
+  EXPECT_EQ(testing::JsonNumber(report, "steps"), 40) << report;
+  EXPECT_NE(report.find("conv1:opencl"), std::string::npos) << report;
+  EXPECT_NE(report.find("conv1:cpu"), std::string::npos) << report;
+  size_t resync_zero = 0;
+  for (size_t at = report.find("\"resyncs\": 0"); at != std::string::npos; at = report.find("\"resyncs\": 0", at + 1))
+    ++resync_zero;
+  EXPECT_EQ(resync_zero, 2u) << report;
+  fs::remove_all(dir);
+}
+
 TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   const fs::path dir = testing::FreshTempDir("cluster-sigterm");
   testing::WriteIdxDataset(dir.string(), 4000, 100, 6);

@@ -43,9 +43,15 @@ class Validation : public ::testing::Test {
       wc.hub = Target();
       wc.token = "secret";
       wc.name = "honest";
+      wc.device = "cpu";
+      wc.connect_timeout_seconds = 30;
       worker_code_ = RunWorker(wc);
     });
     stub_ = proto::Hub::NewStub(grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
+    // The honest worker must be the one the hub waits for: bogus clients
+    // join later, at a step boundary.
+    for (int i = 0; i < 600 && hub_->steps_done() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_GT(hub_->steps_done(), 0) << "the honest worker never started training";
   }
   void TearDown() override {
     hub_->RequestStop();
