@@ -133,10 +133,10 @@ void Model::Reserve(int capacity) {
   }
   if (Mixed()) staging = std::max(staging, max_activation_ * capacity);
   staging_.resize(staging);
-  for (kernels::Backend* b : placement_) {
-    GradPair& g = GradsOn(b);
-    g.ping = b->Allocate(max_activation_ * capacity);
-    g.pong = b->Allocate(max_activation_ * capacity);
+  for (kernels::Backend* b : placement_) GradsOn(b);  // one pair per backend in use
+  for (GradPair& g : grad_pairs_) {
+    g.ping = g.backend->Allocate(max_activation_ * capacity);
+    g.pong = g.backend->Allocate(max_activation_ * capacity);
   }
   labels_ = LossBackend().Allocate(capacity);
   predictions_ = LossBackend().Allocate(capacity);
