@@ -1,0 +1,68 @@
+// Chooses each worker's batch for the next step. With a synchronous barrier
+// the step lasts as long as its slowest worker, so the balanced policy gives
+// each worker a share of the fixed global batch that makes them all finish
+// together: worker i with per-step overhead o_i (upload, download, latency)
+// and time per sample t_i gets b_i with o_i + t_i * b_i equal for all, within
+// its memory cap. Estimates are smoothed and changes damped, with a dead
+// band, so measurement noise does not make sizes oscillate.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mt {
+
+enum class BatchPolicy { kFixed, kBalanced };
+// "fixed" | "balanced"; throws std::invalid_argument otherwise.
+BatchPolicy ParseBatchPolicy(const std::string& name);
+
+struct BatchControllerOptions {
+  double smoothing = 0.3;  // weight of a new measurement in the running estimates
+  double damping = 0.5;    // fraction of the way to the target taken each step
+  double dead_band = 0.05;  // relative change below which a batch stays as it is
+};
+
+class BatchController {
+ public:
+  explicit BatchController(BatchPolicy policy, BatchControllerOptions options = {});
+
+  struct Member {
+    int worker = 0;
+    int cap = 0;         // the most samples that fit in its memory
+    double share = 1.0;  // the fixed policy's proportion
+  };
+
+  // One completed step of a worker: `batch` samples took compute_ms on the
+  // device; round_trip_ms (< 0: unknown, e.g. the step carried the full
+  // model) from the hub sending the plan to holding the whole gradient.
+  void Observe(int worker, int batch, double compute_ms, double round_trip_ms);
+  // A worker that left: its estimates go, so a returning device is measured anew.
+  void Forget(int worker);
+
+  // Batches for the next step, in the members' order: integers, at least 1
+  // when total allows, within each cap, summing to total (or to the caps'
+  // sum when they hold less).
+  std::vector<int> Next(int total, const std::vector<Member>& members);
+
+  BatchPolicy policy() const { return policy_; }
+  // Running estimates; < 0 when the worker has not been measured yet.
+  double ms_per_sample(int worker) const;
+  double overhead_ms(int worker) const;
+
+ private:
+  struct Estimate {
+    double ms_per_sample = -1;
+    double overhead_ms = -1;
+  };
+  std::vector<double> BalancedTargets(int total, const std::vector<Member>& members) const;
+
+  BatchPolicy policy_;
+  BatchControllerOptions options_;
+  std::map<int, Estimate> estimates_;
+  // The previous answer, which damping and the dead band start from.
+  std::vector<int> last_workers_, last_batches_;
+  int last_total_ = 0;
+};
+
+}  // namespace mt
