@@ -42,7 +42,14 @@ double BatchController::overhead_ms(int worker) const {
   return it == estimates_.end() ? -1 : it->second.overhead_ms;
 }
 
-std::vector<double> BatchController::BalancedTargets(int total, const std::vector<Member>& members) const {
+double BatchController::Speeds::StepMs(const std::vector<double>& batches) const {
+  double slowest = 0;
+  for (size_t i = 0; i < batches.size(); ++i)
+    slowest = std::max(slowest, overhead_ms[i] + ms_per_sample[i] * batches[i]);
+  return slowest;
+}
+
+BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& members) const {
   const size_t n = members.size();
   // A worker not measured yet is taken to be like the average of the others.
   double t_sum = 0, o_sum = 0;
@@ -52,13 +59,22 @@ std::vector<double> BatchController::BalancedTargets(int total, const std::vecto
     if (t > 0) t_sum += t, ++t_known;
     if (o >= 0) o_sum += o, ++o_known;
   }
-  std::vector<double> t(n), o(n), cap(n);
+  Speeds s;
   for (size_t i = 0; i < n; ++i) {
     const double ti = ms_per_sample(members[i].worker), oi = overhead_ms(members[i].worker);
-    t[i] = ti > 0 ? ti : (t_known ? t_sum / t_known : 1.0);
-    o[i] = oi >= 0 ? oi : (o_known ? o_sum / o_known : 0.0);
-    cap[i] = std::max(1, members[i].cap);
+    s.ms_per_sample.push_back(ti > 0 ? ti : (t_known ? t_sum / t_known : 1.0));
+    s.overhead_ms.push_back(oi >= 0 ? oi : (o_known ? o_sum / o_known : 0.0));
   }
+  return s;
+}
+
+std::vector<double> BatchController::BalancedTargets(int total, const std::vector<Member>& members,
+                                                     const Speeds& speeds) const {
+  const size_t n = members.size();
+  const std::vector<double>& t = speeds.ms_per_sample;
+  const std::vector<double>& o = speeds.overhead_ms;
+  std::vector<double> cap(n);
+  for (size_t i = 0; i < n; ++i) cap[i] = std::max(1, members[i].cap);
   // Find the finish time T at which the workers together take `total`
   // samples: b_i(T) = clamp((T - o_i) / t_i, 1, cap_i) grows with T.
   auto batches_at = [&](double finish, std::vector<double>* b) {
@@ -93,16 +109,16 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     for (size_t i = 0; i < n; ++i) target[i] = members[i].share;
     return SplitBatch(total, target, caps);
   }
-  target = BalancedTargets(total, members);
+  const Speeds speeds = SpeedsOf(members);
+  target = BalancedTargets(total, members, speeds);
   const bool same = workers == last_workers_ && total == last_total_;
   if (same) {
-    // Within the dead band of the target already: stay, so noise does not
-    // move sizes back and forth.
-    bool close = true;
-    for (size_t i = 0; i < n; ++i)
-      close = close && std::abs(target[i] - last_batches_[i]) <= std::max(1.0, options_.dead_band * target[i]) &&
-              last_batches_[i] <= std::max(1, caps[i]);
-    if (close) return last_batches_;
+    // Stay unless moving buys a step shorter by more than the dead band:
+    // timing noise then leaves sizes alone instead of moving them to and fro.
+    bool fits = true;
+    for (size_t i = 0; i < n; ++i) fits = fits && last_batches_[i] <= std::max(1, caps[i]);
+    const std::vector<double> last(last_batches_.begin(), last_batches_.end());
+    if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target)) return last_batches_;
     // Damped: part of the way from the last batches towards the target.
     for (size_t i = 0; i < n; ++i) target[i] = last_batches_[i] + options_.damping * (target[i] - last_batches_[i]);
   }

@@ -20,7 +20,9 @@ BatchPolicy ParseBatchPolicy(const std::string& name);
 struct BatchControllerOptions {
   double smoothing = 0.3;  // weight of a new measurement in the running estimates
   double damping = 0.5;    // fraction of the way to the target taken each step
-  double dead_band = 0.05;  // relative change below which a batch stays as it is
+  // Batches stay as they are unless the target would shorten the predicted
+  // step by more than this fraction.
+  double dead_band = 0.05;
 };
 
 class BatchController {
@@ -55,7 +57,13 @@ class BatchController {
     double ms_per_sample = -1;
     double overhead_ms = -1;
   };
-  std::vector<double> BalancedTargets(int total, const std::vector<Member>& members) const;
+  // Time per sample and per-step overhead of each member, as estimated.
+  struct Speeds {
+    std::vector<double> ms_per_sample, overhead_ms;
+    double StepMs(const std::vector<double>& batches) const;
+  };
+  Speeds SpeedsOf(const std::vector<Member>& members) const;
+  std::vector<double> BalancedTargets(int total, const std::vector<Member>& members, const Speeds& speeds) const;
 
   BatchPolicy policy_;
   BatchControllerOptions options_;

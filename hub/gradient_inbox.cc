@@ -1,5 +1,6 @@
 #include "hub/gradient_inbox.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "proto/wire.h"
@@ -22,18 +23,30 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
     return "gradient chunk for step " + std::to_string(c.step()) + ", expected step " + std::to_string(step_);
   if (c.offset() != received_)
     return "gradient chunk at offset " + std::to_string(c.offset()) + ", expected " + std::to_string(received_);
-  const size_t n = static_cast<size_t>(c.values_size());
-  if (n > wire::kChunkFloats) return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
-  if (received_ + n > grad_.size())
-    return "gradient longer than the model's " + std::to_string(grad_.size()) + " parameters";
-  // Copy and check in one pass over the payload.
-  const float* src = c.values().data();
+  size_t bad = 0, n = 0;
   float* dst = grad_.data() + received_;
-  size_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const float v = src[i];
-    dst[i] = v;
-    bad += !std::isfinite(v);
+  if (compression_ == Compression::kNone) {
+    n = static_cast<size_t>(c.values_size());
+    if (n > wire::kChunkFloats) return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
+    if (received_ + n > grad_.size())
+      return "gradient longer than the model's " + std::to_string(grad_.size()) + " parameters";
+    // Copy and check in one pass over the payload.
+    const float* src = c.values().data();
+    for (size_t i = 0; i < n; ++i) {
+      const float v = src[i];
+      dst[i] = v;
+      bad += !std::isfinite(v);
+    }
+  } else {
+    // Every chunk but the last is full, so its length follows from its offset.
+    if (c.values_size() != 0) return "uncompressed gradient values while the run compresses gradients";
+    n = std::min<size_t>(wire::kChunkFloats, grad_.size() - received_);
+    const std::string why = DecodeFloats(compression_, c.packed().data(), c.packed().size(), n, dst);
+    if (!why.empty()) {
+      expecting_ = false;
+      return "gradient chunk at offset " + std::to_string(received_) + ": " + why;
+    }
+    for (size_t i = 0; i < n; ++i) bad += !std::isfinite(dst[i]);
   }
   if (bad) {
     expecting_ = false;

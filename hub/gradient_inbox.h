@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/gradient_codec.h"
 #include "hub.pb.h"
 
 namespace mt {
 
 class GradientInbox {
  public:
-  explicit GradientInbox(size_t param_count) : grad_(param_count) {}
+  GradientInbox(size_t param_count, Compression compression) : grad_(param_count), compression_(compression) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);
@@ -34,6 +35,7 @@ class GradientInbox {
 
  private:
   std::vector<float> grad_;
+  Compression compression_;
   size_t received_ = 0;
   int64_t step_ = -1;
   int batch_ = 0;

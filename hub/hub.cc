@@ -6,6 +6,7 @@
 #include <ctime>
 #include <numeric>
 
+#include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/training_checkpoint.h"
 #include "core/model/model_spec.h"
 #include "core/train/evaluate.h"
@@ -41,8 +42,14 @@ double ProcessCpuSeconds() {
 
 }  // namespace
 
-Hub::Hub(HubConfig config) : config_(std::move(config)), backend_(static_cast<int>(config_.threads)) {
+Hub::Hub(HubConfig config)
+    : config_(std::move(config)),
+      backend_(static_cast<int>(config_.threads)),
+      controller_(config_.worker_batches.empty() ? ParseBatchPolicy(config_.batch_policy) : BatchPolicy::kFixed) {
   if (config_.workers < 1) throw std::invalid_argument("--workers must be at least 1");
+  if (config_.min_workers < 1 || config_.min_workers > config_.workers)
+    throw std::invalid_argument("--min-workers must be between 1 and --workers (" + std::to_string(config_.workers) + ")");
+  if (config_.resume && config_.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs a checkpoint directory");
   if (!config_.checkpoint_dir.empty()) EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
   spec_ = LoadModelSpec(config_.model);
   spec_text_ = ModelSpecToText(spec_);
@@ -68,6 +75,55 @@ Hub::Hub(HubConfig config) : config_(std::move(config)), backend_(static_cast<in
   model_->Reserve(kEvalBatch);
   model_->InitParams(config_.seed);
   optimizer_ = MakeOptimizer(config_.optimizer, backend_, model_->ParamCount());
+  // A worker holds the model at its batch, its batch buffer, the optimizer's
+  // slots and a staging copy of weights and slots for resyncs.
+  const size_t model_per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
+  bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
+  const size_t slots = optimizer_->SaveState().slots.size();
+  fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample + 2 * (model_->ParamCount() + slots) * sizeof(float);
+  compression_ = ParseCompression(config_.compression);
+  if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
+  if (config_.resume) ResumeFromCheckpoint();
+}
+
+void Hub::EncodeAverage() {
+  if (compression_ == Compression::kNone) return;
+  const size_t p = model_->ParamCount();
+  const size_t chunks = wire::ChunkCount(p);
+  encoded_average_.resize(chunks);
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
+    EncodeFloats(compression_, average() + begin, n, broadcast_residual_.data() + begin, &encoded_average_[c]);
+    // The master copy takes the step the workers will take: from the bytes.
+    const std::string& bytes = encoded_average_[c];
+    const std::string why = DecodeFloats(compression_, bytes.data(), bytes.size(), n, average() + begin);
+    if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
+  }
+}
+
+void Hub::ResumeFromCheckpoint() {
+  const std::string latest = LatestCheckpoint(config_.checkpoint_dir);
+  if (latest.empty()) {
+    spdlog::info("--resume: no checkpoint in {} yet; starting from scratch", config_.checkpoint_dir);
+    return;
+  }
+  const Checkpoint ck = LoadCheckpoint(latest);
+  if (ck.model_spec != spec_text_)
+    throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " + config_.model);
+  if (ck.weights.size() != model_->ParamCount())
+    throw std::runtime_error("checkpoint " + latest + ": weight count does not match the model");
+  if (ck.step > total_steps_)
+    throw std::runtime_error("checkpoint " + latest + " is at step " + std::to_string(ck.step) + ", beyond this run's " +
+                             std::to_string(total_steps_) + " steps (same --epochs, --steps and --global-batch?)");
+  model_->SetParams(ck.weights.data());
+  optimizer_->LoadState(ck.optimizer);
+  if (ck.seed != config_.seed)
+    spdlog::warn("--seed {} differs from the checkpoint's {}; keeping the checkpoint's so the data order continues",
+                 config_.seed, ck.seed);
+  config_.seed = ck.seed;
+  step_ = ck.step;
+  resumed_from_ = ck.step;
+  spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step, ck.step / steps_per_epoch_ + 1);
 }
 
 Hub::~Hub() {
@@ -120,6 +176,24 @@ bool Hub::WaitForWorkers(std::unique_lock<std::mutex>& lock) {
   return true;
 }
 
+bool Hub::WaitForMinWorkers(std::unique_lock<std::mutex>& lock) {
+  auto last_log = Clock::now() - std::chrono::hours(1);
+  for (;;) {
+    const int n = static_cast<int>(Participants().size());
+    if (n >= config_.min_workers) return true;
+    if (StopWanted()) return false;
+    if (Seconds(Clock::now() - last_log) > 10) {
+      if (n == 0)
+        spdlog::warn("no workers left; waiting for one to join");
+      else
+        spdlog::warn("{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}", n,
+                     config_.min_workers, step_ + 1);
+      last_log = Clock::now();
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+}
+
 std::vector<WorkerSlot*> Hub::Participants() {
   std::vector<WorkerSlot*> who;
   for (auto& s : slots_)
@@ -132,12 +206,14 @@ void Hub::Assign(const std::vector<WorkerSlot*>& who) {
   const int64_t epoch = step / steps_per_epoch_;
   const int64_t position = (step % steps_per_epoch_) * global_batch_;
   const int total = static_cast<int>(std::min<int64_t>(global_batch_, train_samples_ - position));
-  std::vector<double> weights;
-  for (auto* s : who)
-    weights.push_back(config_.worker_batches.empty() ? 1.0
-                                                     : config_.worker_batches[s->id % config_.worker_batches.size()]);
-  const std::vector<int> batches = SplitBatch(total, weights);
+  std::vector<BatchController::Member> members;
+  for (auto* s : who) {
+    const double share = config_.worker_batches.empty() ? 1.0 : config_.worker_batches[s->id % config_.worker_batches.size()];
+    members.push_back({s->id, s->max_batch, share});
+  }
+  const std::vector<int> batches = controller_.Next(total, members);
   int64_t offset = position;
+  bool changed = false;
   for (size_t i = 0; i < who.size(); ++i) {
     proto::Assignment& a = who[i]->assignment;
     a.set_step(step);
@@ -147,7 +223,26 @@ void Hub::Assign(const std::vector<WorkerSlot*>& who) {
     a.set_worker_id(who[i]->id);
     offset += batches[i];
     who[i]->inbox.Expect(step, batches[i]);
+    changed = changed || batches[i] != who[i]->last_batch;
   }
+  // The epoch's last step is shorter; its split says nothing about speeds.
+  if (!changed || total < global_batch_) return;
+  BatchChange change{step, {}};
+  std::string text;
+  for (size_t i = 0; i < who.size(); ++i) {
+    WorkerSlot* s = who[i];
+    const double t = controller_.ms_per_sample(s->id);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " %s %d->%d%s", s->name.c_str(), s->last_batch, batches[i],
+                  t > 0 ? (" (" + std::to_string(static_cast<int>(t * 1000)) + " us/sample)").c_str() : "");
+    text += buf;
+    s->last_batch = batches[i];
+    change.batches.emplace_back(s->name, batches[i]);
+  }
+  constexpr size_t kMaxBatchChanges = 1000;
+  if (batch_changes_.size() < kMaxBatchChanges) batch_changes_.push_back(std::move(change));
+  ++batch_change_count_;
+  spdlog::info("step {}: batches{}", step + 1, text);
 }
 
 void Hub::SendState(WorkerSlot* slot) {
@@ -190,7 +285,10 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       r->set_step(average_step_);
       r->set_offset(begin);
-      wire::PackFloats(average() + begin, n, r->mutable_values());
+      if (compression_ == Compression::kNone)
+        wire::PackFloats(average() + begin, n, r->mutable_values());
+      else
+        r->set_packed(encoded_average_[c]);
       if (c + 1 == n_chunks) {
         r->set_last(true);
         r->set_mean_loss(last_loss_);
@@ -201,11 +299,8 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
   }
   SharedMessage plan_alone;
   for (auto* s : who) {
-    if (s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result) {
-      if (s->needs_resync) ++s->stats.resyncs;
-      s->needs_resync = false;
+    if (s->gets_state) {
       SendState(s);
-      s->state = WorkerSlot::State::kActive;
       if (!plan_alone) {
         proto::HubMessage m;
         *m.mutable_plan() = plan;
@@ -219,13 +314,47 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
   }
 }
 
+double Hub::StepDeadlineSeconds(const std::vector<WorkerSlot*>& who) const {
+  double d = config_.step_deadline_seconds > 0
+                 ? config_.step_deadline_seconds
+                 : std::max(config_.deadline_floor_seconds, config_.deadline_factor * step_seconds_ema_);
+  // The full model has to travel first: give those steps a floor more.
+  for (auto* s : who)
+    if (s->gets_state) return d + config_.deadline_floor_seconds;
+  return d;
+}
+
+void Hub::LeaveOut(WorkerSlot* s, double waited_seconds) {
+  s->state = WorkerSlot::State::kLate;
+  s->inbox.Discard();
+  ++s->stats.steps_missed;
+  // It took at least this long: the controller gives it less next time.
+  controller_.Observe(s->id, s->assignment.batch(), 1e3 * waited_seconds, -1);
+  char reason[128];
+  std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)",
+                static_cast<long long>(step_ + 1), waited_seconds);
+  spdlog::warn("worker {} ({}) {}; the step goes on without it", s->id, s->name, reason);
+  proto::HubMessage m;
+  m.mutable_left_out()->set_step(step_);
+  m.mutable_left_out()->set_reason(reason);
+  s->Send(Serialize(m));
+}
+
 bool Hub::WaitForGradients(std::unique_lock<std::mutex>& lock, const std::vector<WorkerSlot*>& who) {
+  const auto deadline = broadcast_at_ + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(StepDeadlineSeconds(who)));
   for (;;) {
     bool all = true;
     for (auto* s : who) all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
     if (all) return true;
     if (StopWanted()) return false;
-    cv_.wait_for(lock, std::chrono::milliseconds(200));
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      for (auto* s : who)
+        if (s->state == WorkerSlot::State::kActive && !s->inbox.complete()) LeaveOut(s, Seconds(now - broadcast_at_));
+      return true;
+    }
+    cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
   }
 }
 
@@ -243,6 +372,8 @@ int64_t Hub::Reduce(const std::vector<WorkerSlot*>& who, double* loss_sum) {
     ++s->stats.steps;
     s->stats.samples += s->inbox.batch();
     s->stats.compute_ms += s->inbox.compute_ms();
+    controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
+                        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - broadcast_at_));
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing", s->id, s->name,
                    s->inbox.step());
@@ -353,18 +484,26 @@ int Hub::Run() {
       break;
     }
     std::vector<WorkerSlot*> who = Participants();
-    if (who.empty()) {
-      spdlog::warn("no workers left; waiting for one to join");
-      have_result = false;  // whoever comes next starts from the full state
-      while (Participants().empty() && !StopWanted()) cv_.wait_for(lock, std::chrono::milliseconds(200));
+    if (static_cast<int>(who.size()) < config_.min_workers) {
+      if (who.empty()) have_result = false;  // whoever comes next starts from the full state
+      WaitForMinWorkers(lock);
       continue;
     }
     Assign(who);
+    // Decided under the lock, so a stream that breaks meanwhile cannot be
+    // brought back to life by the broadcast.
+    for (auto* s : who) {
+      s->gets_state = s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result;
+      if (s->needs_resync) ++s->stats.resyncs;
+      s->needs_resync = false;
+      s->state = WorkerSlot::State::kActive;
+    }
     // Workers send a digest only every digest_every steps; hash only then.
     if (step_ % config_.digest_every == 0)
       digest_before_ = DigestFloats(backend_.Data(model_->params()), model_->ParamCount());
     const double cpu_broadcast = ThreadCpuSeconds();
     const auto wall_broadcast = Clock::now();
+    broadcast_at_ = wall_broadcast;
     lock.unlock();
     Broadcast(who, have_result);
     broadcast_seconds_ += ThreadCpuSeconds() - cpu_broadcast;
@@ -378,10 +517,23 @@ int Hub::Run() {
     const auto wall_reduce = Clock::now();
     double loss_sum = 0;
     const int64_t samples = Reduce(who, &loss_sum);
+    {
+      // Whole steps in which nobody waited for the full model or was left
+      // out set the pace the adaptive deadline follows.
+      bool steady = true;
+      Clock::time_point last = broadcast_at_;
+      for (auto* s : who) {
+        steady = steady && !s->gets_state && s->inbox.complete();
+        if (s->inbox.complete()) last = std::max(last, s->complete_at);
+      }
+      const double took = Seconds(last - broadcast_at_);
+      if (steady) step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+    }
     if (samples == 0) {
       have_result = false;
       continue;  // everyone dropped out of this step: run it again
     }
+    EncodeAverage();
     optimizer_->Step(model_->params(), model_->grads());
     average_step_ = step_;
     have_result = true;

@@ -18,6 +18,7 @@
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "hub.grpc.pb.h"
+#include "hub/batch_controller.h"
 #include "hub/hub_config.h"
 #include "hub/worker_slot.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -69,8 +70,15 @@ class Hub {
 
   bool StopWanted() const;
   bool WaitForWorkers(std::unique_lock<std::mutex>& lock);
+  // Below --min-workers the hub waits rather than training on; false when
+  // stopped while waiting.
+  bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
   std::vector<WorkerSlot*> Participants();
+  void ResumeFromCheckpoint();
   void Assign(const std::vector<WorkerSlot*>& who);
+  double StepDeadlineSeconds(const std::vector<WorkerSlot*>& who) const;
+  // The step goes on without a worker that missed its deadline.
+  void LeaveOut(WorkerSlot* slot, double waited_seconds);
   void Broadcast(const std::vector<WorkerSlot*>& who, bool have_result);
   void SendState(WorkerSlot* slot);
   bool WaitForGradients(std::unique_lock<std::mutex>& lock, const std::vector<WorkerSlot*>& who);
@@ -92,6 +100,10 @@ class Hub {
   int64_t global_batch_ = 0;
   int64_t steps_per_epoch_ = 0;
   int64_t total_steps_ = 0;
+  int64_t resumed_from_ = -1;  // the checkpoint's step when resumed
+  // What one more sample, and the model itself, cost a worker in memory:
+  // the hub turns each worker's budget into a batch cap with these.
+  size_t bytes_per_sample_ = 0, fixed_bytes_ = 0;
 
   std::unique_ptr<HubService> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -109,6 +121,23 @@ class Hub {
   float* average() const { return kernels::CpuBackend::Data(model_->grads()); }
   int64_t average_step_ = -1;
   uint64_t digest_before_ = 0;  // master weights' digest when the last step began
+
+  BatchController controller_;
+  struct BatchChange {
+    int64_t step = 0;
+    std::vector<std::pair<std::string, int>> batches;  // name, batch
+  };
+  std::vector<BatchChange> batch_changes_;  // the first kMaxBatchChanges, for the report
+  int64_t batch_change_count_ = 0;
+  Clock::time_point broadcast_at_;  // when the step's plan went out
+  double step_seconds_ema_ = 0;     // recent whole-step time, for the adaptive deadline
+
+  // Gradients travel encoded; the hub applies the average exactly as the
+  // workers decode it, and error feedback keeps what encoding drops.
+  Compression compression_ = Compression::kNone;
+  std::vector<float> broadcast_residual_;
+  std::vector<std::string> encoded_average_;  // per chunk, reused every step
+  void EncodeAverage();
 
   std::vector<EpochRecord> epochs_;
   double epoch_loss_sum_ = 0;

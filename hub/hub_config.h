@@ -18,6 +18,15 @@ struct HubConfig {
   // Fixed per-worker shares of the global batch in join order (tests and
   // benchmarks); empty: equal shares.
   std::vector<int> worker_batches;
+  std::string batch_policy = "balanced";  // fixed | balanced (hub/batch_controller.h)
+  int min_workers = 1;  // below this many the hub waits instead of training on
+  // A step waits this long for every gradient; 0: adaptive, deadline_factor
+  // times the recent step time but at least deadline_floor.
+  double step_deadline_seconds = 0;
+  double deadline_factor = 8;
+  double deadline_floor_seconds = 3;
+  bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
+  std::string compression = "none";  // none | fp16 | int8, both directions
   int64_t epochs = 1;
   int64_t max_steps = 0;  // 0: whole epochs
   OptimizerConfig optimizer;
@@ -25,7 +34,7 @@ struct HubConfig {
   int64_t patience = 0;  // epochs without a better test loss before stopping; 0: never
   std::string token;
   std::string checkpoint_dir;
-  int64_t checkpoint_every = 0;  // steps; 0: epoch ends only
+  int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
   std::string report_path;
   int64_t threads = 1;  // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;

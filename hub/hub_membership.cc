@@ -13,6 +13,7 @@ const char* StateName(WorkerSlot::State s) {
     case WorkerSlot::State::kJoined: return "joined";
     case WorkerSlot::State::kWaiting: return "waiting";
     case WorkerSlot::State::kActive: return "active";
+    case WorkerSlot::State::kLate: return "late";
     case WorkerSlot::State::kGone: return "gone";
   }
   return "?";
@@ -28,15 +29,30 @@ grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, c
   if (!config_.token.empty() && req.token() != config_.token)
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
   std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the run has ended");
+  // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
+  if (finished_) return grpc::Status(grpc::StatusCode::OUT_OF_RANGE, "the run has ended");
+  int max_batch = static_cast<int>(global_batch_);
+  if (req.device().memory_budget_bytes() > 0) {
+    const int64_t budget = req.device().memory_budget_bytes();
+    const int64_t fits = (budget - static_cast<int64_t>(fixed_bytes_)) / static_cast<int64_t>(bytes_per_sample_);
+    if (fits < 1)
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "memory budget of " + std::to_string(budget >> 10) + " KiB holds no batch: the model needs " +
+                              std::to_string(fixed_bytes_ >> 10) + " KiB plus " + std::to_string(bytes_per_sample_ >> 10) +
+                              " KiB per sample");
+    max_batch = static_cast<int>(std::min<int64_t>(fits, global_batch_));
+  }
   const int id = static_cast<int>(slots_.size());
-  auto slot = std::make_unique<WorkerSlot>(id, model_->ParamCount());
+  auto slot = std::make_unique<WorkerSlot>(id, model_->ParamCount(), compression_);
   slot->info = req.device();
   slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
   slot->device = req.device().backend().empty() ? "cpu" : req.device().backend();
   slot->peer = peer;
-  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads) from {}", id, slot->name, slot->device,
-               req.device().cores(), req.device().threads(), peer);
+  slot->max_batch = max_batch;
+  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name, slot->device,
+               req.device().cores(), req.device().threads(),
+               max_batch < global_batch_ ? ", batch at most " + std::to_string(max_batch) + " by its memory budget" : "",
+               peer);
   slots_.push_back(std::move(slot));
 
   reply->set_worker_id(id);
@@ -57,6 +73,8 @@ grpc::Status Hub::Join(const proto::JoinRequest& req, proto::JoinReply* reply, c
   reply->set_digest_every(config_.digest_every);
   reply->set_param_count(model_->ParamCount());
   reply->set_chunk_floats(wire::kChunkFloats);
+  reply->set_max_batch(max_batch);
+  reply->set_compression(config_.compression);
   return grpc::Status::OK;
 }
 
@@ -91,6 +109,17 @@ grpc::Status Hub::OnTrainMessage(int worker_id, const proto::WorkerMessage& mess
   std::string error;
   std::lock_guard<std::mutex> lock(mu_);
   WorkerSlot* slot = slots_[worker_id].get();
+  if (slot->state == WorkerSlot::State::kLate && message.has_gradient()) {
+    // The step it was late for went on without it; its gradient is stale.
+    // Once the whole of it is in, the worker is evidently back: it takes
+    // part again from the next step, with the current weights.
+    if (message.gradient().last()) {
+      slot->state = WorkerSlot::State::kWaiting;
+      spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step", slot->id, slot->name);
+      cv_.notify_all();
+    }
+    return grpc::Status::OK;
+  }
   if (!message.has_gradient())
     error = "expected a gradient chunk";
   else if (slot->state != WorkerSlot::State::kActive)
@@ -98,7 +127,10 @@ grpc::Status Hub::OnTrainMessage(int worker_id, const proto::WorkerMessage& mess
   else
     error = slot->inbox.Accept(message.gradient());
   if (!error.empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
-  if (slot->inbox.complete()) cv_.notify_all();
+  if (slot->inbox.complete()) {
+    slot->complete_at = std::chrono::steady_clock::now();
+    cv_.notify_all();
+  }
   return grpc::Status::OK;
 }
 
@@ -113,6 +145,7 @@ void Hub::CloseTrainStream(int worker_id, const grpc::Status& why) {
   const bool was_in = slot->state != WorkerSlot::State::kGone;
   slot->state = WorkerSlot::State::kGone;
   slot->inbox.Discard();
+  controller_.Forget(worker_id);
   cv_.notify_all();
   if (!why.ok())
     spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, why.error_message());
@@ -132,6 +165,7 @@ grpc::Status Hub::Leave(const proto::LeaveRequest& req) {
     spdlog::info("worker {} ({}) leaves: {}", id, slot->name, req.reason().empty() ? "no reason given" : req.reason());
   slot->state = WorkerSlot::State::kGone;
   slot->inbox.Discard();
+  controller_.Forget(id);
   cv_.notify_all();
   return grpc::Status::OK;
 }

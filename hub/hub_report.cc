@@ -40,7 +40,13 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
       // threads to the above.
       .Set("hub_process_share", train_seconds > 0 ? process_seconds_ / train_seconds : 0.0)
       .Set("peak_rss_bytes", PeakRssBytes())
-      .Set("stop_reason", stop_reason_);
+      .Set("stop_reason", stop_reason_)
+      .Set("batch_policy", controller_.policy() == BatchPolicy::kFixed ? "fixed" : "balanced")
+      .Set("compression", config_.compression)
+      // -1 unless the run continued from a checkpoint: then the step it
+      // continued from, so steps - resumed_from_step were trained here.
+      .Set("resumed_from_step", resumed_from_)
+      .Set("batch_change_count", batch_change_count_);
   Json workers = Json::Array();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,10 +62,21 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
                        .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)
                        .Set("mean_compute_ms", st.steps ? st.compute_ms / st.steps : 0.0)
                        .Set("steps_missed", st.steps_missed)
-                       .Set("resyncs", st.resyncs));
+                       .Set("resyncs", st.resyncs)
+                       .Set("max_batch", s->max_batch)
+                       .Set("last_batch", s->last_batch)
+                       .Set("ms_per_sample", controller_.ms_per_sample(s->id))
+                       .Set("overhead_ms", controller_.overhead_ms(s->id)));
     }
   }
   r.Set("workers", std::move(workers));
+  Json changes = Json::Array();
+  for (const auto& c : batch_changes_) {
+    Json batches = Json::Object();
+    for (const auto& [name, b] : c.batches) batches.Set(name, b);
+    changes.Push(Json::Object().Set("step", c.step).Set("batches", std::move(batches)));
+  }
+  r.Set("batch_changes", std::move(changes));
   Json per_epoch = Json::Array();
   for (const auto& e : epochs_)
     per_epoch.Push(Json::Object()

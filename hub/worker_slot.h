@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -27,10 +28,11 @@ struct WorkerSlot {
     kJoined,   // Join answered, no Train stream yet
     kWaiting,  // stream open, waiting for the next step boundary to get the model
     kActive,   // in the step loop
+    kLate,     // missed a step's deadline; back once its late gradient arrives
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, size_t param_count) : id(id_), inbox(param_count) {}
+  WorkerSlot(int id_, size_t param_count, Compression compression) : id(id_), inbox(param_count, compression) {}
 
   const int id;
   std::string name, peer, device;
@@ -41,6 +43,10 @@ struct WorkerSlot {
   GradientInbox inbox;
   WorkerStats stats;
   bool needs_resync = false;
+  bool gets_state = false;  // this step starts with the full model (join, resync)
+  int max_batch = 0;        // what fits in its memory budget
+  int last_batch = 0;       // of the previous step it took part in
+  std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
 
   // The Train stream while it is open. gRPC owns it; the stream detaches
   // itself (under stream_mu) before it finishes, so nothing is ever sent to

@@ -11,7 +11,8 @@
 
 namespace mt::wire {
 
-constexpr uint32_t kProtocolVersion = 1;
+// 2: compressed gradients, memory budgets and LeftOut.
+constexpr uint32_t kProtocolVersion = 2;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;

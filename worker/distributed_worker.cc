@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/compress/gradient_codec.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/model/model_spec.h"
@@ -53,11 +54,19 @@ OptimizerConfig FromSettings(const proto::OptimizerSettings& s) {
   return c;
 }
 
-// The training state of one worker between messages.
+// What the worker did over all its sessions with the hub: a reconnect
+// starts a new session but the report covers the whole run.
+struct WorkerTotals {
+  int64_t steps = 0, samples = 0, resyncs = 0, steps_left_out = 0, reconnects = 0;
+  double compute_seconds = 0, last_mean_loss = 0, hub_accuracy = -1;
+};
+
+// The training state of one worker between messages, for one session.
 class StepLoop {
  public:
-  StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream, ComputeDevices& devices)
-      : cfg_(cfg), join_(join), stream_(stream), devices_(devices) {
+  StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream, ComputeDevices& devices,
+           WorkerTotals& totals)
+      : cfg_(cfg), join_(join), stream_(stream), devices_(devices), totals_(totals) {
     kernels::CpuBackend& home = devices_.cpu();
     model_ = BuildModel(join.model(), home);
     if (model_->ParamCount() != join.param_count())
@@ -69,7 +78,7 @@ class StepLoop {
       throw std::runtime_error("training data " + (local_ ? cfg.data_dir : join.dataset()) + " has samples of " +
                                data_->SampleShape().ToString() + " but the model takes " +
                                model_->input_shape().ToString());
-    capacity_ = std::max(1, join.global_batch());
+    capacity_ = std::max(1, join.max_batch() > 0 ? std::min(join.max_batch(), join.global_batch()) : join.global_batch());
     batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), capacity_);
     {
       // Placement is timed on this device's own data at a typical batch.
@@ -86,6 +95,8 @@ class StepLoop {
     model_->Reserve(capacity_);
     indices_.resize(capacity_);
     staging_.resize(model_->ParamCount() * 3);  // weights + up to two optimizer slots
+    compression_ = ParseCompression(join.compression().empty() ? "none" : join.compression());
+    if (compression_ != Compression::kNone) residual_.assign(model_->ParamCount(), 0.0f);
   }
 
   // Returns true when the hub said goodbye, false when the stream broke.
@@ -96,8 +107,14 @@ class StepLoop {
       if (m.has_stop()) {
         spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(),
                      m.stop().steps(), m.stop().test_accuracy());
-        hub_accuracy_ = m.stop().test_accuracy();
+        totals_.hub_accuracy = m.stop().test_accuracy();
         return true;
+      }
+      if (m.has_left_out()) {
+        ++totals_.steps_left_out;
+        spdlog::warn("left out of step {}: {}; waiting for the current weights", m.left_out().step() + 1,
+                     m.left_out().reason());
+        continue;
       }
       if (m.has_state()) {
         TakeState(m.state());
@@ -121,14 +138,18 @@ class StepLoop {
         .Set("placement", model_->PlacementSummary())
         .Set("threads", cfg_.threads)
         .Set("local_data", local_)
-        .Set("test_accuracy", hub_accuracy_)
-        .Set("final_loss", last_mean_loss_)
-        .Set("steps", steps_)
-        .Set("samples", samples_)
-        .Set("train_seconds", compute_seconds_)
-        .Set("samples_per_second", compute_seconds_ > 0 ? samples_ / compute_seconds_ : 0.0)
-        .Set("mean_compute_ms", steps_ ? 1e3 * compute_seconds_ / steps_ : 0.0)
-        .Set("resyncs", resyncs_)
+        .Set("test_accuracy", totals_.hub_accuracy)
+        .Set("final_loss", totals_.last_mean_loss)
+        .Set("steps", totals_.steps)
+        .Set("samples", totals_.samples)
+        .Set("train_seconds", totals_.compute_seconds)
+        .Set("samples_per_second", totals_.compute_seconds > 0 ? totals_.samples / totals_.compute_seconds : 0.0)
+        .Set("mean_compute_ms", totals_.steps ? 1e3 * totals_.compute_seconds / totals_.steps : 0.0)
+        .Set("resyncs", totals_.resyncs)
+        .Set("steps_left_out", totals_.steps_left_out)
+        .Set("reconnects", totals_.reconnects)
+        .Set("slowdown", cfg_.slowdown)
+        .Set("max_batch", capacity_)
         .Set("peak_rss_bytes", PeakRssBytes());
     return r;
   }
@@ -150,17 +171,25 @@ class StepLoop {
     state.slots.assign(staging_.begin() + p, staging_.begin() + total);
     model_->SetParams(staging_.data());
     optimizer_->LoadState(state);
-    if (steps_ > 0) ++resyncs_;
+    if (steps_ > 0) ++totals_.resyncs;
     spdlog::info("received the model at step {}", s.step());
     return true;
   }
 
   bool TakeResult(const proto::StepResult& r) {
-    Stage(r.offset(), r.values(), model_->ParamCount());
+    if (compression_ == Compression::kNone) {
+      Stage(r.offset(), r.values(), model_->ParamCount());
+    } else {
+      const size_t p = model_->ParamCount();
+      if (r.offset() >= p) throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) + ")");
+      const size_t n = std::min<size_t>(wire::kChunkFloats, p - r.offset());
+      const std::string why = DecodeFloats(compression_, r.packed().data(), r.packed().size(), n, staging_.data() + r.offset());
+      if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
+    }
     if (!r.last()) return false;
     devices_.cpu().Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
     optimizer_->Step(model_->params(), model_->grads());
-    last_mean_loss_ = r.mean_loss();
+    totals_.last_mean_loss = r.mean_loss();
     return true;
   }
 
@@ -206,10 +235,13 @@ class StepLoop {
         digest ? DigestFloats(kernels::CpuBackend::Data(model_->params()), model_->ParamCount()) : 0;
     const double loss = model_->ComputeGradients(kernels::MixBits(join_.seed()) ^ static_cast<uint64_t>(a.step()) ^
                                                  kernels::MixBits(static_cast<uint64_t>(a.offset()) + 1));
+    if (cfg_.slowdown > 1)
+      std::this_thread::sleep_for(std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
     const double ms = 1e3 * Seconds(Clock::now() - t0);
-    compute_seconds_ += ms / 1e3;
+    totals_.compute_seconds += ms / 1e3;
+    totals_.samples += b;
+    ++totals_.steps;
     ++steps_;
-    samples_ += b;
 
     const float* g = kernels::CpuBackend::Data(model_->grads());
     const size_t p = model_->ParamCount();
@@ -222,7 +254,10 @@ class StepLoop {
       const size_t begin = c * wire::kChunkFloats, n = std::min<size_t>(wire::kChunkFloats, p - begin);
       gc->set_step(a.step());
       gc->set_offset(begin);
-      wire::PackFloats(g + begin, n, gc->mutable_values());
+      if (compression_ == Compression::kNone)
+        wire::PackFloats(g + begin, n, gc->mutable_values());
+      else
+        EncodeFloats(compression_, g + begin, n, residual_.data() + begin, gc->mutable_packed());
       const bool last = c + 1 == chunks;
       gc->set_last(last);
       if (last) {
@@ -246,6 +281,7 @@ class StepLoop {
   const proto::JoinReply& join_;
   TrainStream& stream_;
   ComputeDevices& devices_;
+  WorkerTotals& totals_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Dataset> data_;
@@ -256,9 +292,10 @@ class StepLoop {
   int64_t order_epoch_ = -1, local_pass_ = 0;
   size_t local_cursor_ = 0;
   std::vector<float> staging_;
+  Compression compression_ = Compression::kNone;
+  std::vector<float> residual_;  // error feedback: what encoding has not yet sent
   proto::WorkerMessage outgoing_;
-  int64_t steps_ = 0, samples_ = 0, resyncs_ = 0;
-  double compute_seconds_ = 0, last_mean_loss_ = 0, hub_accuracy_ = -1;
+  int64_t steps_ = 0;  // in this session
   Clock::time_point last_log_ = Clock::now();
 };
 
@@ -276,34 +313,72 @@ int RunWorker(const WorkerConfig& cfg) {
   d->set_backend(devices.choice());
   d->set_opencl_device(devices.opencl_name());
   d->set_threads(static_cast<int32_t>(cfg.threads));
+  d->set_memory_budget_bytes(cfg.memory_budget_bytes);
   if (!cfg.data_dir.empty()) request.set_local_samples(static_cast<int64_t>(LoadDataset(cfg.data_dir, Split::kTrain)->Size()));
-  spdlog::info("joining hub at {} as {}", hub.target(), d->name());
-  const proto::JoinReply join = hub.Join(request, cfg.connect_timeout_seconds);
-  spdlog::info("joined as worker {}: model {}, dataset {}", join.worker_id(), join.model().name(),
-               cfg.data_dir.empty() ? join.dataset() : cfg.data_dir + " (local)");
 
-  grpc::ClientContext context;
-  auto stream = hub.OpenTrain(&context);
-  StepLoop loop(cfg, join, *stream, devices);
-  proto::WorkerMessage hello;
-  hello.mutable_hello()->set_worker_id(join.worker_id());
-  hello.mutable_hello()->set_token(cfg.token);
-  hello.mutable_hello()->set_placement(loop.placement());
-  stream->Write(hello);
+  WorkerTotals totals;
+  Json report;
+  bool have_report = false;
+  auto write_report = [&] {
+    if (!cfg.report_path.empty() && have_report) WriteFileAtomically(cfg.report_path, report.Dump());
+  };
+  // Between sessions: 0.5 s, doubling to 8 s, back to 0.5 s after a session
+  // that trained a while, so a flapping link does not hammer the hub.
+  double backoff_s = 0.5;
+  for (int session = 0;; ++session) {
+    spdlog::info("joining hub at {} as {}", hub.target(), d->name());
+    proto::JoinReply join;
+    try {
+      join = hub.Join(request, cfg.connect_timeout_seconds);
+    } catch (const RunEnded& e) {
+      if (session == 0) throw;
+      spdlog::info("{}", e.what());
+      write_report();
+      return 0;
+    } catch (const std::exception&) {
+      write_report();
+      throw;
+    }
+    spdlog::info("joined as worker {}: model {}, dataset {}{}", join.worker_id(), join.model().name(),
+                 cfg.data_dir.empty() ? join.dataset() : cfg.data_dir + " (local)",
+                 join.compression().empty() || join.compression() == "none" ? "" : ", gradients " + join.compression());
 
-  const bool goodbye = loop.Run();
-  if (!goodbye && StopRequested()) {
-    hub.Leave(join.worker_id(), cfg.token, "worker stopped by signal");
-    context.TryCancel();
-  } else {
-    stream->WritesDone();
+    grpc::ClientContext context;
+    auto stream = hub.OpenTrain(&context);
+    StepLoop loop(cfg, join, *stream, devices, totals);
+    proto::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id(join.worker_id());
+    hello.mutable_hello()->set_token(cfg.token);
+    hello.mutable_hello()->set_placement(loop.placement());
+    stream->Write(hello);
+
+    const auto started = Clock::now();
+    const bool goodbye = loop.Run();
+    if (!goodbye && StopRequested()) {
+      hub.Leave(join.worker_id(), cfg.token, "worker stopped by signal");
+      context.TryCancel();
+    } else {
+      stream->WritesDone();
+    }
+    const grpc::Status status = stream->Finish();
+    report = loop.Report();
+    have_report = true;
+    if (goodbye || StopRequested()) {
+      write_report();
+      return 0;
+    }
+    if (Seconds(Clock::now() - started) > 30) backoff_s = 0.5;
+    spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
+                 status.ok() ? "stream closed without a goodbye" : status.error_message(), backoff_s);
+    for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s); Clock::now() < until && !StopRequested();)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (StopRequested()) {
+      write_report();
+      return 0;
+    }
+    backoff_s = std::min(2 * backoff_s, 8.0);
+    ++totals.reconnects;
   }
-  const grpc::Status status = stream->Finish();
-  if (!cfg.report_path.empty()) WriteFileAtomically(cfg.report_path, loop.Report().Dump());
-  if (goodbye || StopRequested()) return 0;
-  spdlog::error("lost the hub at {}: {}", hub.target(),
-                status.ok() ? "stream closed without a goodbye" : status.error_message());
-  return 1;
 }
 
 }  // namespace mt

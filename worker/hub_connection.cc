@@ -49,6 +49,8 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     proto::JoinReply reply;
     const grpc::Status status = stub_->Join(&context, request, &reply);
     if (status.ok()) return reply;
+    if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE)
+      throw RunEnded("hub " + target_ + ": " + status.error_message());
     const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
     if (!retry) throw std::runtime_error("hub " + target_ + " refused to let this worker join: " + status.error_message());

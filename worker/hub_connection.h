@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "hub.grpc.pb.h"
@@ -14,12 +15,18 @@ namespace mt {
 // "host" -> "host:50051"; "host:port" unchanged.
 std::string HubTarget(const std::string& hub);
 
+// The hub answered that its run is over: nothing to rejoin.
+struct RunEnded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class HubConnection {
  public:
   explicit HubConnection(const std::string& hub);
 
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
-  // Throws std::runtime_error with the hub's reason when it refuses.
+  // Throws RunEnded when the run is over, std::runtime_error with the hub's
+  // reason when it refuses.
   proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s);
   std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
       grpc::ClientContext* context);

@@ -12,6 +12,25 @@
 #include "worker/standalone_trainer.h"
 #include "worker/worker_config.h"
 
+namespace {
+
+// "512M", "1G", "300000K", "1048576": bytes.
+int64_t ParseBytes(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  double unit = 1;
+  const std::string suffix = end ? std::string(end) : "";
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") unit = 1024.0;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") unit = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") unit = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty()) unit = -1;
+  if (end == text.c_str() || unit < 0 || !(v > 0) || v * unit > 1e15)
+    throw mt::FlagError(flag + ": expected a size such as 256M or 1G, got '" + text + "'");
+  return static_cast<int64_t>(v * unit);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();
   mt::StandaloneConfig cfg;
@@ -28,6 +47,13 @@ int main(int argc, char** argv) {
   flags.AddString("data", &wcfg.data_dir, "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset");
   flags.AddString("token", &wcfg.token, "shared secret the hub expects");
   flags.AddDouble("connect-timeout", &wcfg.connect_timeout_seconds, "seconds to keep trying to reach the hub", 1, 1e7);
+  std::string memory_budget;
+  flags.AddString("memory-budget", &memory_budget,
+                  "memory the model and its batch may use, e.g. 256M or 1G; the hub caps this worker's batch to fit "
+                  "(default: no limit)");
+  flags.AddDouble("slowdown", &wcfg.slowdown,
+                  "for benchmarks and tests only: make every step take F times as long, to play a slower device", 1,
+                  1000);
   flags.AddBool("standalone", &standalone, "train on this device alone (no hub)");
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory of IDX or CIFAR-10 files");
@@ -54,6 +80,7 @@ int main(int argc, char** argv) {
     }
     if (standalone == flags.WasSet("hub")) throw mt::FlagError("give either --hub HOST[:PORT] or --standalone");
     if (cfg.resume && cfg.checkpoint_dir.empty()) throw mt::FlagError("--resume needs --checkpoint-dir");
+    if (!memory_budget.empty()) wcfg.memory_budget_bytes = ParseBytes("--memory-budget", memory_budget);
   } catch (const mt::FlagError& e) {
     std::fprintf(stderr, "mtworker: %s\n", e.what());
     return 2;

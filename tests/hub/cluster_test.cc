@@ -58,10 +58,16 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   EXPECT_EQ(testing::JsonNumber(report, "samples"), 60000) << report;
   for (const char* key : {"final_loss", "steps", "train_seconds", "samples_per_second", "peak_rss_bytes"})
     EXPECT_FALSE(std::isnan(testing::JsonNumber(report, key))) << key;
+  // Balanced batches follow each worker's speed, so the shares differ, but
+  // every worker takes part and together they cover the epoch once.
+  double samples = 0;
   for (int i = 0; i < 3; ++i) {
     EXPECT_NE(report.find("\"name\": \"w" + std::to_string(i) + "\""), std::string::npos) << report;
-    EXPECT_GT(testing::JsonNumber(testing::ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples"), 19000);
+    const double own = testing::JsonNumber(testing::ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples");
+    EXPECT_GT(own, 5000) << report;
+    samples += own;
   }
+  EXPECT_EQ(samples, 60000);
   fs::remove_all(dir);
 }
 
