@@ -297,6 +297,10 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
       chunks.push_back(Serialize(m));
     }
   }
+  const int64_t result_payload = !have_result ? 0
+                                 : compression_ == Compression::kNone
+                                     ? static_cast<int64_t>(model_->ParamCount() * sizeof(float))
+                                     : static_cast<int64_t>(EncodedBytes(compression_, model_->ParamCount()));
   SharedMessage plan_alone;
   for (auto* s : who) {
     if (s->gets_state) {
@@ -310,6 +314,7 @@ void Hub::Broadcast(const std::vector<WorkerSlot*>& who, bool have_result) {
     } else {
       for (const auto& c : chunks)
         if (!s->Send(c)) break;
+      result_bytes_out_ += result_payload;
     }
   }
 }

@@ -137,6 +137,9 @@ class Hub {
   Compression compression_ = Compression::kNone;
   std::vector<float> broadcast_residual_;
   std::vector<std::string> encoded_average_;  // per chunk, reused every step
+  // Gradient payload bytes (values or packed) in from workers and out in
+  // step results, headers excluded: what --compress changes.
+  int64_t gradient_bytes_in_ = 0, result_bytes_out_ = 0;
   void EncodeAverage();
 
   std::vector<EpochRecord> epochs_;

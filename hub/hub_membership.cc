@@ -126,6 +126,7 @@ grpc::Status Hub::OnTrainMessage(int worker_id, const proto::WorkerMessage& mess
     error = "gradient from a worker that is not in the step loop";
   else
     error = slot->inbox.Accept(message.gradient());
+  gradient_bytes_in_ += message.gradient().values_size() * sizeof(float) + message.gradient().packed().size();
   if (!error.empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
   if (slot->inbox.complete()) {
     slot->complete_at = std::chrono::steady_clock::now();

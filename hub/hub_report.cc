@@ -46,7 +46,12 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
       // -1 unless the run continued from a checkpoint: then the step it
       // continued from, so steps - resumed_from_step were trained here.
       .Set("resumed_from_step", resumed_from_)
-      .Set("batch_change_count", batch_change_count_);
+      .Set("batch_change_count", batch_change_count_)
+      .Set("gradient_bytes_in", gradient_bytes_in_)
+      .Set("result_bytes_out", result_bytes_out_)
+      .Set("gradient_bytes_per_step", step_ > 0 ? static_cast<double>(gradient_bytes_in_ + result_bytes_out_) /
+                                                      static_cast<double>(step_ - std::max<int64_t>(0, resumed_from_))
+                                                : 0.0);
   Json workers = Json::Array();
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
+#include "tests/support/cluster_processes.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/files.h"
 #include "tests/support/subprocess.h"
@@ -18,29 +20,8 @@ namespace fs = std::filesystem;
 using testing::BinaryPath;
 using testing::ChildProcess;
 
-// Starts mthub on a free port and returns the port it wrote to --port-file.
-int StartHub(std::unique_ptr<ChildProcess>& hub, const fs::path& dir, std::vector<std::string> args) {
-  std::vector<std::string> argv = {BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", "0", "--port-file",
-                                   (dir / "port").string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  hub = std::make_unique<ChildProcess>(argv, (dir / "hub.log").string());
-  for (int i = 0; i < 300; ++i) {
-    std::ifstream in(dir / "port");
-    int port = 0;
-    if (in >> port && port > 0) return port;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ADD_FAILURE() << "hub did not start:\n" << hub->Log();
-  return 0;
-}
-
-std::unique_ptr<ChildProcess> StartWorker(const fs::path& dir, const std::string& name, int port,
-                                          std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:" + std::to_string(port),
-                                   "--name", name, "--report", (dir / (name + ".json")).string()};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return std::make_unique<ChildProcess>(argv, (dir / (name + ".log")).string());
-}
+using testing::StartHub;
+using testing::StartWorker;
 
 TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   if (!fs::exists("/usr/share/datasets/fashion-mnist"))
@@ -151,6 +132,39 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   fs::remove_all(dir);
 }
 
+TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
+  const fs::path dir = testing::FreshTempDir("cluster-memory");
+  testing::WriteIdxDataset(dir.string(), 16 * 128, 100, 5);  // whole steps only
+  std::unique_ptr<ChildProcess> hub;
+  const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "60",
+                                       "--global-batch", "128", "--report", (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  // A budget that holds nothing is refused with what the model needs.
+  auto tiny = StartWorker(dir, "tiny", port, {"--memory-budget", "64K"});
+  EXPECT_EQ(tiny->Wait(60), 1) << tiny->Log();
+  std::smatch m;
+  const std::string refusal = tiny->Log();
+  ASSERT_TRUE(std::regex_search(refusal, m, std::regex(R"(needs (\d+) KiB plus (\d+) KiB per sample)"))) << refusal;
+  const int64_t fixed_kib = std::stoll(m[1]), per_sample_kib = std::stoll(m[2]);
+  // Room for about 20 samples.
+  const std::string budget = std::to_string(fixed_kib + 20 * per_sample_kib + per_sample_kib / 2) + "K";
+  auto small = StartWorker(dir, "small", port, {"--memory-budget", budget});
+  auto big = StartWorker(dir, "big", port);
+  EXPECT_EQ(small->Wait(300), 0) << small->Log();
+  EXPECT_EQ(big->Wait(300), 0) << big->Log();
+  ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
+  const std::string small_report = testing::ReadAll(dir / "small.json");
+  const double cap = testing::JsonNumber(small_report, "max_batch");
+  EXPECT_GE(cap, 18) << small_report;
+  EXPECT_LE(cap, 22) << small_report;
+  const std::string report = testing::ReadAll(dir / "hub.json");
+  EXPECT_EQ(testing::JsonNumber(report, "samples"), 60 * 128) << report;
+  // Every step the small worker took at most its cap; the big one the rest.
+  EXPECT_LE(testing::JsonNumber(small_report, "samples"), 60 * cap) << small_report;
+  EXPECT_GE(testing::JsonNumber(testing::ReadAll(dir / "big.json"), "samples"), 60 * (128 - cap)) << report;
+  fs::remove_all(dir);
+}
+
 TEST(Cluster, BadCommandLinesAreClear) {
   auto r = testing::RunProcess({BinaryPath("hub/mthub"), "--workers", "0"});
   EXPECT_EQ(r.exit_code, 2);
@@ -161,6 +175,18 @@ TEST(Cluster, BadCommandLinesAreClear) {
   r = testing::RunProcess({BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("/nonexistent/data"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("hub/mthub"), "--workers", "2", "--min-workers", "3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--min-workers"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("hub/mthub"), "--worker-batches", "8,8", "--batch-policy", "balanced"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--batch-policy"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("hub/mthub"), "--compress", "zip"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("int8"), std::string::npos) << r.output;
+  r = testing::RunProcess({BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:1", "--memory-budget", "lots"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--memory-budget"), std::string::npos) << r.output;
   r = testing::RunProcess({BinaryPath("hub/mthub"), "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("--global-batch"), std::string::npos);

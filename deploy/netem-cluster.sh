@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# Runs a hub and N workers on this machine, each in its own network namespace
+# behind a shaped link, to emulate phones training over slow Wi-Fi. The
+# defaults (32 Mbit/s, 5 ms, 1% loss) are those of a published test that
+# trained across three phones on 32 Mbit/s Wi-Fi; on loopback the same run
+# moves its gradients in microseconds and hides what the network costs.
+#
+#   deploy/netem-cluster.sh [--workers 3] [--rate 32mbit] [--delay 5ms] [--loss 1%]
+#                           [--shaper netem|tbf] [--timeout 3600] [--out DIR] [--keep]
+#                           [-- extra mthub flags]
+#   deploy/netem-cluster.sh --cleanup      # remove namespaces left by a crashed run
+#   MT_WORKER_ARGS="--device auto" deploy/netem-cluster.sh ...   # extra mtworker flags
+#
+# Topology: namespace mtnetem<PID>-hub holds the hub on 10.77.0.1 (on its
+# loopback); worker i runs in mtnetem<PID>-w<i> at 10.77.<i+1>.2, joined to
+# the hub namespace by a veth pair (w<i> there, eth0 here; 10.77.<i+1>.0/24).
+# Every link is shaped at both ends with tc netem (rate, delay, loss), so
+# uploads and downloads are each limited to --rate and the round trip is
+# twice --delay. With --loss above 0, segmentation offload is off on the
+# links (gso_max_segs 1) so loss hits single packets, not 64 KB
+# super-packets; that costs CPU per packet (on a 2-core VM about 30 ms of a
+# 2-worker step at 1000mbit, hidden at 32mbit). Nothing outside these
+# namespaces (the host's interfaces and routes) is touched.
+# --shaper tbf is for kernels without netem (CONFIG_NET_SCH_NETEM): rate by
+# tbf and loss by a classic-BPF random drop on clsact egress; it cannot
+# delay, so it requires --delay 0ms.
+#
+# Prints the hub's result and the bytes that crossed the hub's ends of the
+# links (both directions, retransmissions included, join and final traffic
+# included; when packets reach the veth unsegmented, as at high rates with
+# no loss, their per-segment headers are not counted, ~5% less), and writes
+# $OUT/netem.json (step_ms = 1000 * train_seconds / steps, bytes_per_step =
+# (hub_tx_bytes + hub_rx_bytes) / steps). Logs and reports go to --out
+# (default $MT_BUILD_DIR/netem-cluster). Namespaces and processes are
+# removed on exit, Ctrl-C and errors unless --keep (then: --cleanup).
+# Needs root (network namespaces, tc), iproute2 and python3. Exit status:
+# the hub's (124 when --timeout ran out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+me=netem-cluster.sh
+build="${MT_BUILD_DIR:-build}"
+workers=3
+rate=32mbit
+delay=5ms
+loss=1%
+shaper=netem
+timeout=3600
+out=""
+keep=0
+cleanup_only=0
+hub_args=()
+read -r -a worker_args <<<"${MT_WORKER_ARGS:-}"
+prefix=mtnetem
+tag="$prefix$$"
+hub_ns="$tag-hub"
+hub_ip=10.77.0.1
+
+die() { echo "$me: $*" >&2; exit 1; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --workers) workers="$2"; shift 2 ;;
+    --rate) rate="$2"; shift 2 ;;
+    --delay) delay="$2"; shift 2 ;;
+    --loss) loss="$2"; shift 2 ;;
+    --shaper) shaper="$2"; shift 2 ;;
+    --timeout) timeout="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --cleanup) cleanup_only=1; shift ;;
+    --) shift; hub_args=("$@"); break ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "$me: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+out="${out:-$build/netem-cluster}"
+
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces and tc); run it with sudo"
+for tool in ip tc python3; do
+  command -v "$tool" >/dev/null || die "'$tool' not found (ip and tc come with iproute2)"
+done
+
+# Namespaces from runs whose script is gone (crashed, killed, or --keep).
+remove_leftovers() {
+  local ns pid found=0
+  for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E "^${prefix}[0-9]+-" || true); do
+    pid="${ns#"$prefix"}"; pid="${pid%%-*}"
+    if [ "$pid" != "$$" ] && kill -0 "$pid" 2>/dev/null; then
+      echo "$me: leaving $ns: its run (pid $pid) is still going" >&2
+      continue
+    fi
+    # shellcheck disable=SC2046  # one pid per word
+    kill -KILL $(ip netns pids "$ns" 2>/dev/null) 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null && { echo "$me: removed $ns"; found=1; }
+  done
+  [ "$found" -eq 1 ] || echo "$me: nothing to clean up"
+}
+if [ "$cleanup_only" -eq 1 ]; then remove_leftovers; exit 0; fi
+
+case "$workers" in ''|*[!0-9]*) die "--workers wants a number, not '$workers'" ;; esac
+if [ "$workers" -lt 1 ] || [ "$workers" -gt 200 ]; then die "--workers must be 1..200"; fi
+case "$timeout" in ''|*[!0-9]*) die "--timeout wants seconds, not '$timeout'" ;; esac
+[[ "$rate" =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || die "--rate like 32mbit, 500kbit, 1gbit (got '$rate')"
+[[ "$delay" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "--delay like 5ms (got '$delay')"
+[[ "$loss" =~ ^[0-9]+(\.[0-9]+)?%$ ]] || die "--loss like 1% (got '$loss')"
+for bin in "$build/hub/mthub" "$build/worker/mtworker"; do
+  [ -x "$bin" ] || die "$bin not built (run deploy/build.sh, or set MT_BUILD_DIR)"
+done
+stale=$(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -cE "^${prefix}[0-9]+-" || true)
+[ "$stale" -eq 0 ] || echo "$me: note: $stale namespace(s) from other runs exist (--cleanup removes dead ones)" >&2
+
+worker_ns() { echo "$tag-w$1"; }
+in_ns() { local ns="$1"; shift; ip netns exec "$ns" "$@"; }
+
+# Shaping for one end of a link: netem, or tbf plus a random drop.
+shape() {
+  local ns="$1" dev="$2"
+  if [ "$shaper" = netem ]; then
+    in_ns "$ns" tc qdisc add dev "$dev" root netem rate "$rate" delay "$delay" loss "$loss" limit 1000
+  else
+    in_ns "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" burst "$tbf_burst" limit 1514000
+    if [ "$drop_threshold" -gt 0 ]; then
+      # ld random; if random >= threshold pass (-1: TC_ACT_UNSPEC) else drop (2: TC_ACT_SHOT)
+      in_ns "$ns" tc qdisc add dev "$dev" clsact
+      in_ns "$ns" tc filter add dev "$dev" egress bpf da \
+        bytecode "4,32 0 0 4294963256,53 1 0 $drop_threshold,6 0 0 2,6 0 0 4294967295"
+    fi
+  fi
+}
+
+# Check that namespaces and the shaper work before building anything.
+probe_ns="$tag-probe"
+probe() {
+  ip netns add "$probe_ns" 2>/dev/null || die "cannot create network namespaces (ip netns add failed)"
+  local err
+  if [ "$shaper" = netem ]; then
+    if command -v modprobe >/dev/null; then modprobe -q sch_netem 2>/dev/null || true; fi
+    if ! err=$(in_ns "$probe_ns" tc qdisc add dev lo root netem delay 1ms 2>&1); then
+      ip netns del "$probe_ns"
+      die "tc netem is not available in this kernel ($(uname -r)): '$err'. It needs" \
+        "CONFIG_NET_SCH_NETEM (modprobe sch_netem). Without it, --shaper tbf --delay 0ms shapes rate and loss only."
+    fi
+  else
+    if ! err=$( { in_ns "$probe_ns" tc qdisc add dev lo root tbf rate 1mbit burst 16kb limit 100000 &&
+                  in_ns "$probe_ns" tc qdisc add dev lo clsact &&
+                  in_ns "$probe_ns" tc filter add dev lo egress bpf da bytecode "1,6 0 0 4294967295"; } 2>&1); then
+      ip netns del "$probe_ns"
+      die "--shaper tbf needs the tbf qdisc, clsact and cls_bpf: '$err'"
+    fi
+  fi
+  ip netns del "$probe_ns"
+}
+
+if [ "$shaper" = tbf ]; then
+  [[ "$delay" =~ ^0+(\.0+)?(us|ms|s)$ ]] || die "--shaper tbf cannot add delay; pass --delay 0ms (or use netem)"
+  # The bucket holds 4 ms of traffic, at least 10 full frames.
+  tbf_burst=$(awk -v r="$rate" 'BEGIN {
+    match(r, /^[0-9.]+/); n = substr(r, 1, RLENGTH) + 0; u = tolower(substr(r, RLENGTH + 1)); m = 1
+    if (u ~ /^k/) m = 1e3; else if (u ~ /^m/) m = 1e6; else if (u ~ /^g/) m = 1e9; else if (u ~ /^t/) m = 1e12
+    bytes = n * m; if (u ~ /bit$/) bytes /= 8
+    b = bytes * 0.004; if (b < 15140) b = 15140; printf "%.0f", b }')
+  drop_threshold=$(awk -v l="${loss%\%}" 'BEGIN { printf "%.0f", l / 100 * 4294967296 }')
+  [ "$drop_threshold" -lt 4294967296 ] || die "--loss must be below 100%"
+elif [ "$shaper" != netem ]; then
+  die "--shaper is netem or tbf"
+fi
+
+hub_pid=""
+pids=()
+made_ns=()
+stopping=0
+# shellcheck disable=SC2317  # called by the traps
+cleanup() {
+  set +e
+  trap - INT TERM
+  local p deadline=$((SECONDS + 5))
+  for p in $hub_pid "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in $hub_pid "${pids[@]}"; do
+    while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+  done
+  local ns
+  for ns in "${made_ns[@]}"; do
+    # shellcheck disable=SC2046  # one pid per word
+    kill -KILL $(ip netns pids "$ns" 2>/dev/null) 2>/dev/null
+  done
+  if [ "$keep" -eq 1 ] && [ "${#made_ns[@]}" -gt 0 ]; then
+    echo "$me: kept namespaces ${made_ns[*]}; e.g. ip netns exec $hub_ns tc -s qdisc;" \
+      "remove them with $0 --cleanup" >&2
+  else
+    for ns in "${made_ns[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  fi
+  ip netns del "$probe_ns" 2>/dev/null
+}
+# shellcheck disable=SC2317  # called by the traps
+on_signal() {
+  # Before the hub runs: just leave. Once it runs: ask it to stop (it says
+  # goodbye to the workers and writes its report), and let the wait below
+  # finish within its grace period.
+  [ -n "$hub_pid" ] || exit 130
+  stopping=1
+  kill -TERM "$hub_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap on_signal INT TERM
+
+probe
+
+# Topology.
+gso=()
+[[ "$loss" =~ ^0+(\.0+)?%$ ]] || gso=(gso_max_segs 1)
+made_ns+=("$hub_ns")
+ip netns add "$hub_ns"
+in_ns "$hub_ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+ip -n "$hub_ns" link set lo up
+ip -n "$hub_ns" addr add "$hub_ip/32" dev lo
+for i in $(seq 0 $((workers - 1))); do
+  ns=$(worker_ns "$i")
+  made_ns+=("$ns")
+  ip netns add "$ns"
+  in_ns "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+  ip -n "$ns" link set lo up
+  ip -n "$hub_ns" link add "w$i" "${gso[@]}" type veth peer name eth0 netns "$ns" "${gso[@]}"
+  net="10.77.$((i + 1))"
+  ip -n "$hub_ns" addr add "$net.1/24" dev "w$i"
+  ip -n "$ns" addr add "$net.2/24" dev eth0
+  ip -n "$hub_ns" link set "w$i" up
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" route add "$hub_ip/32" via "$net.1"
+  shape "$hub_ns" "w$i"
+  shape "$ns" eth0
+done
+
+counters() {  # total rx and tx bytes of the hub's ends of the links
+  local i rx=0 tx=0 r t
+  for i in $(seq 0 $((workers - 1))); do
+    r=$(in_ns "$hub_ns" cat "/sys/class/net/w$i/statistics/rx_bytes")
+    t=$(in_ns "$hub_ns" cat "/sys/class/net/w$i/statistics/tx_bytes")
+    rx=$((rx + r)); tx=$((tx + t))
+  done
+  echo "$rx $tx"
+}
+
+mkdir -p "$out"
+rm -f "$out/port" "$out"/*.json "$out"/*.log
+read -r rx0 tx0 < <(counters)
+echo "$me: $workers worker(s), each link $rate, $delay, $loss loss each way ($shaper); logs in $out"
+
+# ip netns exec execs the program, so $! is the hub's (or worker's) pid.
+ip netns exec "$hub_ns" "$build/hub/mthub" --workers "$workers" --bind "$hub_ip" --port 0 --port-file "$out/port" \
+  --report "$out/hub.json" "${hub_args[@]}" > >(tee -i "$out/hub.log") 2>&1 &
+hub_pid=$!
+
+for _ in $(seq 1 200); do
+  [ -s "$out/port" ] && break
+  kill -0 "$hub_pid" 2>/dev/null || break
+  sleep 0.1 || true
+done
+[ -s "$out/port" ] || die "the hub did not start; see $out/hub.log"
+port=$(cat "$out/port")
+for i in $(seq 0 $((workers - 1))); do
+  ip netns exec "$(worker_ns "$i")" "$build/worker/mtworker" --hub "$hub_ip:$port" --name "worker$i" --threads 1 \
+    --report "$out/worker$i.json" "${worker_args[@]}" >"$out/worker$i.log" 2>&1 &
+  pids+=($!)
+done
+
+# Wait for the hub: at most --timeout, and at most 30 s once asked to stop.
+deadline=$((SECONDS + timeout))
+stop_deadline=""
+timed_out=0
+while kill -0 "$hub_pid" 2>/dev/null; do
+  if [ -z "$stop_deadline" ]; then
+    if [ "$stopping" -eq 0 ] && [ "$SECONDS" -ge "$deadline" ]; then
+      echo "$me: the run passed --timeout $timeout s; stopping the hub" >&2
+      timed_out=1; stopping=1
+      kill -TERM "$hub_pid" 2>/dev/null || true
+    fi
+    [ "$stopping" -eq 0 ] || stop_deadline=$((SECONDS + 30))
+  elif [ "$SECONDS" -ge "$stop_deadline" ]; then
+    echo "$me: the hub did not stop within 30 s; killing it" >&2
+    kill -KILL "$hub_pid" 2>/dev/null || true
+    break
+  fi
+  sleep 0.2 || true
+done
+status=0
+wait "$hub_pid" || status=$?
+[ "$timed_out" -eq 0 ] || status=124
+# Workers leave once the hub says stop; give them a moment, then the EXIT trap ends them.
+wdeadline=$((SECONDS + 15))
+for p in "${pids[@]}"; do
+  while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$wdeadline" ]; do sleep 0.1 || true; done
+done
+read -r rx1 tx1 < <(counters)
+
+python3 - "$out" "$rate" "$delay" "$loss" "$shaper" "$workers" "$((rx1 - rx0))" "$((tx1 - tx0))" <<'PY' || true
+import json, os, sys
+out, rate, delay, loss, shaper = sys.argv[1:6]
+workers, rx, tx = (int(v) for v in sys.argv[6:9])
+path = os.path.join(out, "hub.json")
+hub = json.load(open(path)) if os.path.exists(path) else None
+steps = hub["steps"] if hub else None
+summary = {"rate": rate, "delay": delay, "loss": loss, "shaper": shaper, "workers": workers,
+           "hub_tx_bytes": tx, "hub_rx_bytes": rx, "steps": steps,
+           "bytes_per_step": (tx + rx) / steps if steps else None,
+           "step_ms": 1000 * hub["train_seconds"] / steps if steps else None,
+           "test_accuracy": hub["test_accuracy"] if hub else None,
+           "samples_per_second": hub["samples_per_second"] if hub else None,
+           "train_seconds": hub["train_seconds"] if hub else None,
+           "hub_report": os.path.abspath(path) if hub else None}
+json.dump(summary, open(os.path.join(out, "netem.json"), "w"), indent=2)
+if hub:
+    print(f"test accuracy {hub['test_accuracy']:.4f} after {steps} steps; {hub['samples_per_second']:.0f} samples/s, "
+          f"{hub['train_seconds']:.2f} s training, {summary['step_ms'] or 0:.1f} ms/step")
+else:
+    print("no hub report (the hub failed; see hub.log)")
+per = f", {(tx + rx) / steps / 1e3:.1f} KB/step" if steps else ""
+print(f"hub links: sent {tx / 1e6:.2f} MB, received {rx / 1e6:.2f} MB{per} over {workers} worker(s); "
+      f"summary in {os.path.join(out, 'netem.json')}")
+PY
+exit "$status"
