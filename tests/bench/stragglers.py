@@ -10,7 +10,7 @@ worker alone (it adds a quarter of a device); fixed halves the batch on
 each and waits for the slow one, about 0.5x. The three alternate,
 --repeat times; medians of the hub's samples/s are compared.
 
-  tests/bench/stragglers.py [--repeat 3] [--steps 400] [--global-batch 128] [--slowdown 4] [--build build] [--json out.json]
+  tests/bench/stragglers.py [--repeat 3] [--steps 1500] [--global-batch 128] [--slowdown 4] [--build build] [--json out.json]
 """
 import argparse
 import json
@@ -61,7 +61,7 @@ def run(build, policy, slowdowns, steps, global_batch, extra_hub=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--global-batch", type=int, default=128)
     ap.add_argument("--slowdown", type=float, default=4.0)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))

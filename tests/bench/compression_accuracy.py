@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""Test accuracy after one epoch with --compress none, fp16 and int8.
+
+mthub --workers 3 with three `mtworker --threads 1` on this machine (LeNet-5,
+Fashion-MNIST, global batch 192, `--batch-policy fixed` so that a seed gives
+the same batches whatever the timing), one epoch per run, for --seeds
+seeds and each mode. One epoch's accuracy moves by a point or two from seed
+to seed, so modes are compared by their mean over the same seeds, and per
+seed. Also prints the gradient bytes per step from the hub's report.
+
+  tests/bench/compression_accuracy.py [--seeds 5] [--build build] [--json out.json]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODES = ["none", "fp16", "int8"]
+
+
+def run(build, mode, seed):
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [os.path.join(ROOT, "deploy", "local-cluster.sh"), "--workers", "3", "--out", out, "--",
+               "--epochs", "1", "--log-every", "60", "--batch-policy", "fixed", "--seed", str(seed),
+               "--compress", mode]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, MT_BUILD_DIR=build))
+        return json.load(open(os.path.join(out, "hub.json")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    acc = {m: [] for m in MODES}
+    bytes_per_step = {m: [] for m in MODES}
+    for seed in range(1, a.seeds + 1):
+        for m in MODES:
+            r = run(a.build, m, seed)
+            acc[m].append(r["test_accuracy"])
+            bytes_per_step[m].append(r["gradient_bytes_per_step"])
+        print(f"seed {seed}: " + "  ".join(f"{m} {acc[m][-1]:.4f}" for m in MODES), flush=True)
+    print(f"\nLeNet-5, Fashion-MNIST, 3 workers, global batch 192, 1 epoch, seeds 1-{a.seeds}")
+    print(f"{'mode':<6}{'mean acc':>10}{'vs none':>10}{'min':>8}{'max':>8}{'KB/step':>10}{'bytes vs none':>15}")
+    base_acc, base_bytes = statistics.mean(acc["none"]), statistics.mean(bytes_per_step["none"])
+    for m in MODES:
+        mean, b = statistics.mean(acc[m]), statistics.mean(bytes_per_step[m])
+        print(f"{m:<6}{mean:>10.4f}{100 * (mean - base_acc):>+9.2f}p{min(acc[m]):>8.4f}{max(acc[m]):>8.4f}"
+              f"{b / 1024:>10.1f}{b / base_bytes:>15.3f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"accuracy": acc, "gradient_bytes_per_step": bytes_per_step}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
