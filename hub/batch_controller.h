@@ -18,11 +18,11 @@ enum class BatchPolicy { kFixed, kBalanced };
 BatchPolicy ParseBatchPolicy(const std::string& name);
 
 struct BatchControllerOptions {
-  double smoothing = 0.3;  // weight of a new measurement in the running estimates
+  double smoothing = 0.15;  // weight of a new measurement in the running estimates
   double damping = 0.5;    // fraction of the way to the target taken each step
   // Batches stay as they are unless the target would shorten the predicted
   // step by more than this fraction.
-  double dead_band = 0.05;
+  double dead_band = 0.08;
 };
 
 class BatchController {
