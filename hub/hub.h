@@ -130,6 +130,7 @@ class Hub {
   std::vector<BatchChange> batch_changes_;  // the first kMaxBatchChanges, for the report
   int64_t batch_change_count_ = 0;
   Clock::time_point broadcast_at_;  // when the step's plan went out
+  Clock::duration eval_pause_{};     // the hub's evaluation within this step
   double step_seconds_ema_ = 0;     // recent whole-step time, for the adaptive deadline
 
   // Gradients travel encoded; the hub applies the average exactly as the
