@@ -130,6 +130,7 @@ grpc::Status Hub::OnTrainMessage(int worker_id, const proto::WorkerMessage& mess
   if (!error.empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
   if (slot->inbox.complete()) {
     slot->complete_at = std::chrono::steady_clock::now();
+    slot->device_status = message.gradient().device();
     cv_.notify_all();
   }
   return grpc::Status::OK;
@@ -162,6 +163,7 @@ grpc::Status Hub::Leave(const proto::LeaveRequest& req) {
   if (!config_.token.empty() && req.token() != config_.token)
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong or missing token");
   WorkerSlot* slot = slots_[id].get();
+  slot->left_because = req.reason();
   if (slot->state != WorkerSlot::State::kGone)
     spdlog::info("worker {} ({}) leaves: {}", id, slot->name, req.reason().empty() ? "no reason given" : req.reason());
   slot->state = WorkerSlot::State::kGone;

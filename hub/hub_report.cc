@@ -71,7 +71,12 @@ void Hub::WriteReport(double train_seconds, int64_t samples) {
                        .Set("max_batch", s->max_batch)
                        .Set("last_batch", s->last_batch)
                        .Set("ms_per_sample", controller_.ms_per_sample(s->id))
-                       .Set("overhead_ms", controller_.overhead_ms(s->id)));
+                       .Set("overhead_ms", controller_.overhead_ms(s->id))
+                       .Set("left_because", s->left_because)
+                       .Set("battery_percent", s->device_status.battery_percent())
+                       .Set("charging", s->device_status.charging())
+                       .Set("unmetered", s->device_status.unmetered())
+                       .Set("temperature_c", s->device_status.has_temperature() ? Json(s->device_status.temperature_c()) : Json()));
     }
   }
   r.Set("workers", std::move(workers));

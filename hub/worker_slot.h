@@ -32,7 +32,11 @@ struct WorkerSlot {
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, size_t param_count, Compression compression) : id(id_), inbox(param_count, compression) {}
+  WorkerSlot(int id_, size_t param_count, Compression compression) : id(id_), inbox(param_count, compression) {
+    device_status.set_battery_percent(-1);
+    device_status.set_charging(-1);
+    device_status.set_unmetered(-1);
+  }
 
   const int id;
   std::string name, peer, device;
@@ -46,6 +50,8 @@ struct WorkerSlot {
   bool gets_state = false;  // this step starts with the full model (join, resync)
   int max_batch = 0;        // what fits in its memory budget
   int last_batch = 0;       // of the previous step it took part in
+  proto::DeviceStatus device_status;  // as of its last gradient
+  std::string left_because;           // its Leave reason
   std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
 
   // The Train stream while it is open. gRPC owns it; the stream detaches

@@ -25,7 +25,9 @@
 #include "kernels/dropout_hash.h"
 #include "proto/wire.h"
 #include "worker/compute_devices.h"
+#include "worker/device_state.h"
 #include "worker/hub_connection.h"
+#include "worker/worker_control.h"
 #include "worker/worker_config.h"
 
 namespace mt {
@@ -65,8 +67,8 @@ struct WorkerTotals {
 class StepLoop {
  public:
   StepLoop(const WorkerConfig& cfg, const proto::JoinReply& join, TrainStream& stream, ComputeDevices& devices,
-           WorkerTotals& totals)
-      : cfg_(cfg), join_(join), stream_(stream), devices_(devices), totals_(totals) {
+           WorkerTotals& totals, WorkerControl& control)
+      : cfg_(cfg), join_(join), stream_(stream), devices_(devices), totals_(totals), control_(control) {
     kernels::CpuBackend& home = devices_.cpu();
     model_ = BuildModel(join.model(), home);
     if (model_->ParamCount() != join.param_count())
@@ -99,16 +101,23 @@ class StepLoop {
     if (compression_ != Compression::kNone) residual_.assign(model_->ParamCount(), 0.0f);
   }
 
-  // Returns true when the hub said goodbye, false when the stream broke.
-  bool Run() {
+  enum class Outcome { kGoodbye, kBroken, kLeave };
+
+  // Until the hub says goodbye, the stream breaks, or this worker should
+  // leave (stopped, or its device policy says so: leave_reason()).
+  Outcome Run() {
     proto::HubMessage m;
     while (stream_.Read(&m)) {
-      if (StopRequested()) return false;
+      if (control_.stop_requested()) {
+        leave_reason_ = control_.stop_request_reason();
+        return Outcome::kLeave;
+      }
       if (m.has_stop()) {
         spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(),
                      m.stop().steps(), m.stop().test_accuracy());
         totals_.hub_accuracy = m.stop().test_accuracy();
-        return true;
+        control_.OnGoodbye(m.stop().test_accuracy(), m.stop().reason());
+        return Outcome::kGoodbye;
       }
       if (m.has_left_out()) {
         ++totals_.steps_left_out;
@@ -116,16 +125,24 @@ class StepLoop {
                      m.left_out().reason());
         continue;
       }
+      const proto::StepPlan* plan = nullptr;
       if (m.has_state()) {
         TakeState(m.state());
       } else if (m.has_result()) {
-        if (TakeResult(m.result())) Follow(m.result().plan());
+        if (TakeResult(m.result())) plan = &m.result().plan();
       } else if (m.has_plan()) {
-        Follow(m.plan());
+        plan = &m.plan();
       }
+      if (!plan) continue;
+      leave_reason_ = PolicyStopReason(cfg_.policy, Device());
+      if (!leave_reason_.empty()) return Outcome::kLeave;
+      Follow(*plan);
     }
-    return false;
+    return control_.stop_requested() ? (leave_reason_ = control_.stop_request_reason(), Outcome::kLeave)
+                                     : Outcome::kBroken;
   }
+
+  const std::string& leave_reason() const { return leave_reason_; }
 
   std::string placement() const { return model_->PlacementSummary(); }
 
@@ -190,6 +207,7 @@ class StepLoop {
     devices_.cpu().Upload(staging_.data(), model_->grads().Slice(0, model_->ParamCount()));
     optimizer_->Step(model_->params(), model_->grads());
     totals_.last_mean_loss = r.mean_loss();
+    control_.OnResult(r.mean_loss());
     return true;
   }
 
@@ -242,6 +260,8 @@ class StepLoop {
     totals_.samples += b;
     ++totals_.steps;
     ++steps_;
+    control_.OnStep(a.step(), b);
+    const DeviceState& dev = Device();
 
     const float* g = kernels::CpuBackend::Data(model_->grads());
     const size_t p = model_->ParamCount();
@@ -266,6 +286,12 @@ class StepLoop {
         gc->set_compute_ms(ms);
         gc->set_has_digest(digest);
         gc->set_weights_digest(weights_digest);
+        auto* ds = gc->mutable_device();
+        ds->set_battery_percent(dev.battery_percent);
+        ds->set_charging(dev.charging);
+        ds->set_unmetered(dev.unmetered);
+        ds->set_has_temperature(!std::isnan(dev.temperature_c));
+        ds->set_temperature_c(std::isnan(dev.temperature_c) ? 0.0 : dev.temperature_c);
       }
       if (!stream_.Write(m)) return;  // Read will see the broken stream
     }
@@ -277,11 +303,27 @@ class StepLoop {
     }
   }
 
+  // The device's state, pushed by the embedder or read from /sys at most
+  // every few seconds (reading it costs file opens; it changes slowly).
+  const DeviceState& Device() {
+    if (auto pushed = control_.pushed_device_state()) {
+      device_ = *pushed;
+    } else if (cfg_.read_system_device_state && Clock::now() >= next_device_read_) {
+      device_ = ReadSystemDeviceState();
+      next_device_read_ = Clock::now() + std::chrono::seconds(5);
+    }
+    return device_;
+  }
+
   const WorkerConfig& cfg_;
   const proto::JoinReply& join_;
   TrainStream& stream_;
   ComputeDevices& devices_;
   WorkerTotals& totals_;
+  WorkerControl& control_;
+  DeviceState device_;
+  Clock::time_point next_device_read_ = Clock::now();
+  std::string leave_reason_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Dataset> data_;
@@ -301,7 +343,8 @@ class StepLoop {
 
 }  // namespace
 
-int RunWorker(const WorkerConfig& cfg) {
+int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
+  control.SetState(WorkerState::kStarting);
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   HubConnection hub(cfg.hub);
   proto::JoinRequest request;
@@ -319,24 +362,29 @@ int RunWorker(const WorkerConfig& cfg) {
   WorkerTotals totals;
   Json report;
   bool have_report = false;
-  auto write_report = [&] {
+  auto finish = [&](const std::string& reason) {
     if (!cfg.report_path.empty() && have_report) WriteFileAtomically(cfg.report_path, report.Dump());
+    control.Finish(reason);
+    return 0;
   };
+  auto stop = [&] { return control.stop_requested(); };
   // Between sessions: 0.5 s, doubling to 8 s, back to 0.5 s after a session
   // that trained a while, so a flapping link does not hammer the hub.
   double backoff_s = 0.5;
   for (int session = 0;; ++session) {
     spdlog::info("joining hub at {} as {}", hub.target(), d->name());
+    control.SetState(session == 0 ? WorkerState::kJoining : WorkerState::kReconnecting);
     proto::JoinReply join;
     try {
-      join = hub.Join(request, cfg.connect_timeout_seconds);
+      join = hub.Join(request, cfg.connect_timeout_seconds, stop);
     } catch (const RunEnded& e) {
       if (session == 0) throw;
       spdlog::info("{}", e.what());
-      write_report();
-      return 0;
+      return finish(e.what());
+    } catch (const JoinStopped&) {
+      return finish(control.stop_request_reason());
     } catch (const std::exception&) {
-      write_report();
+      if (!cfg.report_path.empty() && have_report) WriteFileAtomically(cfg.report_path, report.Dump());
       throw;
     }
     spdlog::info("joined as worker {}: model {}, dataset {}{}", join.worker_id(), join.model().name(),
@@ -345,7 +393,10 @@ int RunWorker(const WorkerConfig& cfg) {
 
     grpc::ClientContext context;
     auto stream = hub.OpenTrain(&context);
-    StepLoop loop(cfg, join, *stream, devices, totals);
+    control.AttachCall(&context, [&hub, &cfg, id = join.worker_id()](const std::string& reason) {
+      hub.Leave(id, cfg.token, reason);
+    });
+    StepLoop loop(cfg, join, *stream, devices, totals, control);
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(join.worker_id());
     hello.mutable_hello()->set_token(cfg.token);
@@ -353,29 +404,28 @@ int RunWorker(const WorkerConfig& cfg) {
     stream->Write(hello);
 
     const auto started = Clock::now();
-    const bool goodbye = loop.Run();
-    if (!goodbye && StopRequested()) {
-      hub.Leave(join.worker_id(), cfg.token, "worker stopped by signal");
+    const auto outcome = loop.Run();
+    if (outcome == StepLoop::Outcome::kLeave) {
+      control.SetState(WorkerState::kStopping);
+      spdlog::info("leaving the run: {}", loop.leave_reason());
+      if (!control.hub_told()) hub.Leave(join.worker_id(), cfg.token, loop.leave_reason());
       context.TryCancel();
     } else {
       stream->WritesDone();
     }
     const grpc::Status status = stream->Finish();
+    control.DetachCall();
     report = loop.Report();
     have_report = true;
-    if (goodbye || StopRequested()) {
-      write_report();
-      return 0;
-    }
+    if (outcome == StepLoop::Outcome::kGoodbye) return finish("the hub ended the run");
+    if (outcome == StepLoop::Outcome::kLeave) return finish(loop.leave_reason());
     if (Seconds(Clock::now() - started) > 30) backoff_s = 0.5;
+    control.SetState(WorkerState::kReconnecting);
     spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
                  status.ok() ? "stream closed without a goodbye" : status.error_message(), backoff_s);
-    for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s); Clock::now() < until && !StopRequested();)
+    for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s); Clock::now() < until && !stop();)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (StopRequested()) {
-      write_report();
-      return 0;
-    }
+    if (stop()) return finish(control.stop_request_reason());
     backoff_s = std::min(2 * backoff_s, 8.0);
     ++totals.reconnects;
   }

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/util/stop_signal.h"
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include "proto/wire.h"
 
 namespace mt {
@@ -33,7 +35,27 @@ HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
   stub_ = proto::Hub::NewStub(channel_);
 }
 
-proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double timeout_s) {
+void CheckHubAddress(const std::string& hub) {
+  const std::string target = HubTarget(hub);
+  const size_t colon = target.rfind(':');
+  std::string host = target.substr(0, colon);
+  const std::string port = target.substr(colon + 1);
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 1 || p > 65535)
+    throw std::invalid_argument("hub address '" + hub + "': port '" + port + "' is not a number in 1..65535");
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) throw std::invalid_argument("hub address '" + hub + "' has no host");
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0) throw std::invalid_argument("hub address '" + hub + "': cannot resolve '" + host + "': " + gai_strerror(rc));
+  freeaddrinfo(found);
+}
+
+proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double timeout_s,
+                                     const std::function<bool()>& should_stop) {
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
   auto next_log = Clock::now() + std::chrono::seconds(10);
@@ -57,7 +79,7 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     if (Clock::now() >= give_up)
       throw std::runtime_error("hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
                                " s");
-    if (StopRequested()) throw std::runtime_error("stopped before the hub at " + target_ + " was reachable");
+    if (should_stop()) throw JoinStopped("stopped before the hub at " + target_ + " was reachable");
     if (Clock::now() >= next_log) {
       spdlog::info("hub at {} is not up yet; retrying", target_);
       next_log = Clock::now() + std::chrono::seconds(10);

@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,14 +21,23 @@ struct RunEnded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The worker was asked to stop while it was still trying to join.
+struct JoinStopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Checks that `hub` is HOST[:PORT] with a port in 1..65535 and a host that
+// resolves; throws std::invalid_argument saying what is wrong.
+void CheckHubAddress(const std::string& hub);
+
 class HubConnection {
  public:
   explicit HubConnection(const std::string& hub);
 
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
-  // Throws RunEnded when the run is over, std::runtime_error with the hub's
-  // reason when it refuses.
-  proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s);
+  // Throws RunEnded when the run is over, JoinStopped once should_stop()
+  // says so, std::runtime_error with the hub's reason when it refuses.
+  proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s, const std::function<bool()>& should_stop);
   std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
       grpc::ClientContext* context);
   // Best effort: tells the hub this worker leaves on purpose.

@@ -10,6 +10,7 @@
 #include "core/util/malloc_tuning.h"
 #include "core/util/stop_signal.h"
 #include "worker/standalone_trainer.h"
+#include "worker/worker_control.h"
 #include "worker/worker_config.h"
 
 namespace {
@@ -54,6 +55,11 @@ int main(int argc, char** argv) {
   flags.AddDouble("slowdown", &wcfg.slowdown,
                   "for benchmarks and tests only: make every step take F times as long, to play a slower device", 1,
                   1000);
+  int64_t min_battery = 0;
+  flags.AddInt("min-battery", &min_battery, "leave the run when the battery is below this percentage and not charging (0: never)", 0, 100);
+  flags.AddBool("require-charging", &wcfg.policy.require_charging, "leave the run when the device is not on external power");
+  flags.AddDouble("max-temperature", &wcfg.policy.max_temperature_c,
+                  "leave the run when the hottest thermal zone is above this (degrees C; 0: never)", 0, 200);
   flags.AddBool("standalone", &standalone, "train on this device alone (no hub)");
   flags.AddString("model", &cfg.model, "preset (lenet5, mentee) or text-format model spec file");
   flags.AddString("dataset", &cfg.dataset, "fashion-mnist, mnist, cifar10, or a directory of IDX or CIFAR-10 files");
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
   cfg.optimizer.momentum = static_cast<float>(momentum);
   cfg.optimizer.weight_decay = static_cast<float>(wd);
 
+  wcfg.policy.min_battery_percent = static_cast<int>(min_battery);
   wcfg.device = cfg.device;
   wcfg.threads = cfg.threads;
   wcfg.report_path = cfg.report_path;
@@ -97,7 +104,9 @@ int main(int argc, char** argv) {
 
   mt::InstallStopSignalHandlers();
   try {
-    return standalone ? mt::RunStandalone(cfg) : mt::RunWorker(wcfg);
+    if (standalone) return mt::RunStandalone(cfg);
+    mt::WorkerControl control;
+    return mt::RunWorker(wcfg, control);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "worker/device_state.h"
+
 namespace mt {
 
 struct WorkerConfig {
@@ -18,10 +20,17 @@ struct WorkerConfig {
   // Benchmarks and tests only: each step takes this many times as long as
   // its computation did, to play a slower device on one machine.
   double slowdown = 1.0;
+  DevicePolicy policy;  // when to leave the run (battery, power, network, heat)
+  // Read battery and temperature from /sys unless the embedder pushes them.
+  bool read_system_device_state = true;
   double log_every_seconds = 5.0;
 };
 
-// Returns the process exit code.
-int RunWorker(const WorkerConfig& config);
+class WorkerControl;
+
+// Trains with the hub until the run ends, the worker is stopped (signal or
+// control), its device policy says leave, or the hub stays unreachable.
+// Returns the process exit code; throws on errors (bad data, refusal).
+int RunWorker(const WorkerConfig& config, WorkerControl& control);
 
 }  // namespace mt

@@ -17,6 +17,7 @@
 #include "kernels/dropout_hash.h"
 #include "tests/support/idx_writer.h"
 #include "worker/worker_config.h"
+#include "worker/worker_control.h"
 
 namespace mt {
 namespace {
@@ -70,7 +71,8 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
       wc.hub = "127.0.0.1:" + std::to_string(hub.port());
       wc.name = "t" + std::to_string(i);
       wc.connect_timeout_seconds = 30;
-      codes[i] = RunWorker(wc);
+      WorkerControl control;
+      codes[i] = RunWorker(wc, control);
     });
   for (auto& t : workers) t.join();
   hub_thread.join();
@@ -125,7 +127,8 @@ TEST(LocalData, AWorkerTrainsOnItsOwnFilesBesideASharedOne) {
       wc.hub = "127.0.0.1:" + std::to_string(hub.port());
       if (i == 1) wc.data_dir = (dir / "private").string();
       wc.report_path = (dir / ("w" + std::to_string(i) + ".json")).string();
-      codes[i] = RunWorker(wc);
+      WorkerControl control;
+      codes[i] = RunWorker(wc, control);
     });
   for (auto& t : workers) t.join();
   hub_thread.join();

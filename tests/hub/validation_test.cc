@@ -14,6 +14,7 @@
 #include "proto/wire.h"
 #include "tests/support/idx_writer.h"
 #include "worker/worker_config.h"
+#include "worker/worker_control.h"
 
 namespace mt {
 namespace {
@@ -45,7 +46,8 @@ class Validation : public ::testing::Test {
       wc.name = "honest";
       wc.device = "cpu";
       wc.connect_timeout_seconds = 30;
-      worker_code_ = RunWorker(wc);
+      WorkerControl control;
+      worker_code_ = RunWorker(wc, control);
     });
     stub_ = proto::Hub::NewStub(grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
     // The honest worker must be the one the hub waits for: bogus clients
