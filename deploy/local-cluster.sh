@@ -25,8 +25,8 @@ mkdir -p "$out"
 rm -f "$out/port" "$out"/*.json
 
 "$build/hub/mthub" --workers "$workers" --bind 127.0.0.1 --port 0 --port-file "$out/port" \
-  --report "$out/hub.json" "${hub_args[@]}" 2>&1 | tee "$out/hub.log" &
-hub_pid=$!
+  --report "$out/hub.json" "${hub_args[@]}" > >(tee "$out/hub.log") 2>&1 &
+hub_pid=$!  # mthub itself (not a pipeline's tee), so a signal to this script reaches it
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; }
 trap 'kill -INT $hub_pid 2>/dev/null || true' INT TERM
