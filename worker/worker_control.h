@@ -47,8 +47,12 @@ class WorkerControl {
   using LeaveFn = std::function<void(const std::string& reason)>;
   void AttachCall(grpc::ClientContext* context, LeaveFn leave);
   void DetachCall();
-  // Whether a stop has already told the hub.
-  bool hub_told() const { return hub_told_; }
+  // Whether a stop has already told the hub; waits for a Leave in flight,
+  // so the caller cancels the call only after the hub has heard it.
+  bool hub_told() const {
+    std::lock_guard<std::mutex> call_lock(call_mu_);
+    return hub_told_;
+  }
 
   // The embedder's view of the device, if it gives one (else /sys is read).
   void PushDeviceState(const DeviceState& state);
@@ -69,7 +73,7 @@ class WorkerControl {
   std::atomic<bool> hub_told_{false};
   // Held while leaving, which may wait on the network: apart from mu_ so
   // polling the status never waits for it.
-  std::mutex call_mu_;
+  mutable std::mutex call_mu_;
   grpc::ClientContext* call_ = nullptr;
   LeaveFn leave_;
   mutable std::mutex mu_;

@@ -37,9 +37,11 @@ void ExpectWellFormed(const PlacementChoice& c, const proto::ModelSpec& spec, si
   for (const PlacementCandidate& k : c.candidates) EXPECT_GT(k.step_ms, 0.0) << k.name;
   // Never a placement that measured slower than all-CPU.
   EXPECT_LE(c.candidates[c.chosen].step_ms, c.candidates[0].step_ms);
-  for (int i = 0; i < spec.layer_size(); ++i)
-    if (spec.layer(i).has_relu() || spec.layer(i).has_flatten())
+  for (int i = 0; i < spec.layer_size(); ++i) {
+    if (spec.layer(i).has_relu() || spec.layer(i).has_flatten()) {
       EXPECT_EQ(c.placement[i], c.placement[i - 1]) << "in-place layer " << i + 1 << " left its input";
+    }
+  }
 }
 
 TEST(AutoPlacement, CpuOnlyKeepsEveryLayerOnTheCpu) {

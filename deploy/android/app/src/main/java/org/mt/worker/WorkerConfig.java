@@ -1,0 +1,122 @@
+package org.mt.worker;
+
+/**
+ * What an embedded worker is started with (mt_worker_config). Immutable; build with {@link
+ * #builder(String)}. The native side checks it at start: a bad hub address or value makes {@link
+ * WorkerController#start} throw IllegalArgumentException with the reason.
+ *
+ * <p>Unlike the C API, the defaults are an app's: train only while charging and on an unmetered
+ * network.
+ */
+public final class WorkerConfig {
+  /** "host", "host:port" or "[v6]:port". */
+  public final String hub;
+  /** Shown by the hub; null: the host name. */
+  public final String name;
+  /** Shared secret the hub expects; null: none. */
+  public final String token;
+  /** "cpu" (null), "opencl" or "auto". */
+  public final String device;
+  /** Compute threads; 0: 1. */
+  public final int threads;
+  /** Train on these local files; null: the hub's dataset. */
+  public final String dataDir;
+  /** For the model and its batch; 0: no limit. */
+  public final long memoryBudgetBytes;
+  /** Keep trying to (re)join this long; 0: 600. */
+  public final double connectTimeoutSeconds;
+  /** JSON report written when the worker ends; null: none. */
+  public final String reportPath;
+  /** Leave below this battery percentage while not charging; 0: never. */
+  public final int minBatteryPercent;
+  /** Leave when not on external power. Default true. */
+  public final boolean requireCharging;
+  /** Leave on a metered network. Default true. */
+  public final boolean requireUnmetered;
+  /** Leave above this temperature (Celsius); 0: never. */
+  public final double maxTemperatureC;
+  /**
+   * Read battery and temperature from /sys until the app pushes a {@link DeviceState}. Default
+   * true; an Android service that feeds the state itself turns it off.
+   */
+  public final boolean readSystemDeviceState;
+
+  private WorkerConfig(Builder b) {
+    hub = b.hub;
+    name = b.name;
+    token = b.token;
+    device = b.device;
+    threads = b.threads;
+    dataDir = b.dataDir;
+    memoryBudgetBytes = b.memoryBudgetBytes;
+    connectTimeoutSeconds = b.connectTimeoutSeconds;
+    reportPath = b.reportPath;
+    minBatteryPercent = b.minBatteryPercent;
+    requireCharging = b.requireCharging;
+    requireUnmetered = b.requireUnmetered;
+    maxTemperatureC = b.maxTemperatureC;
+    readSystemDeviceState = b.readSystemDeviceState;
+  }
+
+  public static Builder builder(String hub) {
+    return new Builder(hub);
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder(hub);
+    b.name = name;
+    b.token = token;
+    b.device = device;
+    b.threads = threads;
+    b.dataDir = dataDir;
+    b.memoryBudgetBytes = memoryBudgetBytes;
+    b.connectTimeoutSeconds = connectTimeoutSeconds;
+    b.reportPath = reportPath;
+    b.minBatteryPercent = minBatteryPercent;
+    b.requireCharging = requireCharging;
+    b.requireUnmetered = requireUnmetered;
+    b.maxTemperatureC = maxTemperatureC;
+    b.readSystemDeviceState = readSystemDeviceState;
+    return b;
+  }
+
+  public static final class Builder {
+    private String hub;
+    private String name;
+    private String token;
+    private String device;
+    private int threads;
+    private String dataDir;
+    private long memoryBudgetBytes;
+    private double connectTimeoutSeconds;
+    private String reportPath;
+    private int minBatteryPercent;
+    private boolean requireCharging = true;
+    private boolean requireUnmetered = true;
+    private double maxTemperatureC;
+    private boolean readSystemDeviceState = true;
+
+    private Builder(String hub) {
+      this.hub = hub;
+    }
+
+    public Builder hub(String v) { hub = v; return this; }
+    public Builder name(String v) { name = v; return this; }
+    public Builder token(String v) { token = v; return this; }
+    public Builder device(String v) { device = v; return this; }
+    public Builder threads(int v) { threads = v; return this; }
+    public Builder dataDir(String v) { dataDir = v; return this; }
+    public Builder memoryBudgetBytes(long v) { memoryBudgetBytes = v; return this; }
+    public Builder connectTimeoutSeconds(double v) { connectTimeoutSeconds = v; return this; }
+    public Builder reportPath(String v) { reportPath = v; return this; }
+    public Builder minBatteryPercent(int v) { minBatteryPercent = v; return this; }
+    public Builder requireCharging(boolean v) { requireCharging = v; return this; }
+    public Builder requireUnmetered(boolean v) { requireUnmetered = v; return this; }
+    public Builder maxTemperatureC(double v) { maxTemperatureC = v; return this; }
+    public Builder readSystemDeviceState(boolean v) { readSystemDeviceState = v; return this; }
+
+    public WorkerConfig build() {
+      return new WorkerConfig(this);
+    }
+  }
+}
