@@ -112,9 +112,9 @@ int main(int argc, char** argv) {
   cfg.optimizer.momentum = static_cast<float>(momentum);
   cfg.optimizer.weight_decay = static_cast<float>(wd);
 
-  mt::InstallStopSignalHandlers();
   try {
     mt::Hub hub(cfg);
+    mt::StopOnSignals on_signal([&hub] { hub.RequestStop(); });
     hub.Start();
     if (!port_file.empty()) mt::WriteFileAtomically(port_file, std::to_string(hub.port()) + "\n");
     return hub.Run();

@@ -1,17 +1,15 @@
-// What the hub knows about one worker: identity, the stream it trains on,
-// its gradient inbox for the current step, and its running statistics.
+// What the hub knows about one worker: identity, the link it trains on, its
+// gradient inbox for the current step, and its running statistics.
 #pragma once
-
-#include <grpcpp/grpcpp.h>
 
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
 
-#include "hub.grpc.pb.h"
+#include "hub.pb.h"
 #include "hub/gradient_inbox.h"
-#include "hub/train_stream.h"
+#include "hub/transport.h"
 
 namespace mt {
 
@@ -25,18 +23,21 @@ struct WorkerStats {
 
 struct WorkerSlot {
   enum class State {
-    kJoined,   // Join answered, no Train stream yet
+    kJoined,   // Join answered, no stream yet
     kWaiting,  // stream open, waiting for the next step boundary to get the model
     kActive,   // in the step loop
     kLate,     // missed a step's deadline; back once its late gradient arrives
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, size_t param_count, Compression compression) : id(id_), inbox(param_count, compression) {
+  WorkerSlot(int id_, size_t param_count, Compression compression)
+      : id(id_), inbox(param_count, compression) {
     device_status.set_battery_percent(-1);
     device_status.set_charging(-1);
     device_status.set_unmetered(-1);
   }
+
+  bool in_run() const { return state == State::kWaiting || state == State::kActive; }
 
   const int id;
   std::string name, peer, device;
@@ -54,16 +55,23 @@ struct WorkerSlot {
   std::string left_because;           // its Leave reason
   std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
 
-  // The Train stream while it is open. gRPC owns it; the stream detaches
-  // itself (under stream_mu) before it finishes, so nothing is ever sent to
-  // a finished stream.
-  std::mutex stream_mu;
-  TrainStream* stream = nullptr;
-
-  bool Send(SharedMessage m) {
-    std::lock_guard<std::mutex> lock(stream_mu);
-    return stream != nullptr && stream->Send(std::move(m));
+  // Sends on the worker's link while it is open. The transport detaches the
+  // link (under link_mu) before the link goes away, so nothing is ever sent
+  // to a finished stream.
+  bool Send(const Encoded& m) {
+    std::lock_guard<std::mutex> lock(link_mu);
+    return link != nullptr && link->Send(m);
   }
+  void SetLink(WorkerLink* l) {
+    std::lock_guard<std::mutex> lock(link_mu);
+    link = l;
+  }
+
+ private:
+  std::mutex link_mu;
+  WorkerLink* link = nullptr;
 };
+
+const char* StateName(WorkerSlot::State s);
 
 }  // namespace mt

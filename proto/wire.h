@@ -3,6 +3,7 @@
 // receive limit, whatever the model size.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,6 +25,16 @@ constexpr int kHttp2FrameBytes = 1 << 20;
 constexpr int kHttp2WindowBytes = 4 << 20;
 
 inline size_t ChunkCount(size_t floats) { return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats; }
+
+// Where chunk c of a sequence of `total` floats lies: every chunk but the
+// last is full, so a chunk's length follows from its index.
+struct ChunkRange {
+  size_t begin = 0, size = 0;
+};
+inline ChunkRange Chunk(size_t c, size_t total) {
+  const size_t begin = c * kChunkFloats;
+  return {begin, begin >= total ? 0 : std::min<size_t>(kChunkFloats, total - begin)};
+}
 
 // Fills a chunk's packed float field without zero-filling it first.
 inline void PackFloats(const float* src, size_t n, google::protobuf::RepeatedField<float>* out) {

@@ -102,10 +102,12 @@ int main(int argc, char** argv) {
   wcfg.report_path = cfg.report_path;
   wcfg.log_every_seconds = std::max(cfg.log_every_seconds, 1.0);
 
-  mt::InstallStopSignalHandlers();
   try {
-    if (standalone) return mt::RunStandalone(cfg);
     mt::WorkerControl control;
+    // A signal stops this worker the way an embedder would: it tells the
+    // hub it leaves, then ends.
+    mt::StopOnSignals on_signal([&control] { control.RequestStop("worker stopped by signal"); });
+    if (standalone) return mt::RunStandalone(cfg);
     return mt::RunWorker(wcfg, control);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

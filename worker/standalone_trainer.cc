@@ -157,7 +157,7 @@ int RunStandalone(const StandaloneConfig& cfg) {
         samples_at_log = stats.samples;
       }
       if (cfg.checkpoint_every > 0 && (step + 1) % cfg.checkpoint_every == 0) save(step + 1);
-      if (StopRequested()) {
+      if (StopSignalReceived()) {
         spdlog::warn("stop requested: saving and ending at step {}", step + 1);
         ++step;
         stopped = true;

@@ -34,7 +34,7 @@ void WorkerControl::LeaveAndCancel(const std::string& reason) {
   call_->TryCancel();
 }
 
-bool WorkerControl::stop_requested() const { return stop_ || StopRequested(); }
+bool WorkerControl::stop_requested() const { return stop_; }
 
 std::string WorkerControl::stop_request_reason() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,11 +1,14 @@
-#include "hub/train_stream.h"
+#include "hub/grpc/train_stream.h"
 
 #include <spdlog/spdlog.h>
 
 #include <ctime>
 #include <exception>
 
-#include "hub/hub.h"
+#include "hub.grpc.pb.h"
+
+#include "hub/hub_status.h"
+#include "hub/step_coordinator.h"
 
 namespace mt {
 namespace {
@@ -16,22 +19,51 @@ int64_t ThreadCpuNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+struct GrpcEncoded final : EncodedMessage {
+  grpc::ByteBuffer bytes;
+};
+
 }  // namespace
 
-SharedMessage Serialize(const proto::HubMessage& message) {
-  auto bytes = std::make_shared<grpc::ByteBuffer>();
+Encoded GrpcEncoder::Encode(const proto::HubMessage& message) {
+  auto encoded = std::make_shared<GrpcEncoded>();
   bool own = false;
-  const grpc::Status s = grpc::SerializationTraits<proto::HubMessage>::Serialize(message, bytes.get(), &own);
+  const grpc::Status s = grpc::SerializationTraits<proto::HubMessage>::Serialize(message, &encoded->bytes, &own);
   if (!s.ok()) throw std::runtime_error("cannot serialise a message to the workers: " + s.error_message());
-  return bytes;
+  return encoded;
 }
 
-TrainStream::TrainStream(Hub& hub, std::string peer, std::atomic<int64_t>* write_cpu_ns)
-    : hub_(hub), peer_(std::move(peer)), write_cpu_ns_(write_cpu_ns) {
+grpc::Status ToGrpc(const HubStatus& status) {
+  using Code = HubStatus::Code;
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (status.code) {
+    case Code::kOk: return grpc::Status::OK;
+    case Code::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case Code::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
+    case Code::kUnauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
+    case Code::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
+    case Code::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case Code::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
+    case Code::kInternal: code = grpc::StatusCode::INTERNAL; break;
+  }
+  return grpc::Status(code, status.message);
+}
+
+namespace {
+
+HubStatus FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return HubStatus::Ok();
+  return HubStatus::Error(HubStatus::Code::kInvalidArgument, status.error_message());
+}
+
+}  // namespace
+
+TrainStream::TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns)
+    : coordinator_(coordinator), peer_(std::move(peer)), write_cpu_ns_(write_cpu_ns) {
   StartRead(&incoming_);
 }
 
-bool TrainStream::Send(SharedMessage message) {
+bool TrainStream::Send(Encoded message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_ || finished_) return false;
@@ -53,7 +85,8 @@ void TrainStream::StartNextWrite(bool count_cpu) {
     queue_.pop_front();
   }
   const int64_t t0 = count_cpu ? ThreadCpuNs() : 0;
-  StartWrite(in_flight_.get());
+  // Only GrpcEncoder makes the messages queued here.
+  StartWrite(&static_cast<const GrpcEncoded&>(*in_flight_).bytes);
   if (count_cpu) write_cpu_ns_->fetch_add(ThreadCpuNs() - t0, std::memory_order_relaxed);
 }
 
@@ -85,9 +118,13 @@ void TrainStream::OnReadDone(bool ok) {
     if (!status.ok())
       status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unreadable message: " + status.error_message());
     else if (worker_id_ < 0)
-      status = hub_.OpenTrainStream(message_, this, &worker_id_);
+      status = message_.has_hello()
+                   ? ToGrpc(coordinator_.Hello(message_.hello(), this, &worker_id_))
+                   : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "the first message on a Train stream must be Hello");
     else
-      status = hub_.OnTrainMessage(worker_id_, message_);
+      status = message_.has_gradient() ? ToGrpc(coordinator_.Gradient(worker_id_, message_.gradient()))
+                                       : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected a gradient chunk");
   } catch (const std::exception& e) {
     spdlog::error("Train stream from {}: {}", peer_, e.what());
     status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
@@ -99,7 +136,7 @@ void TrainStream::OnReadDone(bool ok) {
 void TrainStream::EndReading(grpc::Status status) {
   if (worker_id_ >= 0) {
     try {
-      hub_.CloseTrainStream(worker_id_, status);
+      coordinator_.StreamClosed(worker_id_, FromGrpc(status));
     } catch (const std::exception& e) {
       spdlog::error("closing the Train stream of worker {}: {}", worker_id_, e.what());
     }

@@ -2,8 +2,9 @@
 // bytes. Raw, so that a broadcast is serialised once and the same bytes go
 // to every worker (each write takes a reference to the shared slices, no
 // copy); callback, so that a write never holds a thread while the worker's
-// window is full. Reading parses each message and hands it to the Hub, which
-// decides; this class only moves bytes and keeps the call's life straight.
+// window is full. Reading parses each message and hands it to the step
+// coordinator, which decides; this class only moves bytes and keeps the
+// call's life straight.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -16,25 +17,29 @@
 #include <string>
 
 #include "hub.pb.h"
+#include "hub/hub_status.h"
+#include "hub/transport.h"
 
 namespace mt {
 
-class Hub;
+class StepCoordinator;
 
-// A message serialised once, shared by every stream that sends it.
-using SharedMessage = std::shared_ptr<const grpc::ByteBuffer>;
-SharedMessage Serialize(const proto::HubMessage& message);
+// Messages for gRPC streams: serialised once into a byte buffer that every
+// stream sending it shares.
+class GrpcEncoder final : public MessageEncoder {
+ public:
+  Encoded Encode(const proto::HubMessage& message) override;
+};
 
-class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>, public WorkerLink {
  public:
   // CPU time spent starting writes off the step loop's thread (the next
   // chunk after one is done) is added to *write_cpu_ns: part of the hub's
   // cost of broadcasting.
-  TrainStream(Hub& hub, std::string peer, std::atomic<int64_t>* write_cpu_ns);
+  TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns);
 
-  // Queues a message behind those not yet written. Returns false once the
-  // stream is broken or closing. Thread-safe; never blocks on the network.
-  bool Send(SharedMessage message);
+  // Takes only messages made by GrpcEncoder.
+  bool Send(Encoded message) override;
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -47,7 +52,7 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void EndReading(grpc::Status status);
   void StartNextWrite(bool count_cpu);
 
-  Hub& hub_;
+  StepCoordinator& coordinator_;
   const std::string peer_;
   std::atomic<int64_t>* write_cpu_ns_;
   int worker_id_ = -1;  // set by the first message (Hello) once the hub accepts it
@@ -55,13 +60,16 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   proto::WorkerMessage message_;
 
   std::mutex mu_;
-  std::deque<SharedMessage> queue_;
-  SharedMessage in_flight_;  // kept alive until its write is done
+  std::deque<Encoded> queue_;
+  Encoded in_flight_;  // kept alive until its write is done
   bool writing_ = false;
   bool broken_ = false;
   bool reading_done_ = false;
   bool finished_ = false;
   grpc::Status final_status_;
 };
+
+// The coordinator's status as gRPC's.
+grpc::Status ToGrpc(const HubStatus& status);
 
 }  // namespace mt

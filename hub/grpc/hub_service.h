@@ -1,0 +1,48 @@
+// The hub's gRPC face: a thin adapter that forwards every call to the step
+// coordinator and turns its answers (and any exception) into gRPC statuses.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "hub.grpc.pb.h"
+#include "hub/grpc/train_stream.h"
+
+namespace mt {
+
+class StepCoordinator;
+
+class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::Hub::Service> {
+ public:
+  HubService(StepCoordinator& coordinator, std::atomic<int64_t>* write_cpu_ns)
+      : coordinator_(coordinator), write_cpu_ns_(write_cpu_ns) {}
+
+  grpc::Status Join(grpc::ServerContext* context, const proto::JoinRequest* request,
+                    proto::JoinReply* reply) override;
+  // Raw bytes, so that one serialised broadcast serves every worker.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Train(grpc::CallbackServerContext* context) override;
+  grpc::Status Leave(grpc::ServerContext* context, const proto::LeaveRequest* request,
+                     proto::LeaveReply* reply) override;
+
+ private:
+  StepCoordinator& coordinator_;
+  std::atomic<int64_t>* write_cpu_ns_;
+};
+
+// The listening server: binds on Start-up and shuts down when destroyed.
+class HubServer {
+ public:
+  // Throws when the address cannot be bound.
+  HubServer(StepCoordinator& coordinator, const std::string& bind, int port, std::atomic<int64_t>* write_cpu_ns);
+  ~HubServer();
+  int port() const { return port_; }
+
+ private:
+  HubService service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace mt

@@ -1,0 +1,42 @@
+// What happens in a run, as events: tests and tools observe the hub through
+// these rather than through the wording of its log lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mt {
+
+struct HubEvent {
+  enum class Kind {
+    kWorkerJoined,    // Join accepted
+    kWorkerReady,     // its stream opened: it takes part from the next step
+    kStepPublished,   // a step's plan went out
+    kStepDone,        // a step's average was applied
+    kWorkerLeftOut,   // missed a step's deadline
+    kWorkerBack,      // its late gradient arrived: it rejoins next step
+    kWorkerResync,    // its weights differed from the hub's: full state next step
+    kWorkerDropped,   // its stream broke or it sent something refused
+    kWorkerLeft,      // it said Leave
+    kBatchesChanged,  // the split of the global batch changed
+    kEpochEvaluated,
+    kCheckpointSaved,
+    kRunEnded,
+  };
+  Kind kind;
+  int64_t step = 0;  // steps done when it happened
+  int worker = -1;   // -1: not about one worker
+  std::string detail;
+};
+
+const char* EventName(HubEvent::Kind kind);
+
+class HubEventSink {
+ public:
+  virtual ~HubEventSink() = default;
+  // Called from the hub's threads, often with its lock held: must be quick,
+  // thread-safe, and must not call back into the hub.
+  virtual void OnEvent(const HubEvent& event) = 0;
+};
+
+}  // namespace mt

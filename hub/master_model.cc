@@ -1,0 +1,92 @@
+#include "hub/master_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/checkpoint/training_checkpoint.h"
+#include "core/model/model_spec.h"
+#include "core/util/digest.h"
+#include "proto/wire.h"
+
+namespace mt {
+
+MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer, Compression compression,
+                         int threads, uint64_t seed, int eval_batch)
+    : backend_(threads), spec_text_(ModelSpecToText(spec)), compression_(compression) {
+  model_ = BuildModel(spec, backend_);
+  model_->Reserve(eval_batch);
+  model_->InitParams(seed);
+  optimizer_ = MakeOptimizer(optimizer, backend_, model_->ParamCount());
+  const size_t model_per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
+  bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
+  const size_t slots = optimizer_->SaveState().slots.size();
+  fixed_bytes_ =
+      model_->MemoryBytes(1) - model_per_sample + 2 * (model_->ParamCount() + slots) * sizeof(float);
+  if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
+}
+
+void MasterModel::Average(const std::vector<const float*>& gradients, const std::vector<float>& weights) {
+  const size_t n = model_->ParamCount();
+  float* out = average();
+  for (size_t k = 0; k < gradients.size(); ++k) {
+    const float w = weights[k];
+    const float* g = gradients[k];
+    if (k == 0) {
+      for (size_t i = 0; i < n; ++i) out[i] = w * g[i];
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] += w * g[i];
+    }
+  }
+}
+
+void MasterModel::EncodeAverage() {
+  if (compression_ == Compression::kNone) return;
+  const size_t p = model_->ParamCount();
+  encoded_average_.resize(wire::ChunkCount(p));
+  for (size_t c = 0; c < encoded_average_.size(); ++c) {
+    const wire::ChunkRange r = wire::Chunk(c, p);
+    EncodeFloats(compression_, average() + r.begin, r.size, broadcast_residual_.data() + r.begin,
+                 &encoded_average_[c]);
+    // The master copy takes the step the workers will take: from the bytes.
+    const std::string& bytes = encoded_average_[c];
+    const std::string why = DecodeFloats(compression_, bytes.data(), bytes.size(), r.size, average() + r.begin);
+    if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
+  }
+}
+
+void MasterModel::ApplyAverage() { optimizer_->Step(model_->params(), model_->grads()); }
+
+uint64_t MasterModel::Digest() const {
+  return DigestFloats(kernels::CpuBackend::Data(model_->params()), model_->ParamCount());
+}
+
+std::vector<float> MasterModel::Weights() const {
+  std::vector<float> w(model_->ParamCount());
+  model_->GetParams(w.data());
+  return w;
+}
+
+std::vector<float> MasterModel::FullState(OptimizerState* state) const {
+  *state = optimizer_->SaveState();
+  const size_t p = model_->ParamCount();
+  std::vector<float> all(p + state->slots.size());
+  model_->GetParams(all.data());
+  std::copy(state->slots.begin(), state->slots.end(), all.begin() + static_cast<std::ptrdiff_t>(p));
+  state->slots.clear();
+  return all;
+}
+
+void MasterModel::Restore(const Checkpoint& ck, const std::string& origin) {
+  if (ck.model_spec != spec_text_) throw std::runtime_error("checkpoint " + origin + " is for a different model");
+  if (ck.weights.size() != model_->ParamCount())
+    throw std::runtime_error("checkpoint " + origin + ": weight count does not match the model");
+  model_->SetParams(ck.weights.data());
+  optimizer_->LoadState(ck.optimizer);
+}
+
+std::string MasterModel::SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch, uint64_t seed) const {
+  return SaveTrainingCheckpoint(dir, spec_text_, *model_, *optimizer_, RunPosition{step, epoch, seed});
+}
+
+}  // namespace mt

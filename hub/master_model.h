@@ -1,0 +1,75 @@
+// The hub's master copy of the model: weights, optimizer state and the
+// averaged gradient of the last step, which it applies exactly as the
+// workers will (after the same encoding, so both stay bit-identical).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/compress/gradient_codec.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model.pb.h"
+
+namespace mt {
+
+struct Checkpoint;
+
+class MasterModel {
+ public:
+  // Builds the model with initial weights from `seed`, reserved for
+  // evaluation batches of `eval_batch`.
+  MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer, Compression compression, int threads,
+              uint64_t seed, int eval_batch);
+
+  size_t param_count() const { return model_->ParamCount(); }
+  Model& model() { return *model_; }
+  const Optimizer& optimizer() const { return *optimizer_; }
+  Compression compression() const { return compression_; }
+  const std::string& spec_text() const { return spec_text_; }
+
+  // What a worker needs in memory besides its batch, and per sample of it:
+  // the model at its batch, its batch buffer, the optimizer's slots and a
+  // staging copy of weights and slots for resyncs.
+  size_t worker_fixed_bytes() const { return fixed_bytes_; }
+  size_t worker_bytes_per_sample() const { return bytes_per_sample_; }
+
+  // The averaged gradient lives in the model's gradient buffer, which the
+  // hub never fills by backpropagation.
+  float* average() { return kernels::CpuBackend::Data(model_->grads()); }
+  // Sum of w_i * g_i into average(), in the given order (so the result does
+  // not depend on arrival order); the first writes, the others add.
+  void Average(const std::vector<const float*>& gradients, const std::vector<float>& weights);
+  // With compression: encodes the average per chunk (error feedback keeps
+  // what encoding drops) and replaces it with what the workers will decode.
+  void EncodeAverage();
+  const std::string& encoded_chunk(size_t c) const { return encoded_average_[c]; }
+  // The optimizer step with the average, as every worker takes it.
+  void ApplyAverage();
+
+  uint64_t Digest() const;
+  std::vector<float> Weights() const;
+  // Weights then optimizer slots, as one float sequence; *state gets the
+  // rest of the optimizer's state (slots cleared).
+  std::vector<float> FullState(OptimizerState* state) const;
+
+  // Continue from a checkpoint of this model; throws when it does not fit.
+  void Restore(const Checkpoint& checkpoint, const std::string& origin);
+  // Writes a checkpoint into dir, keeping the newest few; returns its path.
+  std::string SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch, uint64_t seed) const;
+
+ private:
+  kernels::CpuBackend backend_;
+  std::string spec_text_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  Compression compression_;
+  std::vector<float> broadcast_residual_;
+  std::vector<std::string> encoded_average_;  // per chunk, reused every step
+  size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;
+};
+
+}  // namespace mt

@@ -1,0 +1,58 @@
+// Who is in the run: admission (protocol version, token, memory budget),
+// each worker's slot and the transitions between its states. Not
+// thread-safe: the step coordinator calls it under its own lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/compress/gradient_codec.h"
+#include "hub.pb.h"
+#include "hub/hub_status.h"
+#include "hub/worker_slot.h"
+
+namespace mt {
+
+struct AdmissionRules {
+  std::string token;  // empty: anyone may join
+  int64_t global_batch = 0;
+  // What the model costs a worker in memory, fixed and per sample: the
+  // hub turns each worker's budget into a batch cap with these.
+  size_t fixed_bytes = 0, bytes_per_sample = 0;
+  size_t param_count = 0;
+  Compression compression = Compression::kNone;
+};
+
+class Membership {
+ public:
+  explicit Membership(AdmissionRules rules) : rules_(std::move(rules)) {}
+
+  // A new slot for a worker that asks to join, or why not.
+  HubStatus Admit(const proto::JoinRequest& request, const std::string& peer, WorkerSlot** slot);
+  // The worker's stream opened with Hello: it waits for the next step.
+  HubStatus Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** slot);
+  // The slot named by a Leave, once its token checks out.
+  HubStatus FindLeaving(const proto::LeaveRequest& request, WorkerSlot** slot);
+  // Out of the run for good: no more sends, no inbox. Returns whether it was in.
+  bool Remove(WorkerSlot* slot);
+  // After the run: every Join is told the run has ended.
+  void Close() { closed_ = true; }
+
+  WorkerSlot* Find(int id) const;
+  // Workers that take part in the next step (waiting or active), in id order.
+  std::vector<WorkerSlot*> Participants() const;
+  std::vector<WorkerSlot*> NotGone() const;
+  const std::vector<std::unique_ptr<WorkerSlot>>& all() const { return slots_; }
+
+ private:
+  // The batch cap for a memory budget (0: none), or why it holds no batch.
+  HubStatus BatchCap(int64_t budget_bytes, int* max_batch) const;
+
+  AdmissionRules rules_;
+  bool closed_ = false;
+  std::vector<std::unique_ptr<WorkerSlot>> slots_;  // index = worker id
+};
+
+}  // namespace mt

@@ -1,0 +1,53 @@
+// What the hub measures over a run, for its report: its own CPU and wall
+// time per kind of work, bytes on the wire, batch changes and epochs.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mt {
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  int64_t step = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+};
+
+struct BatchChange {
+  int64_t step = 0;
+  std::vector<std::pair<std::string, int>> batches;  // name, batch
+};
+
+struct RunMetrics {
+  // The hub's own work per step, barrier waits and evaluation excluded.
+  double reduce_seconds = 0;     // averaging and the optimizer step
+  double broadcast_seconds = 0;  // preparing the result and queueing it
+  std::atomic<int64_t> write_cpu_ns{0};  // starting writes off the step loop's thread
+  double wall_seconds = 0;       // the same work in wall time
+  double eval_seconds = 0;       // CPU spent evaluating (kept out of the shares)
+  double process_seconds = 0;    // the whole process's CPU in the step loop, evaluation excluded
+  int64_t samples = 0;
+  // Gradient payload bytes (values or packed) in from workers and out in
+  // step results, headers excluded: what --compress changes.
+  int64_t gradient_bytes_in = 0, result_bytes_out = 0;
+
+  static constexpr size_t kMaxBatchChanges = 1000;
+  std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges
+  int64_t batch_change_count = 0;
+
+  std::vector<EpochRecord> epochs;
+};
+
+// CPU time of the calling thread: the hub's own work, which wall time on a
+// busy machine would overstate by the time other processes held the core.
+double ThreadCpuSeconds();
+// CPU time of the whole process: every transport thread receiving and
+// parsing gradients, as well as the step loop and the writers.
+double ProcessCpuSeconds();
+
+}  // namespace mt

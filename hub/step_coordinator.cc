@@ -1,0 +1,342 @@
+// The coordinator's run-thread side: one step, in the order it happens.
+#include "hub/step_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+void StepCoordinator::StartAt(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  step_ = step;
+}
+
+bool StepCoordinator::WaitForWorkers() {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto last_log = Clock::now() - std::chrono::hours(1);
+  for (;;) {
+    const int ready = static_cast<int>(membership_.Participants().size());
+    if (ready >= config_.workers) return true;
+    if (stop_) return false;
+    if (Seconds(Clock::now() - last_log) > 10) {
+      spdlog::info("waiting for workers: {} of {} ready", ready, config_.workers);
+      last_log = Clock::now();
+    }
+    // Woken by every join, stream and stop; the timeout only paces the log.
+    cv_.wait_for(lock, std::chrono::seconds(1));
+  }
+}
+
+bool StepCoordinator::WaitForMinWorkers(std::unique_lock<std::mutex>& lock) {
+  auto last_log = Clock::now() - std::chrono::hours(1);
+  for (;;) {
+    const int n = static_cast<int>(membership_.Participants().size());
+    if (n >= config_.min_workers) return true;
+    if (stop_) return false;
+    if (Seconds(Clock::now() - last_log) > 10) {
+      if (n == 0)
+        spdlog::warn("no workers left; waiting for one to join");
+      else
+        spdlog::warn("{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}", n,
+                     config_.min_workers, step_ + 1);
+      last_log = Clock::now();
+    }
+    cv_.wait_for(lock, std::chrono::seconds(1));
+  }
+}
+
+bool StepCoordinator::PublishStep() {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::vector<WorkerSlot*> who;
+  for (;;) {
+    if (stop_) return false;
+    who = membership_.Participants();
+    if (static_cast<int>(who.size()) >= config_.min_workers) break;
+    if (who.empty()) have_result_ = false;  // whoever comes next starts from the full state
+    if (!WaitForMinWorkers(lock)) return false;
+  }
+  Assign(who);
+  // Decided under the lock, so a stream that breaks meanwhile cannot be
+  // brought back to life by the broadcast.
+  for (auto* s : who) {
+    s->gets_state = s->state == WorkerSlot::State::kWaiting || s->needs_resync || !have_result_;
+    if (s->needs_resync) ++s->stats.resyncs;
+    s->needs_resync = false;
+    s->state = WorkerSlot::State::kActive;
+  }
+  // Workers send a digest only every digest_every steps; hash only then.
+  if (step_ % config_.digest_every == 0) digest_before_ = master_.Digest();
+  round_ = who;
+  published_result_ = have_result_;
+  deadline_extension_ = Clock::duration::zero();
+  published_at_ = Clock::now();
+  Emit(HubEvent::Kind::kStepPublished);
+  lock.unlock();
+  // Sending happens outside the lock: slots never move, and only this
+  // thread changes assignments.
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  Broadcast(who, published_result_);
+  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  return true;
+}
+
+void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
+  const int64_t epoch = step_ / shape_.steps_per_epoch;
+  const int64_t position = (step_ % shape_.steps_per_epoch) * shape_.global_batch;
+  const int total = static_cast<int>(std::min<int64_t>(shape_.global_batch, shape_.train_samples - position));
+  std::vector<BatchController::Member> members;
+  for (auto* s : who) {
+    const double share = config_.worker_batches.empty()
+                             ? 1.0
+                             : config_.worker_batches[static_cast<size_t>(s->id) % config_.worker_batches.size()];
+    members.push_back({s->id, s->max_batch, share});
+  }
+  const std::vector<int> batches = controller_.Next(total, members);
+  int64_t offset = position;
+  bool changed = false;
+  for (size_t i = 0; i < who.size(); ++i) {
+    proto::Assignment& a = who[i]->assignment;
+    a.set_step(step_);
+    a.set_epoch(epoch);
+    a.set_offset(offset);
+    a.set_batch(batches[i]);
+    a.set_worker_id(who[i]->id);
+    offset += batches[i];
+    who[i]->inbox.Expect(step_, batches[i]);
+    changed = changed || batches[i] != who[i]->last_batch;
+  }
+  // The epoch's last step is shorter; its split says nothing about speeds.
+  if (changed && total == shape_.global_batch) RecordBatchChange(who, batches);
+}
+
+void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches) {
+  BatchChange change{step_, {}};
+  std::string text;
+  for (size_t i = 0; i < who.size(); ++i) {
+    WorkerSlot* s = who[i];
+    const double t = controller_.ms_per_sample(s->id);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " %s %d->%d", s->name.c_str(), s->last_batch, batches[i]);
+    text += buf;
+    if (t > 0) text += " (" + std::to_string(static_cast<int>(t * 1000)) + " us/sample)";
+    s->last_batch = batches[i];
+    change.batches.emplace_back(s->name, batches[i]);
+  }
+  if (metrics_.batch_changes.size() < RunMetrics::kMaxBatchChanges)
+    metrics_.batch_changes.push_back(std::move(change));
+  ++metrics_.batch_change_count;
+  Emit(HubEvent::Kind::kBatchesChanged, -1, text);
+  spdlog::info("step {}: batches{}", step_ + 1, text);
+}
+
+void StepCoordinator::SendState(WorkerSlot* slot) {
+  OptimizerState state;
+  const std::vector<float> all = master_.FullState(&state);
+  const size_t chunks = wire::ChunkCount(all.size());
+  proto::HubMessage m;
+  for (size_t c = 0; c < chunks; ++c) {
+    auto* s = m.mutable_state();
+    const wire::ChunkRange r = wire::Chunk(c, all.size());
+    s->set_step(step_);
+    s->set_offset(r.begin);
+    wire::PackFloats(all.data() + r.begin, r.size, s->mutable_values());
+    if (c + 1 == chunks) {
+      s->set_last(true);
+      s->set_optimizer_state(state.Serialize());
+    }
+    if (!slot->Send(encoder_.Encode(m))) return;  // the transport notices that it broke
+  }
+}
+
+void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_result) {
+  // One plan and one set of result chunks, encoded once and sent to every
+  // worker as the same bytes.
+  proto::StepPlan plan;
+  plan.set_step(step_);
+  for (auto* s : who) *plan.add_assignments() = s->assignment;
+  const size_t p = master_.param_count();
+  const Compression compression = master_.compression();
+  std::vector<Encoded> chunks;
+  if (with_result) {
+    const size_t n_chunks = wire::ChunkCount(p);
+    proto::HubMessage m;
+    for (size_t c = 0; c < n_chunks; ++c) {
+      auto* r = m.mutable_result();
+      const wire::ChunkRange range = wire::Chunk(c, p);
+      r->set_step(average_step_);
+      r->set_offset(range.begin);
+      if (compression == Compression::kNone)
+        wire::PackFloats(master_.average() + range.begin, range.size, r->mutable_values());
+      else
+        r->set_packed(master_.encoded_chunk(c));
+      if (c + 1 == n_chunks) {
+        r->set_last(true);
+        r->set_mean_loss(last_loss_);
+        *r->mutable_plan() = plan;
+      }
+      chunks.push_back(encoder_.Encode(m));
+    }
+  }
+  const int64_t result_payload = !with_result ? 0 : static_cast<int64_t>(EncodedBytes(compression, p));
+  Encoded plan_alone;
+  for (auto* s : who) {
+    if (s->gets_state) {
+      SendState(s);
+      if (!plan_alone) {
+        proto::HubMessage m;
+        *m.mutable_plan() = plan;
+        plan_alone = encoder_.Encode(m);
+      }
+      s->Send(plan_alone);
+    } else {
+      for (const auto& c : chunks)
+        if (!s->Send(c)) break;
+      metrics_.result_bytes_out += result_payload;
+    }
+  }
+}
+
+double StepCoordinator::DeadlineSeconds(const std::vector<WorkerSlot*>& who) const {
+  const double d = config_.step_deadline_seconds > 0
+                       ? config_.step_deadline_seconds
+                       : std::max(config_.deadline_floor_seconds, config_.deadline_factor * step_seconds_ema_);
+  // The full model has to travel first: give those steps a floor more.
+  for (auto* s : who)
+    if (s->gets_state) return d + config_.deadline_floor_seconds;
+  return d;
+}
+
+void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
+  s->state = WorkerSlot::State::kLate;
+  s->inbox.Discard();
+  ++s->stats.steps_missed;
+  // It took at least this long: the controller gives it less next time.
+  controller_.Observe(s->id, s->assignment.batch(), 1e3 * waited_seconds, -1);
+  char reason[128];
+  std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)", static_cast<long long>(step_ + 1),
+                waited_seconds);
+  spdlog::warn("worker {} ({}) {}; the step goes on without it", s->id, s->name, reason);
+  Emit(HubEvent::Kind::kWorkerLeftOut, s->id, reason);
+  proto::HubMessage m;
+  m.mutable_left_out()->set_step(step_);
+  m.mutable_left_out()->set_reason(reason);
+  s->Send(encoder_.Encode(m));
+}
+
+bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
+  const auto deadline = published_at_ + deadline_extension_ +
+                        std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(DeadlineSeconds(round_)));
+  for (;;) {
+    bool all = true;
+    for (auto* s : round_) all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
+    if (all) return true;
+    if (stop_) return false;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      for (auto* s : round_)
+        if (s->state == WorkerSlot::State::kActive && !s->inbox.complete()) LeaveOut(s, Seconds(now - published_at_));
+      return true;
+    }
+    cv_.wait_until(lock, deadline);
+  }
+}
+
+StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!AwaitGradients(lock)) return StepOutcome{true, 0, 0};
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  StepOutcome out = Reduce();
+  UpdateStepTime();
+  if (out.samples == 0) {
+    have_result_ = false;  // everyone dropped out of this step: run it again
+    return out;
+  }
+  master_.EncodeAverage();
+  master_.ApplyAverage();
+  average_step_ = step_;
+  have_result_ = true;
+  last_loss_ = out.loss_sum / static_cast<double>(out.samples);
+  metrics_.samples += out.samples;
+  ++step_;
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  Emit(HubEvent::Kind::kStepDone);
+  return out;
+}
+
+StepCoordinator::StepOutcome StepCoordinator::Reduce() {
+  // Weighted by batch: each inbox holds the mean over its batch, so
+  // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples. Workers
+  // are summed in id order, so the result does not depend on arrival order.
+  StepOutcome out;
+  std::vector<WorkerSlot*>& done = reduce_done_;
+  done.clear();
+  for (auto* s : round_) {
+    if (!s->inbox.complete()) continue;
+    done.push_back(s);
+    out.samples += s->inbox.batch();
+    out.loss_sum += s->inbox.loss_sum();
+    ++s->stats.steps;
+    s->stats.samples += s->inbox.batch();
+    s->stats.compute_ms += s->inbox.compute_ms();
+    controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
+                        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_));
+    if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
+      spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing", s->id, s->name,
+                   s->inbox.step());
+      Emit(HubEvent::Kind::kWorkerResync, s->id);
+      s->needs_resync = true;
+    }
+  }
+  if (out.samples == 0) return out;
+  std::vector<const float*>& gradients = reduce_gradients_;
+  std::vector<float>& weights = reduce_weights_;
+  gradients.clear();
+  weights.clear();
+  for (auto* s : done) {
+    gradients.push_back(s->inbox.gradient().data());
+    weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(out.samples));
+  }
+  master_.Average(gradients, weights);
+  return out;
+}
+
+void StepCoordinator::UpdateStepTime() {
+  // Whole steps in which nobody waited for the full model or was left out
+  // set the pace the adaptive deadline follows.
+  bool steady = true;
+  Clock::time_point last = published_at_;
+  for (auto* s : round_) {
+    steady = steady && !s->gets_state && s->inbox.complete();
+    if (s->inbox.complete()) last = std::max(last, s->complete_at);
+  }
+  const double took = Seconds(last - published_at_);
+  if (steady) step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+}
+
+std::string StepCoordinator::ParticipantSummary() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  for (auto* s : round_) {
+    if (!s->inbox.complete()) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s:b%d/%.1fms", s->name.c_str(), s->inbox.batch(), s->inbox.compute_ms());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace mt

@@ -1,0 +1,151 @@
+// The synchronous step as a state machine, free of any transport. Events
+// come in from the transport's threads (a worker joins, opens its stream,
+// sends a gradient chunk, goes away, leaves; a stop is asked); messages go
+// out through MessageEncoder and each worker's WorkerLink. The run thread
+// drives steps in the order they happen:
+//
+//   PublishStep()   choose who takes part and their batches; send the plan,
+//                   together with the previous step's averaged gradient (or
+//                   the full state to a worker that needs it)
+//   (the hub's own work while workers compute, e.g. evaluation)
+//   CompleteStep()  wait at the barrier until every gradient is in or the
+//                   deadline passes (latecomers are left out), average what
+//                   came weighted by batch, apply it to the master copy
+//
+// Tests drive it in-process with a fake transport (tests/hub/).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hub.pb.h"
+#include "hub/batch_controller.h"
+#include "hub/hub_config.h"
+#include "hub/hub_events.h"
+#include "hub/hub_status.h"
+#include "hub/master_model.h"
+#include "hub/membership.h"
+#include "hub/run_metrics.h"
+#include "hub/transport.h"
+#include "model.pb.h"
+
+namespace mt {
+
+// The run's size in samples and steps, fixed before the first step.
+struct RunShape {
+  int64_t train_samples = 0;
+  int64_t global_batch = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+};
+
+class StepCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `events` may be null.
+  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunShape& shape, MasterModel& master,
+                  MessageEncoder& encoder, RunMetrics& metrics, HubEventSink* events);
+
+  // ---- Events from the transport; thread-safe. ----
+  HubStatus Join(const proto::JoinRequest& request, const std::string& peer, proto::JoinReply* reply);
+  // The first message on a worker's stream.
+  HubStatus Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id);
+  // A refused chunk ends the stream: the transport closes it with the status.
+  HubStatus Gradient(int worker_id, const proto::GradientChunk& chunk);
+  // The stream is over (why.ok(): closed by the worker or broken). After
+  // this returns nothing more is sent on its link.
+  void StreamClosed(int worker_id, const HubStatus& why);
+  HubStatus Leave(const proto::LeaveRequest& request);
+  void RequestStop();
+  bool stop_requested() const;
+
+  // ---- The run thread. ----
+  // Continue a resumed run at `step` (before the first step).
+  void StartAt(int64_t step);
+  // Until --workers workers are ready; false when stopped first.
+  bool WaitForWorkers();
+  // False when stopped before the step could start.
+  bool PublishStep();
+  // Whether the step just published carried the previous step's result (so
+  // the master weights are those of steps_done() steps).
+  bool published_result() const { return published_result_; }
+  // The hub's own work inside this step (evaluation) that the step's
+  // deadline should not charge to the workers.
+  void ExtendDeadline(Clock::duration d) { deadline_extension_ += d; }
+  struct StepOutcome {
+    bool stopped = false;  // stopped at the barrier; nothing applied
+    int64_t samples = 0;   // in the average; 0: nobody finished, the step runs again
+    double loss_sum = 0;
+  };
+  StepOutcome CompleteStep();
+  int64_t steps_done() const;
+  // The master weights, read under the lock (for tests).
+  std::vector<float> MasterWeights() const;
+  // Every worker still here is told the run is over; later Joins hear so.
+  void Finish(const std::string& reason, double test_accuracy);
+
+  // One line per step's participants for progress logs: name, batch, compute.
+  std::string ParticipantSummary() const;
+  // Visits every worker under the lock (for reports).
+  template <class Fn>
+  void ForEachWorker(Fn&& fn) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& s : membership_.all()) fn(*s, controller_);
+  }
+  BatchPolicy batch_policy() const { return controller_.policy(); }
+
+ private:
+  void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
+  bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
+  void Assign(const std::vector<WorkerSlot*>& who);
+  void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
+  void Broadcast(const std::vector<WorkerSlot*>& who, bool with_result);
+  void SendState(WorkerSlot* slot);
+  double DeadlineSeconds(const std::vector<WorkerSlot*>& who) const;
+  // False when stopped; true when all are in or the deadline passed.
+  bool AwaitGradients(std::unique_lock<std::mutex>& lock);
+  void LeaveOut(WorkerSlot* slot, double waited_seconds);
+  StepOutcome Reduce();
+  void UpdateStepTime();
+  void Drop(WorkerSlot* slot);
+
+  const HubConfig& config_;
+  const proto::ModelSpec& spec_;
+  const RunShape shape_;
+  MasterModel& master_;
+  MessageEncoder& encoder_;
+  RunMetrics& metrics_;
+  HubEventSink* events_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Membership membership_;
+  BatchController controller_;
+  bool stop_ = false;
+  bool finished_ = false;
+  int64_t step_ = 0;
+
+  // The step in progress.
+  std::vector<WorkerSlot*> round_;  // its participants
+  Clock::time_point published_at_;
+  Clock::duration deadline_extension_{};
+  bool published_result_ = false;
+  // Whether the master holds an applied average the workers have not had:
+  // false at the start, after a step nobody finished, or when everyone left.
+  bool have_result_ = false;
+  int64_t average_step_ = -1;
+  double last_loss_ = 0;
+  uint64_t digest_before_ = 0;  // master weights' digest when the step began
+  double step_seconds_ema_ = 0;  // recent whole-step time, for the adaptive deadline
+  // Reused by every Reduce, so a steady step allocates nothing here.
+  std::vector<WorkerSlot*> reduce_done_;
+  std::vector<const float*> reduce_gradients_;
+  std::vector<float> reduce_weights_;
+};
+
+}  // namespace mt

@@ -1,0 +1,189 @@
+// The coordinator's transport-facing side: joining, streams opening and
+// closing, gradient chunks arriving, leaving, stopping.
+#include <spdlog/spdlog.h>
+
+#include "hub/step_coordinator.h"
+#include "proto/wire.h"
+
+namespace mt {
+
+using Code = HubStatus::Code;
+
+const char* EventName(HubEvent::Kind kind) {
+  switch (kind) {
+    case HubEvent::Kind::kWorkerJoined: return "worker_joined";
+    case HubEvent::Kind::kWorkerReady: return "worker_ready";
+    case HubEvent::Kind::kStepPublished: return "step_published";
+    case HubEvent::Kind::kStepDone: return "step_done";
+    case HubEvent::Kind::kWorkerLeftOut: return "worker_left_out";
+    case HubEvent::Kind::kWorkerBack: return "worker_back";
+    case HubEvent::Kind::kWorkerResync: return "worker_resync";
+    case HubEvent::Kind::kWorkerDropped: return "worker_dropped";
+    case HubEvent::Kind::kWorkerLeft: return "worker_left";
+    case HubEvent::Kind::kBatchesChanged: return "batches_changed";
+    case HubEvent::Kind::kEpochEvaluated: return "epoch_evaluated";
+    case HubEvent::Kind::kCheckpointSaved: return "checkpoint_saved";
+    case HubEvent::Kind::kRunEnded: return "run_ended";
+  }
+  return "?";
+}
+
+StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunShape& shape,
+                                 MasterModel& master, MessageEncoder& encoder, RunMetrics& metrics,
+                                 HubEventSink* events)
+    : config_(config),
+      spec_(spec),
+      shape_(shape),
+      master_(master),
+      encoder_(encoder),
+      metrics_(metrics),
+      events_(events),
+      membership_(AdmissionRules{config.token, shape.global_batch, master.worker_fixed_bytes(),
+                                 master.worker_bytes_per_sample(), master.param_count(), master.compression()}),
+      controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy) : BatchPolicy::kFixed) {}
+
+void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
+  if (events_) events_->OnEvent(HubEvent{kind, step_, worker, std::move(detail)});
+}
+
+HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer, proto::JoinReply* reply) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.Admit(req, peer, &slot); !s.ok()) return s;
+  Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
+  reply->set_worker_id(slot->id);
+  *reply->mutable_model() = spec_;
+  auto* o = reply->mutable_optimizer();
+  const OptimizerConfig& oc = master_.optimizer().config();
+  o->set_kind(oc.kind);
+  o->set_lr(oc.lr);
+  o->set_momentum(oc.momentum);
+  o->set_weight_decay(oc.weight_decay);
+  o->set_beta1(oc.beta1);
+  o->set_beta2(oc.beta2);
+  o->set_eps(oc.eps);
+  reply->set_dataset(config_.dataset);
+  reply->set_seed(config_.seed);
+  reply->set_global_batch(static_cast<int32_t>(shape_.global_batch));
+  reply->set_train_samples(shape_.train_samples);
+  reply->set_digest_every(config_.digest_every);
+  reply->set_param_count(master_.param_count());
+  reply->set_chunk_floats(wire::kChunkFloats);
+  reply->set_max_batch(slot->max_batch);
+  reply->set_compression(config_.compression);
+  return HubStatus::Ok();
+}
+
+HubStatus StepCoordinator::Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.Attach(hello, link, &slot); !s.ok()) return s;
+  *worker_id = slot->id;
+  Emit(HubEvent::Kind::kWorkerReady, slot->id, slot->name);
+  cv_.notify_all();
+  return HubStatus::Ok();
+}
+
+HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& chunk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = membership_.Find(worker_id);
+  if (!slot) return HubStatus::Error(Code::kNotFound, "unknown worker id " + std::to_string(worker_id));
+  if (slot->state == WorkerSlot::State::kLate) {
+    // The step it was late for went on without it; its gradient is stale.
+    // Once the whole of it is in, the worker is evidently back: it takes
+    // part again from the next step, with the current weights.
+    if (chunk.last()) {
+      slot->state = WorkerSlot::State::kWaiting;
+      spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step", slot->id, slot->name);
+      Emit(HubEvent::Kind::kWorkerBack, slot->id);
+      cv_.notify_all();
+    }
+    return HubStatus::Ok();
+  }
+  metrics_.gradient_bytes_in +=
+      static_cast<int64_t>(chunk.values_size() * sizeof(float) + chunk.packed().size());
+  if (slot->state != WorkerSlot::State::kActive)
+    return HubStatus::Error(Code::kInvalidArgument, "gradient from a worker that is not in the step loop");
+  if (std::string why = slot->inbox.Accept(chunk); !why.empty())
+    return HubStatus::Error(Code::kInvalidArgument, std::move(why));
+  if (slot->inbox.complete()) {
+    slot->complete_at = Clock::now();
+    slot->device_status = chunk.device();
+    cv_.notify_all();
+  }
+  return HubStatus::Ok();
+}
+
+void StepCoordinator::StreamClosed(int worker_id, const HubStatus& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = membership_.Find(worker_id);
+  if (!slot) return;
+  const bool was_in = membership_.Remove(slot);
+  controller_.Forget(worker_id);
+  cv_.notify_all();
+  if (!why.ok()) {
+    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, why.message);
+    Emit(HubEvent::Kind::kWorkerDropped, slot->id, why.message);
+  } else if (was_in && !finished_) {
+    spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
+    Emit(HubEvent::Kind::kWorkerDropped, slot->id, "stream closed");
+  }
+}
+
+HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.FindLeaving(req, &slot); !s.ok()) return s;
+  slot->left_because = req.reason();
+  if (slot->state != WorkerSlot::State::kGone) {
+    spdlog::info("worker {} ({}) leaves: {}", slot->id, slot->name,
+                 req.reason().empty() ? "no reason given" : req.reason());
+    Emit(HubEvent::Kind::kWorkerLeft, slot->id, req.reason());
+  }
+  // The link stays until the stream closes: the worker cancels it itself.
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Discard();
+  controller_.Forget(slot->id);
+  cv_.notify_all();
+  return HubStatus::Ok();
+}
+
+void StepCoordinator::RequestStop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+bool StepCoordinator::stop_requested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
+}
+
+int64_t StepCoordinator::steps_done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return step_;
+}
+
+std::vector<float> StepCoordinator::MasterWeights() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return master_.Weights();
+}
+
+void StepCoordinator::Finish(const std::string& reason, double test_accuracy) {
+  proto::HubMessage m;
+  m.mutable_stop()->set_reason(reason);
+  std::vector<WorkerSlot*> who;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    membership_.Close();
+    m.mutable_stop()->set_steps(step_);
+    who = membership_.NotGone();
+    Emit(HubEvent::Kind::kRunEnded, -1, reason);
+  }
+  m.mutable_stop()->set_test_accuracy(test_accuracy);
+  const Encoded stop = encoder_.Encode(m);
+  for (auto* s : who) s->Send(stop);
+}
+
+}  // namespace mt
