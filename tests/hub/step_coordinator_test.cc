@@ -1,0 +1,428 @@
+// The step coordinator in-process, with no network: N fake workers run as
+// threads behind an in-memory transport, as gloo tests N ranks. Each fake
+// worker's "gradient" is the mean over its assigned sample positions of a
+// fixed function of the position, so the weighted average the hub applies
+// equals the mean over the whole global batch however it is split: runs
+// with any worker count must end with the weights of a one-worker run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/model/model_spec.h"
+#include "hub/step_coordinator.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ::testing::HasSubstr;
+
+constexpr auto kWait = std::chrono::seconds(20);  // a bound on every wait, so no test can hang
+
+proto::ModelSpec TinySpec() {
+  return ParseModelSpec(R"(name: "tiny" input { channels: 1 height: 1 width: 4 }
+                           layer { name: "flat" flatten {} }
+                           layer { name: "fc" dense { units: 3 } })",
+                        "test");
+}
+
+float SampleGradient(int64_t position, size_t j) {
+  return 0.01f * std::sin(0.37f * static_cast<float>(position) + 0.11f * static_cast<float>(j));
+}
+
+struct FakeEncoded final : EncodedMessage {
+  proto::HubMessage message;
+};
+
+class FakeEncoder final : public MessageEncoder {
+ public:
+  Encoded Encode(const proto::HubMessage& m) override {
+    auto e = std::make_shared<FakeEncoded>();
+    e->message = m;
+    return e;
+  }
+};
+
+// Records every event; lets a test wait for one.
+class EventLog final : public HubEventSink {
+ public:
+  void OnEvent(const HubEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+    cv_.notify_all();
+  }
+  int Count(HubEvent::Kind kind, int worker = -1) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int n = 0;
+    for (const auto& e : events_) n += e.kind == kind && (worker < 0 || e.worker == worker);
+    return n;
+  }
+  std::vector<HubEvent> Of(HubEvent::Kind kind) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<HubEvent> out;
+    for (const auto& e : events_)
+      if (e.kind == kind) out.push_back(e);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<HubEvent> events_;
+};
+
+// What a fake worker does wrong, and at which step.
+struct Fault {
+  enum class Kind { kNone, kDrop, kLate, kNanGradient, kRejoin } kind = Kind::kNone;
+  int64_t step = -1;
+};
+
+// Plays one worker: joins, opens its "stream", and answers every plan with
+// the gradient of its assignment.
+class FakeWorker final : public WorkerLink {
+ public:
+  FakeWorker(StepCoordinator& hub, std::string name, Fault fault)
+      : hub_(hub), name_(std::move(name)), fault_(fault) {}
+  ~FakeWorker() override {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start() { thread_ = std::thread([this] { Run(); }); }
+  void Join() { thread_.join(); }
+
+  bool Send(Encoded m) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return false;
+    inbox_.push_back(static_cast<const FakeEncoded&>(*m).message);
+    cv_.notify_all();
+    return true;
+  }
+
+  // The id the hub gave it (ids follow the order of joining, which threads race for).
+  int id() const { return id_; }
+  int sessions = 0, steps = 0, left_out = 0, states = 0;
+  bool got_stop = false;
+  std::string refusal;
+
+ private:
+  bool Connect() {
+    proto::JoinRequest join;
+    join.set_protocol_version(wire::kProtocolVersion);
+    join.mutable_device()->set_name(name_);
+    proto::JoinReply reply;
+    if (HubStatus s = hub_.Join(join, "fake", &reply); !s.ok()) {
+      refusal = s.message;
+      return false;
+    }
+    proto::Hello hello;
+    hello.set_worker_id(reply.worker_id());
+    params_ = reply.param_count();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = false;
+      inbox_.clear();
+    }
+    if (HubStatus s = hub_.Hello(hello, this, &id_); !s.ok()) {
+      refusal = s.message;
+      return false;
+    }
+    ++sessions;
+    return true;
+  }
+
+  void Close(const HubStatus& why) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+    }
+    hub_.StreamClosed(id_, why);
+  }
+
+  bool Next(proto::HubMessage* m) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, kWait, [&] { return !inbox_.empty(); })) {
+      ADD_FAILURE() << name_ << ": no message from the hub for " << kWait.count() << " s";
+      return false;
+    }
+    *m = std::move(inbox_.front());
+    inbox_.pop_front();
+    return true;
+  }
+
+  void Run() {
+    if (!Connect()) return;
+    proto::HubMessage m;
+    std::vector<proto::GradientChunk> held;  // a late gradient, sent once left out
+    while (Next(&m)) {
+      if (m.has_stop()) {
+        got_stop = true;
+        return;
+      }
+      if (m.has_state() && m.state().last()) ++states;
+      if (m.has_left_out()) {
+        ++left_out;
+        for (const auto& c : held) hub_.Gradient(id_, c);
+        held.clear();
+        continue;
+      }
+      const proto::StepPlan* plan = m.has_plan() ? &m.plan()
+                                    : m.has_result() && m.result().last() ? &m.result().plan()
+                                                                           : nullptr;
+      if (!plan) continue;
+      for (const auto& a : plan->assignments()) {
+        if (a.worker_id() != id_) continue;
+        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kDrop) return Close(HubStatus::Ok());
+        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kRejoin) {
+          fault_.kind = Fault::Kind::kNone;
+          Close(HubStatus::Ok());
+          if (!Connect()) return;
+          break;
+        }
+        const proto::GradientChunk chunk = Gradient(a);
+        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLate) {
+          held.push_back(chunk);
+          break;
+        }
+        if (HubStatus s = hub_.Gradient(id_, chunk); !s.ok()) {
+          refusal = s.message;
+          return Close(s);
+        }
+        ++steps;
+      }
+    }
+  }
+
+  proto::GradientChunk Gradient(const proto::Assignment& a) const {
+    proto::GradientChunk c;
+    c.set_step(a.step());
+    c.set_offset(0);
+    c.set_last(true);
+    c.set_batch(a.batch());
+    c.set_loss_sum(a.batch());
+    c.set_compute_ms(0.1 * a.batch());
+    const bool poison = fault_.kind == Fault::Kind::kNanGradient && fault_.step == a.step();
+    for (size_t j = 0; j < params_; ++j) {
+      float sum = 0;
+      for (int64_t p = a.offset(); p < a.offset() + a.batch(); ++p) sum += SampleGradient(p, j);
+      c.add_values(poison && j == 0 ? NAN : sum / static_cast<float>(a.batch()));
+    }
+    return c;
+  }
+
+  StepCoordinator& hub_;
+  const std::string name_;
+  Fault fault_;
+  int id_ = -1;
+  size_t params_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<proto::HubMessage> inbox_;
+  bool closed_ = false;
+  std::thread thread_;
+};
+
+// A hub without a network: the coordinator, its master model and a driver
+// thread that runs steps as mthub does.
+struct InProcessHub {
+  explicit InProcessHub(int workers, int64_t steps, double deadline_s = 30) {
+    config.workers = workers;
+    config.global_batch = 12 * workers;
+    config.step_deadline_seconds = deadline_s;
+    config.digest_every = 1000000;
+    config.optimizer.momentum = 0.9f;
+    shape.train_samples = 100000;
+    shape.global_batch = config.global_batch;
+    shape.steps_per_epoch = shape.train_samples / shape.global_batch;
+    shape.total_steps = steps;
+    master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);
+    coordinator = std::make_unique<StepCoordinator>(config, spec, shape, *master, encoder, metrics, &events);
+  }
+
+  // Runs the whole schedule; false if a watchdog had to stop it.
+  bool Run() {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::atomic<bool> watchdog_fired{false};
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_for(lock, 2 * kWait, [&] { return done; })) {
+        watchdog_fired = true;
+        coordinator->RequestStop();
+      }
+    });
+    if (coordinator->WaitForWorkers()) {
+      while (coordinator->steps_done() < shape.total_steps) {
+        if (!coordinator->PublishStep()) break;
+        if (coordinator->CompleteStep().stopped) break;
+      }
+    }
+    coordinator->Finish("done", -1);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    return !watchdog_fired;
+  }
+
+  HubConfig config;
+  proto::ModelSpec spec = TinySpec();
+  RunShape shape;
+  FakeEncoder encoder;
+  RunMetrics metrics;
+  EventLog events;
+  std::unique_ptr<MasterModel> master;
+  std::unique_ptr<StepCoordinator> coordinator;
+};
+
+struct RunResult {
+  std::vector<float> weights;
+  std::vector<std::unique_ptr<FakeWorker>> workers;
+  int64_t steps = 0;
+};
+
+RunResult RunWith(InProcessHub& hub, const std::vector<Fault>& faults) {
+  RunResult r;
+  for (size_t i = 0; i < faults.size(); ++i) {
+    r.workers.push_back(std::make_unique<FakeWorker>(*hub.coordinator, "w" + std::to_string(i), faults[i]));
+    r.workers.back()->Start();
+  }
+  EXPECT_TRUE(hub.Run()) << "the watchdog stopped the run";
+  for (auto& w : r.workers) w->Join();
+  r.weights = hub.coordinator->MasterWeights();
+  r.steps = hub.coordinator->steps_done();
+  return r;
+}
+
+void ExpectNear(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5f) << "weight " << i;
+}
+
+class CoordinatorWorkers : public ::testing::TestWithParam<int> {};
+
+TEST_P(CoordinatorWorkers, AnySplitOfTheGlobalBatchGivesTheOneWorkerWeights) {
+  const int n = GetParam();
+  InProcessHub hub(n, 12);
+  hub.config.global_batch = 12;  // the same global batch for every n
+  hub.shape.global_batch = 12;
+  hub.coordinator = std::make_unique<StepCoordinator>(hub.config, hub.spec, hub.shape, *hub.master, hub.encoder,
+                                                      hub.metrics, &hub.events);
+  RunResult r = RunWith(hub, std::vector<Fault>(static_cast<size_t>(n)));
+  EXPECT_EQ(r.steps, 12);
+  InProcessHub one(1, 12);
+  one.config.global_batch = one.shape.global_batch = 12;
+  one.coordinator = std::make_unique<StepCoordinator>(one.config, one.spec, one.shape, *one.master, one.encoder,
+                                                      one.metrics, &one.events);
+  ExpectNear(r.weights, RunWith(one, {Fault{}}).weights);
+  for (auto& w : r.workers) {
+    EXPECT_TRUE(w->got_stop);
+    EXPECT_EQ(w->states, 1) << "only the first step carries the full state";
+  }
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kStepDone), 12);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Counts, CoordinatorWorkers, ::testing::Values(1, 2, 3, 5));
+
+TEST(CoordinatorFaults, AWorkerThatDropsLeavesTheRunToTheOthers) {
+  InProcessHub hub(3, 10);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kDrop, 4}, Fault{}});
+  EXPECT_EQ(r.steps, 10);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped, r.workers[1]->id()), 1);
+  EXPECT_EQ(r.workers[1]->steps, 4);
+  EXPECT_EQ(r.workers[0]->steps, 10);
+  // Step 4 is averaged over the survivors' samples alone; from step 5 on
+  // they share the whole global batch.
+  EXPECT_LT(hub.metrics.samples, 10 * 36);
+  EXPECT_GT(hub.metrics.samples, 9 * 36);
+}
+
+TEST(CoordinatorFaults, ALateWorkerIsLeftOutThenComesBackWithTheFullState) {
+  InProcessHub hub(2, 8, /*deadline_s=*/0.5);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLate, 3}});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerLeftOut, r.workers[1]->id()), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerBack, r.workers[1]->id()), 1);
+  EXPECT_EQ(r.workers[1]->left_out, 1);
+  EXPECT_EQ(r.workers[1]->states, 2) << "at the start, and again when it came back";
+  EXPECT_GT(r.workers[1]->steps, 3) << "it trained again after coming back";
+  // The step it missed was averaged over the other worker alone.
+  EXPECT_LT(hub.metrics.samples, 8 * 24);
+}
+
+TEST(CoordinatorFaults, ANonFiniteGradientIsRefusedAndTheModelStaysFinite) {
+  InProcessHub hub(3, 6);
+  RunResult r = RunWith(hub, {Fault{}, Fault{}, Fault{Fault::Kind::kNanGradient, 2}});
+  EXPECT_EQ(r.steps, 6);
+  EXPECT_THAT(r.workers[2]->refusal, HasSubstr("non-finite"));
+  const auto dropped = hub.events.Of(HubEvent::Kind::kWorkerDropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].worker, r.workers[2]->id());
+  for (float w : r.weights) ASSERT_TRUE(std::isfinite(w));
+}
+
+TEST(CoordinatorFaults, AWorkerThatRejoinsGetsANewIdAndTheFullState) {
+  InProcessHub hub(2, 8);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kRejoin, 3}});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(r.workers[1]->sessions, 2);
+  EXPECT_EQ(r.workers[1]->states, 2);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerJoined), 3);
+  EXPECT_GE(r.workers[1]->steps, 6);
+}
+
+TEST(CoordinatorAdmission, RefusesAWrongTokenAndAnOldProtocol) {
+  InProcessHub hub(1, 1);
+  hub.config.token = "s3cret";
+  hub.coordinator = std::make_unique<StepCoordinator>(hub.config, hub.spec, hub.shape, *hub.master, hub.encoder,
+                                                      hub.metrics, &hub.events);
+  proto::JoinRequest join;
+  proto::JoinReply reply;
+  join.set_protocol_version(wire::kProtocolVersion);
+  EXPECT_EQ(hub.coordinator->Join(join, "t", &reply).code, HubStatus::Code::kUnauthenticated);
+  join.set_token("s3cret");
+  join.set_protocol_version(wire::kProtocolVersion - 1);
+  EXPECT_EQ(hub.coordinator->Join(join, "t", &reply).code, HubStatus::Code::kFailedPrecondition);
+  join.set_protocol_version(wire::kProtocolVersion);
+  EXPECT_TRUE(hub.coordinator->Join(join, "t", &reply).ok());
+  hub.coordinator->Finish("over", -1);
+  EXPECT_EQ(hub.coordinator->Join(join, "t", &reply).code, HubStatus::Code::kOutOfRange);
+}
+
+TEST(CoordinatorStop, AStopAtTheBarrierEndsTheStepWithNothingApplied) {
+  InProcessHub hub(2, 100);
+  // One worker never answers: the step waits at the barrier until stopped.
+  FakeWorker quiet(*hub.coordinator, "quiet", Fault{Fault::Kind::kLate, 0});
+  FakeWorker busy(*hub.coordinator, "busy", Fault{});
+  quiet.Start();
+  busy.Start();
+  ASSERT_TRUE(hub.coordinator->WaitForWorkers());
+  ASSERT_TRUE(hub.coordinator->PublishStep());
+  std::thread stopper([&] { hub.coordinator->RequestStop(); });
+  const auto outcome = hub.coordinator->CompleteStep();
+  stopper.join();
+  EXPECT_TRUE(outcome.stopped);
+  EXPECT_EQ(hub.coordinator->steps_done(), 0);
+  EXPECT_FALSE(hub.coordinator->PublishStep());
+  hub.coordinator->Finish("stopped", -1);
+  quiet.Join();
+  busy.Join();
+  EXPECT_TRUE(quiet.got_stop);
+  EXPECT_TRUE(busy.got_stop);
+}
+
+}  // namespace
+}  // namespace mt
