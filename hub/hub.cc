@@ -8,6 +8,7 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/model/model_spec.h"
 #include "core/train/evaluate.h"
+#include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
 #include "hub/grpc/hub_service.h"
 
@@ -20,19 +21,20 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 RunShape ShapeOf(const HubConfig& c, int64_t train_samples) {
-  RunShape s;
-  s.train_samples = train_samples;
-  s.global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
+  int64_t global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
   if (!c.worker_batches.empty()) {
     if (static_cast<int>(c.worker_batches.size()) != c.workers)
       throw std::invalid_argument("--worker-batches needs one size per worker (" + std::to_string(c.workers) + ")");
-    s.global_batch = std::accumulate(c.worker_batches.begin(), c.worker_batches.end(), int64_t{0});
+    global_batch = std::accumulate(c.worker_batches.begin(), c.worker_batches.end(), int64_t{0});
   }
-  if (s.global_batch < c.workers)
-    throw std::invalid_argument("global batch " + std::to_string(s.global_batch) + " is smaller than the worker count");
-  s.steps_per_epoch = (train_samples + s.global_batch - 1) / s.global_batch;
-  s.total_steps = s.steps_per_epoch * c.epochs;
-  if (c.max_steps > 0) s.total_steps = std::min(s.total_steps, c.max_steps);
+  if (global_batch < c.workers)
+    throw std::invalid_argument("global batch " + std::to_string(global_batch) + " is smaller than the worker count");
+  const RunPlan plan(train_samples, global_batch, c.epochs, c.max_steps);
+  RunShape s;
+  s.train_samples = train_samples;
+  s.global_batch = global_batch;
+  s.steps_per_epoch = plan.steps_per_epoch();
+  s.total_steps = plan.total_steps();
   return s;
 }
 
@@ -104,8 +106,8 @@ int Hub::Run() {
     WriteReport(0);
     return 0;
   }
-  started_at_ = log_at_ = Clock::now();
-  steps_at_start_ = coordinator_->steps_done();
+  const auto started = Clock::now();
+  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, shape_.total_steps, coordinator_->steps_done());
   const double process_cpu_start = ProcessCpuSeconds();
   while (coordinator_->steps_done() < shape_.total_steps && stop_reason_.empty()) {
     if (!coordinator_->PublishStep()) break;
@@ -116,7 +118,7 @@ int Hub::Run() {
     const int64_t done = coordinator_->steps_done();
     if (coordinator_->published_result() && done % shape_.steps_per_epoch == 0) {
       const auto eval_start = Clock::now();
-      EvaluateEpoch(done / shape_.steps_per_epoch);
+      EvaluateEpoch(done / shape_.steps_per_epoch, true);
       coordinator_->ExtendDeadline(Clock::now() - eval_start);
     }
     const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep();
@@ -125,13 +127,13 @@ int Hub::Run() {
     RecordStep(outcome);
   }
   if (stop_reason_.empty() && coordinator_->stop_requested()) stop_reason_ = "hub shutting down";
-  const double train_seconds = Seconds(Clock::now() - started_at_);
+  const double train_seconds = Seconds(Clock::now() - started);
   metrics_.process_seconds = ProcessCpuSeconds() - process_cpu_start - metrics_.eval_seconds;
   if (stop_reason_.empty()) stop_reason_ = "training complete";
   // Evaluate the final weights unless that epoch end was evaluated already.
   const int64_t steps = coordinator_->steps_done();
   if (steps > 0 && (metrics_.epochs.empty() || metrics_.epochs.back().step != steps))
-    EvaluateEpoch((steps + shape_.steps_per_epoch - 1) / shape_.steps_per_epoch);
+    EvaluateEpoch((steps + shape_.steps_per_epoch - 1) / shape_.steps_per_epoch, steps % shape_.steps_per_epoch == 0);
   spdlog::info("stopping: {}", stop_reason_);
   coordinator_->Finish(stop_reason_, metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
   SaveCheckpoint();
@@ -143,34 +145,24 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   last_loss_ = outcome.loss_sum / static_cast<double>(outcome.samples);
   epoch_loss_sum_ += outcome.loss_sum;
   epoch_samples_ += outcome.samples;
-  samples_at_log_ += outcome.samples;
-  if (Seconds(Clock::now() - log_at_) >= config_.log_every_seconds) LogProgress();
   const int64_t step = coordinator_->steps_done();
+  if (progress_->Step(step, outcome.samples))
+    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, shape_.total_steps,
+                 step / shape_.steps_per_epoch + 1, last_loss_, progress_->samples_per_second(),
+                 progress_->eta_seconds(), coordinator_->ParticipantSummary());
   if ((config_.checkpoint_every > 0 && step % config_.checkpoint_every == 0) || step % shape_.steps_per_epoch == 0)
     SaveCheckpoint();
 }
 
-void Hub::LogProgress() {
-  const auto now = Clock::now();
-  const int64_t step = coordinator_->steps_done();
-  const double rate = samples_at_log_ / std::max(Seconds(now - log_at_), 1e-9);
-  // The ETA from the run's average pace so far, which one slow step or an
-  // evaluation does not swing.
-  const double per_step = Seconds(now - started_at_) / static_cast<double>(std::max<int64_t>(1, step - steps_at_start_));
-  const double eta = per_step * static_cast<double>(shape_.total_steps - step);
-  spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, shape_.total_steps,
-               step / shape_.steps_per_epoch + 1, last_loss_, rate, eta, coordinator_->ParticipantSummary());
-  log_at_ = now;
-  samples_at_log_ = 0;
-}
-
-void Hub::EvaluateEpoch(int64_t epoch) {
+void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
   const double cpu_start = ThreadCpuSeconds();
   const EvalResult r = Evaluate(master_->model(), *test_);
   metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
   EpochRecord e;
   e.epoch = epoch;
   e.step = coordinator_->steps_done();
+  e.complete = complete;
+  e.samples = epoch_samples_;
   e.train_loss = epoch_samples_ ? epoch_loss_sum_ / static_cast<double>(epoch_samples_) : 0;
   e.test_loss = r.mean_loss;
   e.test_accuracy = r.accuracy;
@@ -178,8 +170,8 @@ void Hub::EvaluateEpoch(int64_t epoch) {
   epoch_loss_sum_ = 0;
   epoch_samples_ = 0;
   if (events_) events_->OnEvent({HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy)});
-  spdlog::info("epoch {} done at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}", epoch, e.step,
-               e.train_loss, e.test_loss, e.test_accuracy);
+  spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}", epoch,
+               complete ? "done" : "stopped part way", e.step, e.train_loss, e.test_loss, e.test_accuracy);
   if (r.mean_loss < best_test_loss_) {
     best_test_loss_ = r.mean_loss;
     epochs_without_improvement_ = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/data/dataset.h"
+#include "core/train/progress.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
 #include "hub/master_model.h"
@@ -44,10 +45,10 @@ class Hub {
 
  private:
   void ResumeFromCheckpoint();
-  // The epoch that ended with the master weights as they are now.
-  void EvaluateEpoch(int64_t epoch);
+  // The epoch (1-based) that ended, or that the run ended inside
+  // (complete false), with the master weights as they are now.
+  void EvaluateEpoch(int64_t epoch, bool complete);
   void RecordStep(const StepCoordinator::StepOutcome& outcome);
-  void LogProgress();
   void SaveCheckpoint();
   void WriteReport(double train_seconds);
 
@@ -69,9 +70,7 @@ class Hub {
   int64_t epochs_without_improvement_ = 0;
   std::string stop_reason_;
   double last_loss_ = 0;
-  // Progress: since the last line, and over the run for the ETA.
-  std::chrono::steady_clock::time_point log_at_, started_at_;
-  int64_t samples_at_log_ = 0, steps_at_start_ = 0;
+  std::unique_ptr<ProgressMeter> progress_;
 };
 
 }  // namespace mt

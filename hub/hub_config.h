@@ -27,7 +27,7 @@ struct HubConfig {
   double deadline_floor_seconds = 3;
   bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
   std::string compression = "none";  // none | fp16 | int8, both directions
-  int64_t epochs = 1;
+  int64_t epochs = 0;     // 0: as many as max_steps needs, else 1
   int64_t max_steps = 0;  // 0: whole epochs
   OptimizerConfig optimizer;
   uint64_t seed = 1;

@@ -1,9 +1,8 @@
-// The hub's --report JSON: what scripts, benchmarks and tests read.
+// The hub's --report: the shared run summary (core/train/run_summary.h)
+// plus what only the hub knows: its own costs, the wire, each worker.
 #include <spdlog/spdlog.h>
 
-#include "core/util/atomic_file.h"
-#include "core/util/json.h"
-#include "core/util/process_stats.h"
+#include "core/train/run_summary.h"
 #include "hub/hub.h"
 
 namespace mt {
@@ -11,95 +10,99 @@ namespace mt {
 void Hub::WriteReport(double train_seconds) {
   if (config_.report_path.empty()) return;
   const RunMetrics& m = metrics_;
-  const EpochRecord last = m.epochs.empty() ? EpochRecord{} : m.epochs.back();
-  const int64_t samples = m.samples, steps = coordinator_->steps_done();
+  const int64_t steps = coordinator_->steps_done();
   const double write_cpu = static_cast<double>(m.write_cpu_ns.load()) * 1e-9;
-  Json r = Json::Object();
-  r.Set("mode", "hub")
-      .Set("model", spec_.name())
-      .Set("dataset", config_.dataset)
-      .Set("global_batch", shape_.global_batch)
-      .Set("optimizer", master_->optimizer().config().kind)
-      .Set("lr", static_cast<double>(master_->optimizer().config().lr))
-      .Set("seed", config_.seed)
-      .Set("parameters", static_cast<int64_t>(master_->param_count()))
-      .Set("test_accuracy", last.test_accuracy)
-      .Set("test_loss", last.test_loss)
-      .Set("final_loss", last.train_loss)
-      .Set("steps", steps)
-      .Set("samples", samples)
-      .Set("train_seconds", train_seconds)
-      .Set("samples_per_second", train_seconds > 0 ? samples / train_seconds : 0.0)
-      .Set("hub_reduce_seconds", m.reduce_seconds)
-      .Set("hub_broadcast_seconds", m.broadcast_seconds + write_cpu)
-      // CPU seconds of the hub's own work (averaging, optimizer, broadcast
-      // including the writer threads) over the run's wall time.
-      .Set("hub_share", train_seconds > 0 ? (m.reduce_seconds + m.broadcast_seconds + write_cpu) / train_seconds : 0.0)
-      // The same work in wall time of the step loop: inflated when workers
-      // share the hub's cores, as on one machine.
-      .Set("hub_wall_share", train_seconds > 0 ? m.wall_seconds / train_seconds : 0.0)
-      // All the hub process's CPU during the step loop, evaluation excluded:
-      // adds receiving and parsing the workers' gradients and gRPC's own
-      // threads to the above.
-      .Set("hub_process_share", train_seconds > 0 ? m.process_seconds / train_seconds : 0.0)
-      .Set("peak_rss_bytes", PeakRssBytes())
-      .Set("stop_reason", stop_reason_)
-      .Set("batch_policy", coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced")
-      .Set("compression", config_.compression)
-      // -1 unless the run continued from a checkpoint: then the step it
-      // continued from, so steps - resumed_from_step were trained here.
-      .Set("resumed_from_step", resumed_from_)
-      .Set("batch_change_count", m.batch_change_count)
-      .Set("gradient_bytes_in", m.gradient_bytes_in)
-      .Set("result_bytes_out", m.result_bytes_out)
-      .Set("gradient_bytes_per_step", steps > std::max<int64_t>(0, resumed_from_)
-                                          ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out) /
-                                                static_cast<double>(steps - std::max<int64_t>(0, resumed_from_))
-                                          : 0.0);
-  Json workers = Json::Array();
-  coordinator_->ForEachWorker([&](const WorkerSlot& w, const BatchController& controller) {
-      const WorkerSlot* s = &w;
-      const WorkerStats& st = s->stats;
-      workers.Push(Json::Object()
-                       .Set("id", s->id)
-                       .Set("name", s->name)
-                       .Set("device", s->device)
-                       .Set("placement", s->placement)
-                       .Set("samples", st.samples)
-                       .Set("steps", st.steps)
-                       .Set("mean_batch", st.steps ? static_cast<double>(st.samples) / st.steps : 0.0)
-                       .Set("mean_compute_ms", st.steps ? st.compute_ms / st.steps : 0.0)
-                       .Set("steps_missed", st.steps_missed)
-                       .Set("resyncs", st.resyncs)
-                       .Set("max_batch", s->max_batch)
-                       .Set("last_batch", s->last_batch)
-                       .Set("ms_per_sample", controller.ms_per_sample(s->id))
-                       .Set("overhead_ms", controller.overhead_ms(s->id))
-                       .Set("left_because", s->left_because)
-                       .Set("battery_percent", s->device_status.battery_percent())
-                       .Set("charging", s->device_status.charging())
-                       .Set("unmetered", s->device_status.unmetered())
-                       .Set("temperature_c", s->device_status.has_temperature() ? Json(s->device_status.temperature_c()) : Json()));
-  });
-  r.Set("workers", std::move(workers));
-  Json changes = Json::Array();
-  for (const auto& c : m.batch_changes) {
-    Json batches = Json::Object();
-    for (const auto& [name, b] : c.batches) batches.Set(name, b);
-    changes.Push(Json::Object().Set("step", c.step).Set("batches", std::move(batches)));
+  RunSummary r;
+  r.mode = "hub";
+  r.model = spec_.name();
+  r.dataset = config_.dataset;
+  r.device = "cpu";
+  r.threads = config_.threads;
+  r.optimizer = master_->optimizer().config().kind;
+  r.lr = master_->optimizer().config().lr;
+  r.seed = config_.seed;
+  r.parameters = static_cast<int64_t>(master_->param_count());
+  r.steps = steps;
+  r.samples = m.samples;
+  r.train_seconds = train_seconds;
+  r.resumed_from_step = resumed_from_;
+  r.stopped_early = steps < shape_.total_steps;
+  r.stop_reason = stop_reason_;
+  r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
+  for (const EpochRecord& e : m.epochs) {
+    EpochSummary s;
+    s.epoch = e.epoch;
+    s.step = e.step;
+    s.complete = e.complete;
+    s.train_loss = e.train_loss;
+    s.test_loss = e.test_loss;
+    s.test_accuracy = e.test_accuracy;
+    s.samples = e.samples;
+    r.epochs.push_back(s);
   }
-  r.Set("batch_changes", std::move(changes));
-  Json per_epoch = Json::Array();
-  for (const auto& e : m.epochs)
-    per_epoch.Push(Json::Object()
-                       .Set("epoch", e.epoch)
-                       .Set("step", e.step)
-                       .Set("train_loss", e.train_loss)
-                       .Set("test_loss", e.test_loss)
-                       .Set("test_accuracy", e.test_accuracy));
-  r.Set("epochs", std::move(per_epoch));
+  if (!r.epochs.empty()) {
+    r.test_accuracy = r.epochs.back().test_accuracy;
+    r.test_loss = r.epochs.back().test_loss;
+    r.train_loss = r.epochs.back().train_loss;
+  }
+  ReportJson& d = r.details;
+  d["global_batch"] = shape_.global_batch;
+  d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
+  d["compression"] = config_.compression;
+  d["hub_reduce_seconds"] = m.reduce_seconds;
+  d["hub_broadcast_seconds"] = m.broadcast_seconds + write_cpu;
+  // CPU seconds of the hub's own work (averaging, optimizer, broadcast
+  // including the writer threads) over the run's wall time.
+  d["hub_share"] = train_seconds > 0 ? (m.reduce_seconds + m.broadcast_seconds + write_cpu) / train_seconds : 0.0;
+  // The same work in wall time of the step loop: inflated when workers
+  // share the hub's cores, as on one machine.
+  d["hub_wall_share"] = train_seconds > 0 ? m.wall_seconds / train_seconds : 0.0;
+  // All the hub process's CPU during the step loop, evaluation excluded:
+  // adds receiving and parsing the workers' gradients and the transport's
+  // own threads to the above.
+  d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
+  d["batch_change_count"] = m.batch_change_count;
+  d["gradient_bytes_in"] = m.gradient_bytes_in;
+  d["result_bytes_out"] = m.result_bytes_out;
+  const int64_t trained_here = steps - std::max<int64_t>(0, resumed_from_);
+  d["gradient_bytes_per_step"] =
+      trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out) / static_cast<double>(trained_here)
+                       : 0.0;
+  ReportJson workers = ReportJson::array();
+  coordinator_->ForEachWorker([&](const WorkerSlot& s, const BatchController& controller) {
+    const WorkerStats& st = s.stats;
+    ReportJson w;
+    w["id"] = s.id;
+    w["name"] = s.name;
+    w["device"] = s.device;
+    w["placement"] = s.placement;
+    w["samples"] = st.samples;
+    w["steps"] = st.steps;
+    w["mean_batch"] = st.steps ? static_cast<double>(st.samples) / static_cast<double>(st.steps) : 0.0;
+    w["mean_compute_ms"] = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
+    w["steps_missed"] = st.steps_missed;
+    w["resyncs"] = st.resyncs;
+    w["max_batch"] = s.max_batch;
+    w["last_batch"] = s.last_batch;
+    w["ms_per_sample"] = controller.ms_per_sample(s.id);
+    w["overhead_ms"] = controller.overhead_ms(s.id);
+    w["left_because"] = s.left_because;
+    w["battery_percent"] = s.device_status.battery_percent();
+    w["charging"] = s.device_status.charging();
+    w["unmetered"] = s.device_status.unmetered();
+    w["temperature_c"] = s.device_status.has_temperature() ? ReportJson(s.device_status.temperature_c()) : ReportJson();
+    workers.push_back(std::move(w));
+  });
+  d["workers"] = std::move(workers);
+  ReportJson changes = ReportJson::array();
+  for (const auto& c : m.batch_changes) {
+    ReportJson batches = ReportJson::object();
+    for (const auto& [name, b] : c.batches) batches[name] = b;
+    changes.push_back({{"step", c.step}, {"batches", std::move(batches)}});
+  }
+  d["batch_changes"] = std::move(changes);
   try {
-    WriteFileAtomically(config_.report_path, r.Dump());
+    r.Write(config_.report_path);
   } catch (const std::exception& e) {
     spdlog::error("cannot write the report: {}", e.what());
   }

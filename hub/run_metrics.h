@@ -11,8 +11,10 @@
 namespace mt {
 
 struct EpochRecord {
-  int64_t epoch = 0;
-  int64_t step = 0;
+  int64_t epoch = 0;  // 1-based
+  int64_t step = 0;   // steps done when evaluated
+  bool complete = true;  // false: the run ended inside it
+  int64_t samples = 0;
   double train_loss = 0;
   double test_loss = 0;
   double test_accuracy = 0;

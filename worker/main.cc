@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <exception>
 
@@ -104,10 +105,14 @@ int main(int argc, char** argv) {
 
   try {
     mt::WorkerControl control;
+    std::atomic<bool> stop_standalone{false};
     // A signal stops this worker the way an embedder would: it tells the
     // hub it leaves, then ends.
-    mt::StopOnSignals on_signal([&control] { control.RequestStop("worker stopped by signal"); });
-    if (standalone) return mt::RunStandalone(cfg);
+    mt::StopOnSignals on_signal([&] {
+      stop_standalone = true;
+      control.RequestStop("worker stopped by signal");
+    });
+    if (standalone) return mt::RunStandalone(cfg, &stop_standalone);
     return mt::RunWorker(wcfg, control);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

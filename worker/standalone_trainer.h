@@ -2,6 +2,7 @@
 // engine the distributed worker uses.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,7 +15,7 @@ struct StandaloneConfig {
   std::string dataset = "fashion-mnist";
   std::string device = "cpu";  // cpu | opencl | auto (worker/compute_devices.h)
   int64_t batch = 64;
-  int64_t epochs = 1;
+  int64_t epochs = 0;     // 0: as many as max_steps needs, else 1
   int64_t max_steps = 0;  // 0: whole epochs
   int64_t threads = 1;
   uint64_t seed = 1;
@@ -26,7 +27,9 @@ struct StandaloneConfig {
   double log_every_seconds = 2.0;
 };
 
-// Returns the process exit code; throws on errors the caller reports.
-int RunStandalone(const StandaloneConfig& config);
+// Returns the process exit code; throws on errors the caller reports
+// (RunLengthError for --steps/--epochs that disagree). Ends early, with a
+// checkpoint and a report, once *stop is set.
+int RunStandalone(const StandaloneConfig& config, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace mt

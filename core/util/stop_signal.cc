@@ -36,6 +36,4 @@ StopOnSignals::~StopOnSignals() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-bool StopSignalReceived() { return g_signalled != 0; }
-
 }  // namespace mt

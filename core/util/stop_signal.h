@@ -24,7 +24,4 @@ class StopOnSignals {
   std::thread watcher_;
 };
 
-// The process received SIGINT or SIGTERM since the handlers were installed.
-bool StopSignalReceived();
-
 }  // namespace mt

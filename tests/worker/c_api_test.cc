@@ -42,7 +42,7 @@ class CApi : public ::testing::Test {
   void StartHub(std::vector<std::string> extra) {
     dir_ = testing::FreshTempDir("c-api");
     testing::WriteIdxDataset(dir_.string(), 1000, 100, 3);
-    std::vector<std::string> args = {"--workers", "1", "--dataset", dir_.string(), "--epochs", "1000",
+    std::vector<std::string> args = {"--workers", "1", "--dataset", dir_.string(),
                                      "--report", (dir_ / "hub.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     port_ = testing::StartHub(hub_, dir_, args);

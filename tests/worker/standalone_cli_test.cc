@@ -75,7 +75,7 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
                                 300);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string a = testing::ReadAll(dir / "a.json");
-  for (const char* key : {"test_accuracy", "final_loss", "steps", "samples", "train_seconds", "samples_per_second",
+  for (const char* key : {"test_accuracy", "train_loss", "last_step_loss", "steps", "samples", "train_seconds", "samples_per_second",
                           "peak_rss_bytes"})
     EXPECT_FALSE(std::isnan(testing::JsonNumber(a, key))) << key << " missing in " << a;
   EXPECT_EQ(testing::JsonNumber(a, "steps"), 60);

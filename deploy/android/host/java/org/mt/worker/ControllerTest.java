@@ -282,7 +282,7 @@ public final class ControllerTest {
   static Process startHub(Path hubBinary, Path dir, Path data) throws IOException {
     Files.deleteIfExists(dir.resolve("port"));
     ProcessBuilder pb = new ProcessBuilder(hubBinary.toString(), "--workers", "1", "--bind", "127.0.0.1",
-        "--port", "0", "--port-file", dir.resolve("port").toString(), "--steps", "100000", "--epochs", "1000",
+        "--port", "0", "--port-file", dir.resolve("port").toString(), "--steps", "100000",
         "--dataset", data.toString());
     pb.redirectErrorStream(true);
     pb.redirectOutput(hubLog.toFile());

@@ -1,0 +1,216 @@
+#include "worker/hub_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "core/data/sampler.h"
+#include "core/train/run_plan.h"
+#include "core/util/digest.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
+                       WorkerTotals& totals, WorkerControl& control)
+    : cfg_(cfg), join_(join), stream_(stream), trainer_(trainer), totals_(totals), control_(control) {
+  local_ = !cfg.data_dir.empty();
+  indices_.resize(static_cast<size_t>(trainer.capacity()));
+  staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
+  compression_ = ParseCompression(join.compression().empty() ? "none" : join.compression());
+  if (compression_ != Compression::kNone) residual_.assign(trainer.model().ParamCount(), 0.0f);
+}
+
+HubSession::Outcome HubSession::Run() {
+  proto::HubMessage m;
+  while (stream_.Read(&m)) {
+    if (control_.stop_requested()) {
+      leave_reason_ = control_.stop_request_reason();
+      return Outcome::kLeave;
+    }
+    if (m.has_stop()) {
+      spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(), m.stop().steps(),
+                   m.stop().test_accuracy());
+      totals_.hub_accuracy = m.stop().test_accuracy();
+      control_.OnGoodbye(m.stop().test_accuracy(), m.stop().reason());
+      return Outcome::kGoodbye;
+    }
+    if (m.has_left_out()) {
+      ++totals_.steps_left_out;
+      spdlog::warn("left out of step {}: {}; waiting for the current weights", m.left_out().step() + 1,
+                   m.left_out().reason());
+      continue;
+    }
+    const proto::StepPlan* plan = nullptr;
+    if (m.has_state()) {
+      TakeState(m.state());
+    } else if (m.has_result()) {
+      if (TakeResult(m.result())) plan = &m.result().plan();
+    } else if (m.has_plan()) {
+      plan = &m.plan();
+    }
+    if (!plan) continue;
+    leave_reason_ = PolicyStopReason(cfg_.policy, Device());
+    if (!leave_reason_.empty()) return Outcome::kLeave;
+    Follow(*plan);
+  }
+  if (!control_.stop_requested()) return Outcome::kBroken;
+  leave_reason_ = control_.stop_request_reason();
+  return Outcome::kLeave;
+}
+
+void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit) {
+  const size_t n = static_cast<size_t>(values.size());
+  if (offset > limit || n > limit - offset)
+    throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
+  std::copy(values.begin(), values.end(), staging_.begin() + static_cast<std::ptrdiff_t>(offset));
+}
+
+bool HubSession::TakeState(const proto::StateChunk& s) {
+  Stage(s.offset(), s.values(), staging_.size());
+  if (!s.last()) return false;
+  OptimizerState state = OptimizerState::Parse(s.optimizer_state());
+  Model& model = trainer_.model();
+  const size_t p = model.ParamCount();
+  const size_t total = s.offset() + static_cast<size_t>(s.values_size());
+  if (total < p) throw std::runtime_error("hub sent a state shorter than the model");
+  state.slots.assign(staging_.begin() + static_cast<std::ptrdiff_t>(p),
+                     staging_.begin() + static_cast<std::ptrdiff_t>(total));
+  model.SetParams(staging_.data());
+  trainer_.optimizer().LoadState(state);
+  if (steps_ > 0) ++totals_.resyncs;
+  spdlog::info("received the model at step {}", s.step());
+  return true;
+}
+
+bool HubSession::TakeResult(const proto::StepResult& r) {
+  Model& model = trainer_.model();
+  const size_t p = model.ParamCount();
+  if (compression_ == Compression::kNone) {
+    Stage(r.offset(), r.values(), p);
+  } else {
+    if (r.offset() >= p) throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) + ")");
+    const size_t n = std::min<size_t>(wire::kChunkFloats, p - r.offset());
+    const std::string why = DecodeFloats(compression_, r.packed().data(), r.packed().size(), n, staging_.data() + r.offset());
+    if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
+  }
+  if (!r.last()) return false;
+  trainer_.ApplyGradients(staging_.data());
+  totals_.last_mean_loss = r.mean_loss();
+  control_.OnResult(r.mean_loss());
+  return true;
+}
+
+void HubSession::Follow(const proto::StepPlan& plan) {
+  for (const auto& a : plan.assignments())
+    if (a.worker_id() == join_.worker_id()) return Compute(a);
+}
+
+void HubSession::FillIndices(const proto::Assignment& a) {
+  const int b = a.batch();
+  const size_t size = trainer_.data().Size();
+  if (local_) {
+    // Own files: walk a private shuffle of them, a new one each pass.
+    for (int i = 0; i < b; ++i) {
+      if (local_cursor_ >= local_order_.size()) {
+        local_order_ = EpochOrder(size, join_.seed() ^ 0x5bd1e995u, local_pass_++);
+        local_cursor_ = 0;
+      }
+      indices_[static_cast<size_t>(i)] = local_order_[local_cursor_++];
+    }
+    return;
+  }
+  if (a.epoch() != order_epoch_) {
+    order_ = EpochOrder(size, join_.seed(), a.epoch());
+    order_epoch_ = a.epoch();
+  }
+  if (a.offset() < 0 || static_cast<size_t>(a.offset() + b) > order_.size())
+    throw std::runtime_error("hub assigned samples [" + std::to_string(a.offset()) + ", " +
+                             std::to_string(a.offset() + b) + ") beyond the " + std::to_string(order_.size()) +
+                             " training samples here; is the dataset the same on hub and worker?");
+  std::copy(order_.begin() + a.offset(), order_.begin() + a.offset() + b, indices_.begin());
+}
+
+void HubSession::Compute(const proto::Assignment& a) {
+  const int b = a.batch();
+  if (b < 1 || b > trainer_.capacity()) throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
+  const auto t0 = Clock::now();
+  FillIndices(a);
+  Model& model = trainer_.model();
+  const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
+  const uint64_t weights_digest =
+      digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
+  const double loss = trainer_.ComputeGradients(indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()));
+  if (cfg_.slowdown > 1)
+    std::this_thread::sleep_for(std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
+  const double ms = 1e3 * Seconds(Clock::now() - t0);
+  totals_.compute_seconds += ms / 1e3;
+  totals_.samples += b;
+  ++totals_.steps;
+  ++steps_;
+  control_.OnStep(a.step(), b);
+  SendGradient(a, loss, ms, digest, weights_digest);
+  const auto now = Clock::now();
+  if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
+    spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1, a.epoch() + 1, b, loss / b,
+                 ms);
+    last_log_ = now;
+  }
+}
+
+void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
+                              uint64_t weights_digest) {
+  const DeviceState& dev = Device();
+  const float* g = kernels::CpuBackend::Data(trainer_.model().grads());
+  const size_t p = trainer_.model().ParamCount();
+  const size_t chunks = wire::ChunkCount(p);
+  // One message reused every step: its payload string keeps its capacity,
+  // so packing the gradient allocates nothing in the steady state.
+  proto::WorkerMessage& m = outgoing_;
+  for (size_t c = 0; c < chunks; ++c) {
+    auto* gc = m.mutable_gradient();
+    const wire::ChunkRange r = wire::Chunk(c, p);
+    gc->set_step(a.step());
+    gc->set_offset(r.begin);
+    if (compression_ == Compression::kNone)
+      wire::PackFloats(g + r.begin, r.size, gc->mutable_values());
+    else
+      EncodeFloats(compression_, g + r.begin, r.size, residual_.data() + r.begin, gc->mutable_packed());
+    const bool last = c + 1 == chunks;
+    gc->set_last(last);
+    if (last) {
+      gc->set_batch(a.batch());
+      gc->set_loss_sum(loss);
+      gc->set_compute_ms(ms);
+      gc->set_has_digest(digest);
+      gc->set_weights_digest(weights_digest);
+      auto* ds = gc->mutable_device();
+      ds->set_battery_percent(dev.battery_percent);
+      ds->set_charging(dev.charging);
+      ds->set_unmetered(dev.unmetered);
+      ds->set_has_temperature(!std::isnan(dev.temperature_c));
+      ds->set_temperature_c(std::isnan(dev.temperature_c) ? 0.0 : dev.temperature_c);
+    }
+    if (!stream_.Write(m)) return;  // Read will see the broken stream
+  }
+}
+
+const DeviceState& HubSession::Device() {
+  if (auto pushed = control_.pushed_device_state()) {
+    device_ = *pushed;
+  } else if (cfg_.read_system_device_state && Clock::now() >= next_device_read_) {
+    device_ = ReadSystemDeviceState();
+    next_device_read_ = Clock::now() + std::chrono::seconds(5);
+  }
+  return device_;
+}
+
+}  // namespace mt

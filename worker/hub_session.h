@@ -1,0 +1,79 @@
+// One session of a worker with the hub: from the Train stream's Hello to
+// the hub's goodbye, a broken stream or this worker leaving. It applies the
+// hub's state and results to the local trainer (which outlives sessions),
+// computes each planned step on its share, and streams the gradient back.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/compress/gradient_codec.h"
+#include "hub.grpc.pb.h"
+#include "worker/device_state.h"
+#include "worker/local_trainer.h"
+#include "worker/worker_config.h"
+#include "worker/worker_control.h"
+
+namespace mt {
+
+// What the worker did over all its sessions with the hub: a reconnect
+// starts a new session but the report covers the whole run.
+struct WorkerTotals {
+  int64_t steps = 0, samples = 0, resyncs = 0, steps_left_out = 0, reconnects = 0;
+  double compute_seconds = 0, last_mean_loss = -1, hub_accuracy = -1;
+};
+
+class HubSession {
+ public:
+  using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+
+  HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
+             WorkerTotals& totals, WorkerControl& control);
+
+  enum class Outcome { kGoodbye, kBroken, kLeave };
+
+  // Until the hub says goodbye, the stream breaks, or this worker should
+  // leave (stopped, or its device policy says so: leave_reason()).
+  Outcome Run();
+  const std::string& leave_reason() const { return leave_reason_; }
+
+ private:
+  void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit);
+  bool TakeState(const proto::StateChunk& s);
+  bool TakeResult(const proto::StepResult& r);
+  // Trains on this worker's share of the planned step, if it has one.
+  void Follow(const proto::StepPlan& plan);
+  void FillIndices(const proto::Assignment& a);
+  void Compute(const proto::Assignment& a);
+  void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest, uint64_t weights_digest);
+  // The device's state, pushed by the embedder or read from /sys at most
+  // every few seconds (reading it costs file opens; it changes slowly).
+  const DeviceState& Device();
+
+  using Clock = std::chrono::steady_clock;
+  const WorkerConfig& cfg_;
+  const proto::JoinReply& join_;
+  Stream& stream_;
+  LocalTrainer& trainer_;
+  WorkerTotals& totals_;
+  WorkerControl& control_;
+  DeviceState device_;
+  Clock::time_point next_device_read_ = Clock::now();
+  std::string leave_reason_;
+  bool local_ = false;
+  std::vector<uint32_t> indices_, order_, local_order_;
+  int64_t order_epoch_ = -1, local_pass_ = 0;
+  size_t local_cursor_ = 0;
+  std::vector<float> staging_;
+  Compression compression_ = Compression::kNone;
+  std::vector<float> residual_;  // error feedback: what encoding has not yet sent
+  proto::WorkerMessage outgoing_;
+  int64_t steps_ = 0;  // in this session
+  Clock::time_point last_log_ = Clock::now();
+};
+
+}  // namespace mt

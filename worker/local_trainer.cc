@@ -1,0 +1,61 @@
+#include "worker/local_trainer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/model/model_spec.h"
+
+namespace mt {
+
+void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name) {
+  if (model.input_shape() != data.SampleShape())
+    throw std::runtime_error("dataset " + name + " has samples of " + data.SampleShape().ToString() +
+                             " but the model takes " + model.input_shape().ToString());
+  if (model.num_classes() < data.NumClasses())
+    throw std::runtime_error("dataset " + name + " has " + std::to_string(data.NumClasses()) +
+                             " classes but the model outputs " + std::to_string(model.num_classes()));
+}
+
+LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
+    : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
+  kernels::CpuBackend& home = devices_.cpu();
+  data_ = LoadDataset(spec.dataset, Split::kTrain);
+  CheckDataFitsModel(*BuildModel(spec.model, home), *data_, spec.dataset);
+  batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), spec.capacity);
+  // Placement is timed on this device's own data at a typical batch.
+  const int n = static_cast<int>(std::min<size_t>({static_cast<size_t>(spec.capacity), 64, data_->Size()}));
+  std::vector<uint32_t> first(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) first[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
+  batch_->Fill(*data_, first.data(), n);
+  model_ = BuildModel(spec.model, home, devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed));
+  model_->Reserve(spec.capacity);
+  model_->InitParams(spec.seed);
+  // Parameters, gradients and the optimizer stay on the CPU whatever the
+  // placement, so a worker's copy stays bit-identical to the hub's.
+  optimizer_ = MakeOptimizer(spec.optimizer, home, model_->ParamCount());
+}
+
+bool LocalTrainer::Serves(const TrainerSpec& spec) const {
+  const OptimizerConfig& a = spec_.optimizer;
+  const OptimizerConfig& b = spec.optimizer;
+  const bool same_optimizer = a.kind == b.kind && a.lr == b.lr && a.momentum == b.momentum &&
+                              a.weight_decay == b.weight_decay && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
+                              a.eps == b.eps;
+  return same_optimizer && spec.dataset == spec_.dataset && spec.capacity <= spec_.capacity &&
+         ModelSpecToText(spec.model) == spec_text_;
+}
+
+double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed) {
+  batch_->Fill(*data_, indices, n);
+  model_->SetBatch(batch_->images(), batch_->labels(), n);
+  return model_->ComputeGradients(dropout_seed);
+}
+
+void LocalTrainer::ApplyGradients() { optimizer_->Step(model_->params(), model_->grads()); }
+
+void LocalTrainer::ApplyGradients(const float* gradient) {
+  devices_.cpu().Upload(gradient, model_->grads().Slice(0, model_->ParamCount()));
+  ApplyGradients();
+}
+
+}  // namespace mt

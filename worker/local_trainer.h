@@ -1,0 +1,70 @@
+// A model training on this device: its data, the placement of its layers,
+// the model, the optimizer and the batch staging, built once. Standalone
+// training runs one; the distributed worker keeps one across reconnects, so
+// a dropped link does not reload the dataset or re-time --device auto.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/data/dataset.h"
+#include "core/model/model.h"
+#include "core/optim/optimizer.h"
+#include "core/train/batch_buffer.h"
+#include "model.pb.h"
+#include "worker/compute_devices.h"
+
+namespace mt {
+
+struct TrainerSpec {
+  proto::ModelSpec model;
+  std::string dataset;  // name or path (core/data/dataset.h)
+  OptimizerConfig optimizer;
+  int capacity = 1;  // the largest batch it will be given
+  uint64_t seed = 1;  // initial weights (the hub replaces them with its own)
+};
+
+class LocalTrainer {
+ public:
+  // Loads the training set, places the layers (timed on the first batch for
+  // --device auto), builds the model and the optimizer. Throws with a clear
+  // message when the data does not fit the model.
+  LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec);
+
+  // Whether this trainer can serve `spec` as it is (same model, data and
+  // optimizer, enough capacity): then a reconnect keeps it.
+  bool Serves(const TrainerSpec& spec) const;
+
+  Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  const Dataset& data() const { return *data_; }
+  int capacity() const { return spec_.capacity; }
+  const std::string& dataset() const { return spec_.dataset; }
+  const std::string& model_name() const { return spec_.model.name(); }
+
+  // Forward and backward on the samples at `indices`; the gradient of the
+  // mean loss is then in model().grads(). Returns the loss summed over the
+  // batch. Allocates nothing.
+  double ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed);
+  // The optimizer step with what model().grads() holds, or with `gradient`
+  // (ParamCount() floats on the host, e.g. the hub's average).
+  void ApplyGradients();
+  void ApplyGradients(const float* gradient);
+
+ private:
+  ComputeDevices& devices_;
+  TrainerSpec spec_;
+  std::string spec_text_;
+  std::unique_ptr<Dataset> data_;
+  std::unique_ptr<BatchBuffer> batch_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
+// Throws when `data` (named `name` in the message) does not fit the model.
+void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name);
+
+}  // namespace mt
