@@ -14,22 +14,9 @@
 
 #include "kernels/buffer.h"
 #include "kernels/geometry.h"
+#include "kernels/ops.h"
 
 namespace mt::kernels {
-
-enum class Op {
-  kGemm,
-  kConv2dForward,
-  kConv2dBackward,
-  kMaxPoolForward,
-  kMaxPoolBackward,
-  kBias,
-  kRelu,
-  kDropout,
-  kSoftmaxCrossEntropy,
-  kOptimizerUpdate,
-  kAxpy,
-};
 
 struct SgdHyper {
   float lr = 0.01f;
@@ -51,9 +38,12 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string Name() const = 0;
-  // Whether this backend runs `op` (the shape is given for ops whose support
-  // depends on it, such as a conv too large for a device's local memory).
-  virtual bool Supports(Op op, const ConvGeometry* conv = nullptr) const = 0;
+  // The ops this backend implements, listed by each backend. Callers place
+  // work only on a backend that has every op the work uses (core/model falls
+  // back to its home backend otherwise); an op outside the set may throw.
+  virtual OpSet SupportedOps() const = 0;
+  bool Supports(Op op) const { return SupportedOps().Has(op); }
+  bool Supports(OpSet ops) const { return SupportedOps().Contains(ops); }
 
   // ---- memory
   virtual std::unique_ptr<Buffer> Allocate(size_t count) = 0;

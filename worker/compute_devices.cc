@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/model/auto_placement.h"
+#include "core/model/model_spec.h"
 #if MT_HAVE_OPENCL
 #include "kernels/opencl/opencl_backend.h"
 #include "kernels/opencl/opencl_device.h"
@@ -51,7 +52,14 @@ std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spe
                                                      const int32_t* labels, int batch, uint64_t seed) {
   const size_t layers = static_cast<size_t>(spec.layer_size());
   if (!opencl_) return std::vector<kernels::Backend*>(layers, &cpu_);
-  if (choice_ == "opencl") return std::vector<kernels::Backend*>(layers, opencl_.get());
+  if (choice_ == "opencl") {
+    // The model runs a layer whose ops the device lacks on the CPU; say so
+    // up front, before training starts.
+    std::vector<kernels::Backend*> all(layers, opencl_.get());
+    for (const PlacementFallback& f : BuildModel(spec, cpu_, all)->fallbacks())
+      spdlog::warn("device opencl: {} runs on the {}: {} lacks {}", f.name, cpu_.Name(), f.wanted, f.missing.Names());
+    return all;
+  }
   const std::vector<kernels::Backend*> candidates{&cpu_, opencl_.get()};
   spdlog::info("device auto: timing each layer on {} and {} at batch {}", cpu_.Name(), opencl_->Name(), batch);
   const PlacementChoice choice = ChoosePlacement(spec, cpu_, candidates, images, labels, batch, seed);
@@ -61,10 +69,12 @@ std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spe
 
 std::string DeviceLabel(const Model& model) {
   std::string label;
-  for (const kernels::Backend* b : model.placement()) {
-    const std::string name = b->Name();
+  const auto add = [&label](const kernels::Backend& b) {
+    const std::string name = b.Name();
     if (label.find(name) == std::string::npos) label += (label.empty() ? "" : "+") + name;
-  }
+  };
+  for (const kernels::Backend* b : model.placement()) add(*b);
+  add(model.loss_backend());
   return label;
 }
 

@@ -1,11 +1,14 @@
 // The backends a worker computes on, from --device:
 //   cpu     every layer on the CPU (Eigen);
 //   opencl  every layer on the OpenCL device (the first GPU, else the first
-//           device); a clear error when the machine has no OpenCL platform;
+//           device), but those whose ops it lacks, which run on the CPU (a
+//           warning names them); a clear error when the machine has no
+//           OpenCL platform;
 //   auto    each layer where it measured faster (core/model/auto_placement),
 //           among the CPU and an OpenCL GPU when there is one. An OpenCL
 //           device that is the CPU itself (PoCL) only competes with Eigen for
-//           the same cores, so auto leaves it out.
+//           the same cores, so auto leaves it out. A layer is only timed
+//           and placed where its ops exist.
 // The CPU backend always exists: it holds the parameters and gradients and
 // runs the optimizer, so a worker's weights stay bit-identical to the hub's.
 #pragma once
@@ -47,7 +50,7 @@ class ComputeDevices {
   std::string opencl_name_;
 };
 
-// "cpu", "opencl" or "cpu+opencl": where a model's layers run, in one word.
+// "cpu", "opencl" or "cpu+opencl": where a model's layers and loss run, in one word.
 std::string DeviceLabel(const Model& model);
 
 }  // namespace mt

@@ -13,6 +13,9 @@ class Conv2D : public Layer {
   Conv2D(int filters, int kernel, int stride, int padding);
 
   const char* Type() const override { return "conv"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kConv2dForward, kernels::Op::kConv2dBackward};
+  }
   Shape Setup(const Shape& in_sample) override;
   size_t ParamCount() const override;
   void BindParams(kernels::View params, kernels::View grads) override;

@@ -11,6 +11,9 @@ class Dense : public Layer {
   explicit Dense(int units);
 
   const char* Type() const override { return "dense"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kGemm, kernels::Op::kAddBias, kernels::Op::kBiasGrad};
+  }
   Shape Setup(const Shape& in_sample) override;
   size_t ParamCount() const override;
   void BindParams(kernels::View params, kernels::View grads) override;

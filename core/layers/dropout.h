@@ -13,6 +13,9 @@ class Dropout : public Layer {
   explicit Dropout(float rate);
 
   const char* Type() const override { return "dropout"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kDropoutForward, kernels::Op::kDropoutBackward};
+  }
   Shape Setup(const Shape& in_sample) override;
   bool InPlace() const override { return true; }
   void Reshape(int capacity) override;

@@ -9,6 +9,8 @@ namespace mt {
 class Flatten : public Layer {
  public:
   const char* Type() const override { return "flatten"; }
+  // None: it only reshapes, so it runs in place wherever its input is.
+  kernels::OpSet Ops() const override { return {}; }
   Shape Setup(const Shape& in_sample) override {
     return Shape{static_cast<int>(in_sample.count())};
   }

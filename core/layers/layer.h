@@ -28,6 +28,9 @@ class Layer {
   virtual ~Layer() = default;
 
   virtual const char* Type() const = 0;
+  // Every backend op Forward and Backward call: the model runs the layer only
+  // on a backend that has them all.
+  virtual kernels::OpSet Ops() const = 0;
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
 
@@ -47,7 +50,10 @@ class Layer {
   // gradient over its output gradient, which saves one activation buffer per
   // layer. Safe because no layer's backward pass reads its own output except
   // through what the in-place layer leaves there (ReLU's output is what the
-  // next layer reads as input anyway).
+  // next layer reads as input anyway). The model runs an in-place layer out
+  // of place (output and input gradient in buffers of their own) when the
+  // backend of its input lacks one of its ops, so a layer that declares ops
+  // must work either way.
   virtual bool InPlace() const { return false; }
 
   virtual void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) = 0;

@@ -13,6 +13,9 @@ class MaxPool2D : public Layer {
   MaxPool2D(int size, int stride);
 
   const char* Type() const override { return "maxpool"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kMaxPoolForward, kernels::Op::kMaxPoolBackward};
+  }
   Shape Setup(const Shape& in_sample) override;
   void Reshape(int capacity) override;
   size_t StateBytes(int capacity) const override;

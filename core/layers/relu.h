@@ -7,6 +7,9 @@ namespace mt {
 class ReLU : public Layer {
  public:
   const char* Type() const override { return "relu"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kReluForward, kernels::Op::kReluBackward};
+  }
   Shape Setup(const Shape& in_sample) override { return in_sample; }
   bool InPlace() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {

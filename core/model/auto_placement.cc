@@ -49,9 +49,12 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
                                 const std::vector<kernels::Backend*>& candidates, const float* images,
                                 const int32_t* labels, int batch, uint64_t seed, int repeats) {
   if (candidates.empty()) throw std::invalid_argument("placement: no candidate backends");
+  if (std::find(candidates.begin(), candidates.end(), &home) == candidates.end())
+    throw std::invalid_argument("placement: the home backend " + home.Name() + " is not a candidate");
   repeats = std::max(repeats, 1);
   PlacementChoice choice;
-  std::vector<std::vector<double>> layer_ms(candidates.size());  // [candidate][layer]
+  // [candidate][layer]: in the all-on-that-candidate model, wherever the layer ran.
+  std::vector<std::vector<double>> layer_ms(candidates.size());
   std::vector<bool> in_place;
   for (size_t c = 0; c < candidates.size(); ++c) {
     const std::vector<kernels::Backend*> all(spec.layer_size(), candidates[c]);
@@ -67,38 +70,40 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
       model->ComputeGradients(seed + r, &t);
       for (size_t i = 0; i < samples.size(); ++i) samples[i].push_back(1e3 * (t.forward[i] + t.backward[i]));
     }
-    for (size_t i = 0; i < samples.size(); ++i) choice.rows[i].ms.push_back(Median(samples[i]));
-    choice.candidates.push_back(PlacementCandidate{"all " + candidates[c]->Name(), all,
-                                                   StepMs(*model, images, labels, batch, seed, repeats)});
+    const std::vector<kernels::Backend*>& ran = model->placement();
+    for (size_t i = 0; i < samples.size(); ++i) {
+      layer_ms[c].push_back(Median(samples[i]));
+      choice.rows[i].ms.push_back(ran[i] == candidates[c] ? layer_ms[c][i] : kNotRun);
+    }
+    const std::string name = "all " + candidates[c]->Name() + (ran == all ? "" : " where it can");
+    choice.candidates.push_back(PlacementCandidate{name, ran, StepMs(*model, images, labels, batch, seed, repeats)});
   }
 
   // Per layer: in-place layers follow their input, so a layer's cost is its
-  // own plus that of the in-place layers after it.
+  // own plus that of the in-place layers after it, as the all-on-one model
+  // ran them (on the home backend where that candidate lacks their ops).
   std::vector<kernels::Backend*> per_layer(choice.rows.size());
   for (size_t i = 0; i < choice.rows.size(); ++i) {
-    if (in_place[i] && i > 0) {
-      per_layer[i] = per_layer[i - 1];
-      choice.rows[i].chosen = choice.rows[i - 1].chosen;
-      continue;
-    }
+    if (in_place[i] && i > 0) continue;  // placed with the layer before it
     size_t end = i + 1;
     while (end < choice.rows.size() && in_place[end]) ++end;
-    int best = 0;
+    int best = -1;
     double best_ms = 0;
     for (size_t c = 0; c < candidates.size(); ++c) {
+      if (choice.rows[i].ms[c] == kNotRun) continue;
       double ms = 0;
-      for (size_t j = i; j < end; ++j) ms += choice.rows[j].ms[c];
-      if (c == 0 || ms < best_ms) best = static_cast<int>(c), best_ms = ms;
+      for (size_t j = i; j < end; ++j) ms += layer_ms[c][j];
+      if (best < 0 || ms < best_ms) best = static_cast<int>(c), best_ms = ms;
     }
-    per_layer[i] = candidates[best];
-    choice.rows[i].chosen = best;
+    // The home candidate runs every layer, so there is always a best.
+    for (size_t j = i; j < end; ++j) per_layer[j] = choice.candidates[best].placement[j];
   }
   const bool same_as_one = std::any_of(choice.candidates.begin(), choice.candidates.end(),
                                        [&](const PlacementCandidate& c) { return c.placement == per_layer; });
   if (!same_as_one) {
     auto model = Prepared(spec, home, per_layer, images, labels, batch, seed);
     choice.candidates.push_back(
-        PlacementCandidate{"per layer", per_layer, StepMs(*model, images, labels, batch, seed, repeats)});
+        PlacementCandidate{"per layer", model->placement(), StepMs(*model, images, labels, batch, seed, repeats)});
   }
 
   choice.chosen = 0;
@@ -128,7 +133,10 @@ std::string PlacementChoice::Table(const std::vector<kernels::Backend*>& backend
     std::snprintf(line, sizeof line, "%-12s", r.layer.c_str());
     s += line;
     for (double ms : r.ms) {
-      std::snprintf(line, sizeof line, " %12.3f", ms);
+      if (ms == kNotRun)
+        std::snprintf(line, sizeof line, " %12s", "n/a");
+      else
+        std::snprintf(line, sizeof line, " %12.3f", ms);
       s += line;
     }
     s += "  " + backends[r.chosen]->Name() + "\n";

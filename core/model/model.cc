@@ -15,6 +15,9 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The loss on the training pass, the predictions on evaluation.
+constexpr kernels::OpSet kLossOps{kernels::Op::kSoftmaxCrossEntropy, kernels::Op::kArgmaxRows};
+
 }  // namespace
 
 Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& home,
@@ -31,18 +34,19 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   for (size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
     if (!placement_[i]) throw std::invalid_argument("model: no backend for layer " + std::to_string(i + 1));
+    if (layer.name().empty()) layer.set_name(std::string(layer.Type()) + std::to_string(i + 1));
     // An in-place layer writes over its input, so it runs where that lives.
     if (layer.InPlace() && i > 0) placement_[i] = placement_[i - 1];
+    placement_[i] = Supporting(placement_[i], layer.Ops(), i, layer.name());
     if (placement_[i] != &home_) mixed_ = true;
     layer.set_backend(placement_[i]);
-    if (layer.name().empty()) layer.set_name(std::string(layer.Type()) + std::to_string(i + 1));
     try {
       shapes_.push_back(layer.Setup(shapes_.back()));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("layer " + std::to_string(i + 1) + " (" + layer.name() +
                                   "): " + e.what());
     }
-    act_slot_.push_back(layer.InPlace() ? act_slot_.back() : slots++);
+    act_slot_.push_back(RunsInPlace(i) ? act_slot_.back() : slots++);
     param_offset_.push_back(param_count_);
     param_count_ += layer.ParamCount();
   }
@@ -50,8 +54,9 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
     throw std::invalid_argument("model: the last layer must give flat logits, got " +
                                 output_shape().ToString());
   for (const Shape& s : shapes_) max_activation_ = std::max(max_activation_, s.count());
+  loss_backend_ = Supporting(placement_.back(), kLossOps, layers_.size(), "loss");
   act_buffers_.resize(slots);
-  bridges_.resize(layers_.size());
+  bridges_.resize(layers_.size() + 1);
 
   params_ = home_.Allocate(std::max<size_t>(param_count_, 1));
   grads_ = home_.Allocate(std::max<size_t>(param_count_, 1));
@@ -84,11 +89,30 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   }
 }
 
+kernels::Backend* Model::Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step,
+                                    const std::string& name) {
+  const kernels::OpSet missing = ops - wanted->SupportedOps();
+  if (missing.empty()) return wanted;
+  const kernels::OpSet home_missing = ops - home_.SupportedOps();
+  if (!home_missing.empty())
+    throw std::invalid_argument(name + " needs " + home_missing.Names() + ", which the home backend " +
+                                home_.Name() + " lacks");
+  fallbacks_.push_back(PlacementFallback{step, name, wanted->Name(), missing});
+  return &home_;
+}
+
 std::string Model::PlacementSummary() const {
   std::string s;
-  for (size_t i = 0; i < layers_.size(); ++i) {
+  auto fallback = fallbacks_.begin();
+  for (size_t i = 0; i <= layers_.size(); ++i) {
+    const bool moved = fallback != fallbacks_.end() && fallback->step == i;
+    if (i == layers_.size() && !moved) break;
     if (i) s += ",";
-    s += layers_[i]->name() + ":" + placement_[i]->Name();
+    s += (i < layers_.size() ? layers_[i]->name() : "loss") + ":" + StepBackend(i).Name();
+    if (moved) {
+      s += "(" + fallback->wanted + " lacks " + fallback->missing.Names("+") + ")";
+      ++fallback;
+    }
   }
   return s;
 }
@@ -123,17 +147,18 @@ void Model::Reserve(int capacity) {
     act_buffers_[act_slot_[i]] = SlotBackend(static_cast<int>(i)).Allocate(shapes_[i].count() * capacity);
   }
   size_t staging = staging_.size();
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const bool crosses = &SlotBackend(static_cast<int>(i)) != placement_[i];
-    if (crosses) {
-      bridges_[i] = placement_[i]->Allocate(shapes_[i].count() * capacity);
-      // Forward carries the activation in, backward carries the gradient out.
-      staging = std::max(staging, std::max(shapes_[i].count(), shapes_[i + 1].count()) * capacity);
-    }
+  for (size_t i = 0; i <= layers_.size(); ++i) {
+    if (&SlotBackend(static_cast<int>(i)) == &StepBackend(i)) continue;
+    bridges_[i] = StepBackend(i).Allocate(shapes_[i].count() * capacity);
+    // Forward carries the activation in, backward carries the gradient out
+    // (the loss's is the size of its input).
+    const size_t out = shapes_[std::min(i + 1, layers_.size())].count();
+    staging = std::max(staging, std::max(shapes_[i].count(), out) * capacity);
   }
   if (Mixed()) staging = std::max(staging, max_activation_ * capacity);
   staging_.resize(staging);
   for (kernels::Backend* b : placement_) GradsOn(b);  // one pair per backend in use
+  GradsOn(loss_backend_);
   for (GradPair& g : grad_pairs_) {
     g.ping = g.backend->Allocate(max_activation_ * capacity);
     g.pong = g.backend->Allocate(max_activation_ * capacity);
@@ -145,14 +170,14 @@ void Model::Reserve(int capacity) {
 }
 
 size_t Model::MemoryBytes(int capacity) const {
-  size_t pairs = 0;
-  for (size_t i = 0; i < placement_.size(); ++i)
-    if (std::find(placement_.begin(), placement_.begin() + i, placement_[i]) == placement_.begin() + i) ++pairs;
-  size_t per_sample = 2 * pairs * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
+  std::vector<const kernels::Backend*> in_use;
+  for (size_t i = 0; i <= layers_.size(); ++i)
+    if (std::find(in_use.begin(), in_use.end(), &StepBackend(i)) == in_use.end()) in_use.push_back(&StepBackend(i));
+  size_t per_sample = 2 * in_use.size() * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
   for (size_t i = 0; i < shapes_.size(); ++i)
     if (i == 0 || act_slot_[i] != act_slot_[i - 1]) per_sample += shapes_[i].count();
-  for (size_t i = 0; i < layers_.size(); ++i)
-    if (&SlotBackend(static_cast<int>(i)) != placement_[i]) per_sample += shapes_[i].count();
+  for (size_t i = 0; i <= layers_.size(); ++i)
+    if (&SlotBackend(static_cast<int>(i)) != &StepBackend(i)) per_sample += shapes_[i].count();
   size_t fixed = 2 * param_count_;
   for (const Mirror& m : mirrors_) fixed += 2 * (m.end - m.begin);
   size_t bytes = (fixed + per_sample * capacity) * sizeof(float);
@@ -174,6 +199,14 @@ Tensor Model::LayerInput(int i, int n) const {
 void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to, kernels::View dst) {
   from.Download(src, staging_.data());
   to.Upload(staging_.data(), dst);
+}
+
+void Model::BridgeIn(size_t i, LayerTimes* times) {
+  if (!bridges_[i]) return;
+  const int si = static_cast<int>(i);
+  const Clock::time_point t = times ? Clock::now() : Clock::time_point{};
+  Transfer(SlotBackend(si), Activation(si, batch_).view, StepBackend(i), LayerInput(si, batch_).view);
+  if (times) times->transfer += Since(t);
 }
 
 void Model::UploadMirrors() {
@@ -202,11 +235,7 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   if (times) times->transfer += Since(t);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const int li = static_cast<int>(i);
-    if (bridges_[i]) {
-      if (times) t = Clock::now();
-      Transfer(SlotBackend(li), Activation(li, batch_).view, *placement_[i], LayerInput(li, batch_).view);
-      if (times) times->transfer += Since(t);
-    }
+    BridgeIn(i, times);
     if (times) {
       placement_[i]->Synchronize();
       t = Clock::now();
@@ -219,8 +248,9 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
       times->forward[i] = Since(t);
     }
   }
+  BridgeIn(layers_.size(), times);
   if (times) t = Clock::now();
-  const Tensor logits = Activation(static_cast<int>(layers_.size()), batch_);
+  const Tensor logits = LayerInput(static_cast<int>(layers_.size()), batch_);
   const double loss = LossBackend().SoftmaxCrossEntropy(
       logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)}, batch_, num_classes(),
       kernels::View{GradsOn(&LossBackend()).ping.get(), 0, logits.count()});
@@ -257,7 +287,7 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
       on->Synchronize();
       t = Clock::now();
     }
-    kernels::Buffer* d_in = layer.InPlace() ? d_out : spare;
+    kernels::Buffer* d_in = RunsInPlace(i) ? d_out : spare;
     const Tensor d_out_t{out_shape, kernels::View{d_out, 0, out_shape.count()}};
     // The first layer's input gradient is never used, so it is never computed.
     const Tensor d_in_t{in_shape, i == 0 ? kernels::View{} : kernels::View{d_in, 0, in_shape.count()}};
@@ -277,7 +307,7 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
 double Model::Evaluate(int32_t* predictions) {
   const double loss = ForwardAndLoss(ForwardContext{false, 0}, nullptr);
   if (predictions) {
-    const Tensor logits = Activation(static_cast<int>(layers_.size()), batch_);
+    const Tensor logits = LayerInput(static_cast<int>(layers_.size()), batch_);
     kernels::View out{predictions_.get(), 0, static_cast<size_t>(batch_)};
     LossBackend().ArgmaxRows(logits.view, batch_, num_classes(), out);
     LossBackend().Download(out, predictions);

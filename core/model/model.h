@@ -10,7 +10,11 @@
 // the home buffer after each backward pass, and copies an activation (or its
 // gradient) wherever consecutive layers sit on different backends. Every such
 // copy is explicit and happens here, never inside a backend. In-place layers
-// (ReLU, Dropout, Flatten) always run where their input lives.
+// (ReLU, Dropout, Flatten) run where their input lives.
+//
+// A layer never runs on a backend that lacks one of its ops (Layer::Ops):
+// it runs on the home backend instead, out of place if it is an in-place
+// layer, and the loss likewise when the last layer's backend lacks it.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +35,15 @@ struct LayerTimes {
   double transfer = 0;                     // copies between backends
 };
 
+// A step that runs on the home backend because the backend it was placed on
+// lacks ops it uses.
+struct PlacementFallback {
+  size_t step;            // layer index, or the layer count for the loss
+  std::string name;       // the layer's name, or "loss"
+  std::string wanted;     // the backend it was placed on
+  kernels::OpSet missing;  // what that backend lacks
+};
+
 class Model {
  public:
   // `placement` names a backend per layer; empty means every layer on `home`.
@@ -44,11 +57,18 @@ class Model {
   // Where parameters, gradients and the optimizer live.
   kernels::Backend& backend() const { return home_; }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
-  // The backend each layer runs on (in-place layers resolved to their input's).
+  // The backend each layer runs on (in-place layers resolved to their input's,
+  // layers whose backend lacks their ops moved to home).
   const std::vector<kernels::Backend*>& placement() const { return placement_; }
+  // Where the loss runs: the last layer's backend, or home when that lacks it.
+  kernels::Backend& loss_backend() const { return *loss_backend_; }
+  // The steps moved to home for want of ops, in model order.
+  const std::vector<PlacementFallback>& fallbacks() const { return fallbacks_; }
   // Whether any layer runs away from the home backend.
   bool Mixed() const { return mixed_; }
-  // "conv1:opencl,relu1:opencl,...", for logs and reports.
+  // "conv1:opencl,relu1:opencl,...", for logs and reports; a step moved home
+  // says why: "relu1:cpu(opencl lacks relu_forward+relu_backward)", and a
+  // moved loss adds ",loss:cpu(...)".
   std::string PlacementSummary() const;
 
   kernels::View params() const { return kernels::WholeOf(*params_); }
@@ -90,10 +110,20 @@ class Model {
     std::unique_ptr<kernels::Buffer> ping, pong;
   };
 
+  // Steps are the layers, then the loss (step layers_.size()).
   Tensor Activation(int i, int n) const;  // i = 0 is the input, i = k is layer k-1's output
-  Tensor LayerInput(int i, int n) const;  // layer i's input on layer i's backend
+  Tensor LayerInput(int i, int n) const;  // step i's input on step i's backend
   kernels::Backend& SlotBackend(int i) const { return *placement_[i == 0 ? 0 : i - 1]; }
-  kernels::Backend& LossBackend() const { return *placement_.back(); }
+  kernels::Backend& StepBackend(size_t i) const { return i < layers_.size() ? *placement_[i] : *loss_backend_; }
+  kernels::Backend& LossBackend() const { return *loss_backend_; }
+  // Whether layer i writes over its input (an in-place layer on its input's backend).
+  bool RunsInPlace(size_t i) const {
+    return layers_[i]->InPlace() && (i == 0 || placement_[i] == placement_[i - 1]);
+  }
+  // `wanted` when it has every op of `ops`, else home (recorded in fallbacks_).
+  kernels::Backend* Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step, const std::string& name);
+  // Copies step i's input onto its backend when it lives elsewhere.
+  void BridgeIn(size_t i, LayerTimes* times);
   GradPair& GradsOn(kernels::Backend* b);
   double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times);
   void UploadMirrors();
@@ -104,11 +134,13 @@ class Model {
   kernels::Backend& home_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<kernels::Backend*> placement_;  // per layer
+  kernels::Backend* loss_backend_ = nullptr;
+  std::vector<PlacementFallback> fallbacks_;
   std::vector<Shape> shapes_;                 // per-sample, layers_.size() + 1 entries
   std::vector<int> act_slot_;                 // which activation buffer holds shapes_[i]
   std::vector<size_t> param_offset_;          // per layer
   std::vector<std::unique_ptr<kernels::Buffer>> act_buffers_;
-  // bridges_[i]: layer i's input copied onto its backend (null when the
+  // bridges_[i]: step i's input copied onto its backend (null when the
   // producer runs on the same backend).
   std::vector<std::unique_ptr<kernels::Buffer>> bridges_;
   std::vector<GradPair> grad_pairs_;

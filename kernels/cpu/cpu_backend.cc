@@ -13,6 +13,7 @@
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/dropout_hash.h"
+#include "kernels/op_scalars.h"
 
 namespace mt::kernels {
 namespace {
@@ -49,7 +50,13 @@ void CpuBackend::ForEachRange(size_t n, Fn&& fn) {
   });
 }
 
-bool CpuBackend::Supports(Op, const ConvGeometry*) const { return true; }
+OpSet CpuBackend::SupportedOps() const {
+  return {Op::kGemm,           Op::kAxpy,           Op::kScale,          Op::kConv2dForward,
+          Op::kConv2dBackward, Op::kMaxPoolForward, Op::kMaxPoolBackward, Op::kAddBias,
+          Op::kBiasGrad,       Op::kReluForward,    Op::kReluBackward,   Op::kDropoutForward,
+          Op::kDropoutBackward, Op::kSoftmaxCrossEntropy, Op::kArgmaxRows, Op::kSgdUpdate,
+          Op::kAdamUpdate};
+}
 
 // ---- memory
 
@@ -243,8 +250,7 @@ void CpuBackend::DropoutForward(View in, View out, View mask, float rate, uint64
   const float* x = Data(in);
   float* y = Data(out);
   float* m = Data(mask);
-  // rate >= 1 drops everything; scaling by 1/0 would turn 0 * inf into NaN.
-  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
+  const float scale = DropoutScale(rate);
   ForEachRange(in.count, [x, y, m, rate, seed, scale](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       const bool keep = KeepAt(seed, i, rate);
@@ -258,7 +264,7 @@ void CpuBackend::DropoutBackward(View d_out, View mask, float rate, View d_in) {
   const float* dy = Data(d_out);
   const float* m = Data(mask);
   float* dx = Data(d_in);
-  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
+  const float scale = DropoutScale(rate);
   ForEachRange(d_out.count, [dy, m, dx, scale](size_t b, size_t e) {
     using simd::Vec;
     const Vec zero{}, s = simd::Splat(scale);
@@ -276,7 +282,7 @@ double CpuBackend::SoftmaxCrossEntropy(View logits, View labels, int n, int clas
   const float* x = Data(logits);
   const int32_t* y = Int32Data(labels);
   float* d = Data(d_logits);
-  const float inv_n = n > 0 ? 1.0f / static_cast<float>(n) : 0.0f;
+  const float inv_n = MeanScale(n);
   double loss = 0.0;
   for (int r = 0; r < n; ++r) {
     const float* row = x + static_cast<size_t>(r) * classes;
@@ -337,10 +343,8 @@ void CpuBackend::AdamUpdate(const AdamHyper& h, View params, View grads, View m,
   float* ms = Data(m);
   float* vs = Data(v);
   const float b1 = h.beta1, b2 = h.beta2, wd = h.weight_decay, eps = h.eps;
-  // PyTorch's order of operations: p -= (lr / c1) * m / (sqrt(v) / sqrt(c2) + eps).
-  const double step = static_cast<double>(h.step < 1 ? 1 : h.step);
-  const float step_size = static_cast<float>(h.lr / (1.0 - std::pow(double{b1}, step)));
-  const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double{b2}, step)));
+  const AdamCorrection c = AdamBiasCorrection(h);
+  const float step_size = c.step_size, c2_sqrt = c.c2_sqrt;
   ForEachRange(params.count, [=](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       const float gi = g[i] + wd * p[i];

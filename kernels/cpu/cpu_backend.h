@@ -40,7 +40,7 @@ class CpuBackend : public Backend {
   static int32_t* Int32Data(View v);
 
   std::string Name() const override { return "cpu"; }
-  bool Supports(Op op, const ConvGeometry* conv = nullptr) const override;
+  OpSet SupportedOps() const override;
 
   std::unique_ptr<Buffer> Allocate(size_t count) override;
   void Upload(const void* host, View dst) override;

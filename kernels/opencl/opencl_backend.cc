@@ -31,7 +31,17 @@ OpenClBackend::~OpenClBackend() {
 
 cl_mem OpenClBackend::Mem(View v) { return v.buffer ? static_cast<OpenClBuffer*>(v.buffer)->mem() : nullptr; }
 
-bool OpenClBackend::Supports(Op, const ConvGeometry*) const { return true; }
+OpSet OpenClBackend::SupportedOps() const {
+  constexpr OpSet kThroughClBlast{Op::kGemm, Op::kAxpy, Op::kScale};
+  // cl/*.cl (the convolutions' products through CLBlast too)
+  constexpr OpSet kConvAndPool{Op::kConv2dForward, Op::kConv2dBackward, Op::kMaxPoolForward,
+                               Op::kMaxPoolBackward};
+  constexpr OpSet kElementwise{Op::kAddBias,        Op::kBiasGrad,         Op::kReluForward,
+                               Op::kReluBackward,   Op::kDropoutForward,   Op::kDropoutBackward,
+                               Op::kSoftmaxCrossEntropy, Op::kArgmaxRows, Op::kSgdUpdate,
+                               Op::kAdamUpdate};
+  return kThroughClBlast | kConvAndPool | kElementwise;
+}
 
 KernelCall OpenClBackend::Call(const char* kernel) {
   auto it = kernels_.find(kernel);

@@ -35,7 +35,7 @@ class OpenClBackend : public Backend {
   static cl_mem Mem(View v);
 
   std::string Name() const override { return "opencl"; }
-  bool Supports(Op op, const ConvGeometry* conv = nullptr) const override;
+  OpSet SupportedOps() const override;
 
   std::unique_ptr<Buffer> Allocate(size_t count) override;
   void Upload(const void* host, View dst) override;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "kernels/op_scalars.h"
 #include "kernels/opencl/opencl_backend.h"
 
 namespace mt::kernels {
@@ -18,14 +19,14 @@ void OpenClBackend::ReluBackward(View out, View d_out, View d_in) {
 
 void OpenClBackend::DropoutForward(View in, View out, View mask, float rate, uint64_t seed) {
   const int n = static_cast<int>(in.count);
-  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;  // as on the CPU: no 0 * inf
-  Call("dropout_forward").Arg(in).Arg(out).Arg(mask).Arg(rate).Arg(scale).Arg(seed).Arg(n).Run(queue(), n);
+  Call("dropout_forward")
+      .Arg(in).Arg(out).Arg(mask).Arg(rate).Arg(DropoutScale(rate)).Arg(seed).Arg(n)
+      .Run(queue(), n);
 }
 
 void OpenClBackend::DropoutBackward(View d_out, View mask, float rate, View d_in) {
   const int n = static_cast<int>(d_out.count);
-  const float scale = rate < 1.0f ? 1.0f / (1.0f - rate) : 0.0f;
-  Call("dropout_backward").Arg(d_out).Arg(mask).Arg(scale).Arg(d_in).Arg(n).Run(queue(), n);
+  Call("dropout_backward").Arg(d_out).Arg(mask).Arg(DropoutScale(rate)).Arg(d_in).Arg(n).Run(queue(), n);
 }
 
 double OpenClBackend::SoftmaxCrossEntropy(View logits, View labels, int n, int classes, View d_logits) {
@@ -36,7 +37,7 @@ double OpenClBackend::SoftmaxCrossEntropy(View logits, View labels, int n, int c
   }
   const View losses{row_loss_.get(), 0, static_cast<size_t>(n)};
   Call("softmax_xent")
-      .Arg(logits).Arg(labels).Arg(d_logits).Arg(losses).Arg(n).Arg(classes).Arg(1.0f / static_cast<float>(n))
+      .Arg(logits).Arg(labels).Arg(d_logits).Arg(losses).Arg(n).Arg(classes).Arg(MeanScale(n))
       .Run(queue(), n);
   Download(losses, row_loss_host_.data());
   double loss = 0.0;
@@ -62,13 +63,10 @@ void OpenClBackend::SgdUpdate(const SgdHyper& h, View params, View grads, View v
 
 void OpenClBackend::AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) {
   const int n = static_cast<int>(params.count);
-  // The bias corrections in double on the host, as on the CPU.
-  const double step = static_cast<double>(h.step < 1 ? 1 : h.step);
-  const float step_size = static_cast<float>(h.lr / (1.0 - std::pow(double{h.beta1}, step)));
-  const float c2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(double{h.beta2}, step)));
+  const AdamCorrection c = AdamBiasCorrection(h);
   Call("adam_update")
       .Arg(params).Arg(grads).Arg(m).Arg(v).Arg(h.beta1).Arg(h.beta2).Arg(h.eps).Arg(h.weight_decay)
-      .Arg(step_size).Arg(c2_sqrt).Arg(n)
+      .Arg(c.step_size).Arg(c.c2_sqrt).Arg(n)
       .Run(queue(), n);
 }
 
