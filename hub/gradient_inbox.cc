@@ -68,7 +68,7 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   }
   loss_sum_ = c.loss_sum();
   compute_ms_ = c.compute_ms();
-  has_digest_ = c.has_digest();
+  has_digest_ = c.has_weights_digest();
   digest_ = c.weights_digest();
   complete_ = true;
   return "";

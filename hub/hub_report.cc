@@ -87,10 +87,12 @@ void Hub::WriteReport(double train_seconds) {
     w["ms_per_sample"] = controller.ms_per_sample(s.id);
     w["overhead_ms"] = controller.overhead_ms(s.id);
     w["left_because"] = s.left_because;
-    w["battery_percent"] = s.device_status.battery_percent();
-    w["charging"] = s.device_status.charging();
-    w["unmetered"] = s.device_status.unmetered();
-    w["temperature_c"] = s.device_status.has_temperature() ? ReportJson(s.device_status.temperature_c()) : ReportJson();
+    // null: not known (no battery, or the device does not say).
+    const proto::DeviceStatus& d = s.device_status;
+    w["battery_percent"] = d.has_battery_percent() ? ReportJson(d.battery_percent()) : ReportJson();
+    w["charging"] = d.has_charging() ? ReportJson(d.charging()) : ReportJson();
+    w["unmetered"] = d.has_unmetered() ? ReportJson(d.unmetered()) : ReportJson();
+    w["temperature_c"] = d.has_temperature_c() ? ReportJson(d.temperature_c()) : ReportJson();
     workers.push_back(std::move(w));
   });
   d["workers"] = std::move(workers);

@@ -51,7 +51,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   auto slot = std::make_unique<WorkerSlot>(id, rules_.param_count, rules_.compression);
   slot->info = req.device();
   slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
-  slot->device = req.device().backend().empty() ? "cpu" : req.device().backend();
+  slot->device = wire::DeviceName(req.device().device());
   slot->peer = peer;
   slot->max_batch = max_batch;
   spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name, slot->device,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/optim/optimizer_proto.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -153,7 +154,7 @@ void StepCoordinator::SendState(WorkerSlot* slot) {
     wire::PackFloats(all.data() + r.begin, r.size, s->mutable_values());
     if (c + 1 == chunks) {
       s->set_last(true);
-      s->set_optimizer_state(state.Serialize());
+      *s->mutable_optimizer() = ToProto(state);
     }
     if (!slot->Send(encoder_.Encode(m))) return;  // the transport notices that it broke
   }

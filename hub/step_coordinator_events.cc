@@ -2,6 +2,8 @@
 // closing, gradient chunks arriving, leaving, stopping.
 #include <spdlog/spdlog.h>
 
+#include "core/compress/compression_proto.h"
+#include "core/optim/optimizer_proto.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
 
@@ -53,24 +55,14 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
   reply->set_worker_id(slot->id);
   *reply->mutable_model() = spec_;
-  auto* o = reply->mutable_optimizer();
-  const OptimizerConfig& oc = master_.optimizer().config();
-  o->set_kind(oc.kind);
-  o->set_lr(oc.lr);
-  o->set_momentum(oc.momentum);
-  o->set_weight_decay(oc.weight_decay);
-  o->set_beta1(oc.beta1);
-  o->set_beta2(oc.beta2);
-  o->set_eps(oc.eps);
+  *reply->mutable_optimizer() = ToProto(master_.optimizer().config());
   reply->set_dataset(config_.dataset);
   reply->set_seed(config_.seed);
   reply->set_global_batch(static_cast<int32_t>(shape_.global_batch));
-  reply->set_train_samples(shape_.train_samples);
   reply->set_digest_every(config_.digest_every);
   reply->set_param_count(master_.param_count());
-  reply->set_chunk_floats(wire::kChunkFloats);
   reply->set_max_batch(slot->max_batch);
-  reply->set_compression(config_.compression);
+  reply->set_compression(ToProto(master_.compression()));
   return HubStatus::Ok();
 }
 

@@ -31,11 +31,7 @@ struct WorkerSlot {
   };
 
   WorkerSlot(int id_, size_t param_count, Compression compression)
-      : id(id_), inbox(param_count, compression) {
-    device_status.set_battery_percent(-1);
-    device_status.set_charging(-1);
-    device_status.set_unmetered(-1);
-  }
+      : id(id_), inbox(param_count, compression) {}
 
   bool in_run() const { return state == State::kWaiting || state == State::kActive; }
 

@@ -10,10 +10,14 @@
 
 #include <google/protobuf/repeated_field.h>
 
+#include "hub.pb.h"
+
 namespace mt::wire {
 
 // 2: compressed gradients, memory budgets and LeftOut.
-constexpr uint32_t kProtocolVersion = 2;
+// 3: one schema: enums and optional fields instead of strings and -1,
+//    optimizer state as a message, dead fields removed.
+constexpr uint32_t kProtocolVersion = 3;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
@@ -40,6 +44,21 @@ inline ChunkRange Chunk(size_t c, size_t total) {
 inline void PackFloats(const float* src, size_t n, google::protobuf::RepeatedField<float>* out) {
   out->Clear();
   out->Add(src, src + n);
+}
+
+// mtworker --device names and their wire enum.
+inline proto::ComputeDevice DeviceFromName(const std::string& name) {
+  if (name == "cpu") return proto::DEVICE_CPU;
+  if (name == "opencl") return proto::DEVICE_OPENCL;
+  if (name == "auto") return proto::DEVICE_AUTO;
+  return proto::DEVICE_UNSPECIFIED;
+}
+inline const char* DeviceName(proto::ComputeDevice d) {
+  switch (d) {
+    case proto::DEVICE_OPENCL: return "opencl";
+    case proto::DEVICE_AUTO: return "auto";
+    default: return "cpu";
+  }
 }
 
 }  // namespace mt::wire

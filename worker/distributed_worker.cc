@@ -10,6 +10,7 @@
 
 #include "core/data/dataset.h"
 #include "core/optim/optimizer.h"
+#include "core/optim/optimizer_proto.h"
 #include "core/train/run_summary.h"
 #include "proto/wire.h"
 #include "worker/compute_devices.h"
@@ -32,18 +33,6 @@ std::string HostName() {
   return buf;
 }
 
-OptimizerConfig FromSettings(const proto::OptimizerSettings& s) {
-  OptimizerConfig c;
-  c.kind = s.kind();
-  c.lr = s.lr();
-  c.momentum = s.momentum();
-  c.weight_decay = s.weight_decay();
-  c.beta1 = s.beta1();
-  c.beta2 = s.beta2();
-  c.eps = s.eps();
-  return c;
-}
-
 // The trainer for this Join: the one kept from an earlier session when it
 // serves the hub's settings as they are, else a new one.
 LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join, ComputeDevices& devices,
@@ -51,7 +40,7 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join, 
   TrainerSpec spec;
   spec.model = join.model();
   spec.dataset = cfg.data_dir.empty() ? join.dataset() : cfg.data_dir;
-  spec.optimizer = FromSettings(join.optimizer());
+  spec.optimizer = FromProto(join.optimizer());
   spec.capacity =
       std::max(1, join.max_batch() > 0 ? std::min(join.max_batch(), join.global_batch()) : join.global_batch());
   spec.seed = join.seed();
@@ -104,11 +93,10 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   auto* d = request.mutable_device();
   d->set_name(cfg.name.empty() ? HostName() : cfg.name);
   d->set_cores(static_cast<int32_t>(std::thread::hardware_concurrency()));
-  d->set_backend(devices.choice());
+  d->set_device(wire::DeviceFromName(devices.choice()));
   d->set_opencl_device(devices.opencl_name());
   d->set_threads(static_cast<int32_t>(cfg.threads));
   d->set_memory_budget_bytes(cfg.memory_budget_bytes);
-  if (!cfg.data_dir.empty()) request.set_local_samples(static_cast<int64_t>(LoadDataset(cfg.data_dir, Split::kTrain)->Size()));
 
   WorkerTotals totals;
   std::unique_ptr<LocalTrainer> trainer;
@@ -145,7 +133,9 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     }
     spdlog::info("joined as worker {}: model {}, dataset {}{}", join.worker_id(), join.model().name(),
                  cfg.data_dir.empty() ? join.dataset() : cfg.data_dir + " (local)",
-                 join.compression().empty() || join.compression() == "none" ? "" : ", gradients " + join.compression());
+                 join.compression() == proto::COMPRESSION_NONE
+                     ? ""
+                     : ", gradients " + proto::Compression_Name(join.compression()));
 
     LocalTrainer& local = TrainerFor(cfg, join, devices, trainer);
     grpc::ClientContext context;

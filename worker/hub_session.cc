@@ -6,7 +6,9 @@
 #include <cmath>
 #include <thread>
 
+#include "core/compress/compression_proto.h"
 #include "core/data/sampler.h"
+#include "core/optim/optimizer_proto.h"
 #include "core/train/run_plan.h"
 #include "core/util/digest.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -25,7 +27,7 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
-  compression_ = ParseCompression(join.compression().empty() ? "none" : join.compression());
+  compression_ = FromProto(join.compression());
   if (compression_ != Compression::kNone) residual_.assign(trainer.model().ParamCount(), 0.0f);
 }
 
@@ -77,7 +79,7 @@ void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<fl
 bool HubSession::TakeState(const proto::StateChunk& s) {
   Stage(s.offset(), s.values(), staging_.size());
   if (!s.last()) return false;
-  OptimizerState state = OptimizerState::Parse(s.optimizer_state());
+  OptimizerState state = FromProto(s.optimizer());
   Model& model = trainer_.model();
   const size_t p = model.ParamCount();
   const size_t total = s.offset() + static_cast<size_t>(s.values_size());
@@ -190,14 +192,17 @@ void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms
       gc->set_batch(a.batch());
       gc->set_loss_sum(loss);
       gc->set_compute_ms(ms);
-      gc->set_has_digest(digest);
-      gc->set_weights_digest(weights_digest);
+      if (digest)
+        gc->set_weights_digest(weights_digest);
+      else
+        gc->clear_weights_digest();
+      // Only what is known travels; the rest stays unset.
       auto* ds = gc->mutable_device();
-      ds->set_battery_percent(dev.battery_percent);
-      ds->set_charging(dev.charging);
-      ds->set_unmetered(dev.unmetered);
-      ds->set_has_temperature(!std::isnan(dev.temperature_c));
-      ds->set_temperature_c(std::isnan(dev.temperature_c) ? 0.0 : dev.temperature_c);
+      ds->Clear();
+      if (dev.battery_percent >= 0) ds->set_battery_percent(dev.battery_percent);
+      if (dev.charging >= 0) ds->set_charging(dev.charging == 1);
+      if (dev.unmetered >= 0) ds->set_unmetered(dev.unmetered == 1);
+      if (!std::isnan(dev.temperature_c)) ds->set_temperature_c(dev.temperature_c);
     }
     if (!stream_.Write(m)) return;  // Read will see the broken stream
   }

@@ -8,7 +8,9 @@
 #include <filesystem>
 
 #include "core/util/atomic_file.h"
+#include "core/optim/optimizer_proto.h"
 #include "core/util/byte_io.h"
+#include "train_state.pb.h"
 
 namespace mt {
 namespace {
@@ -48,15 +50,19 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
 }  // namespace
 
 std::string EncodeCheckpoint(const Checkpoint& c) {
+  proto::Checkpoint m;
+  m.set_model_spec(c.model_spec);
+  m.set_step(c.step);
+  m.set_epoch(c.epoch);
+  m.set_seed(c.seed);
+  m.mutable_weights()->Add(c.weights.begin(), c.weights.end());
+  *m.mutable_optimizer() = ToProto(c.optimizer);
   ByteWriter w;
   w.Raw(kMagic, 4);
   w.U32(kCheckpointVersion);
-  w.Str(c.model_spec);
-  w.I64(c.step);
-  w.I64(c.epoch);
-  w.U64(c.seed);
-  w.Floats(c.weights);
-  w.Str(c.optimizer.Serialize());
+  std::string body;
+  if (!m.SerializeToString(&body)) throw CheckpointError("cannot encode the checkpoint");
+  w.Raw(body.data(), body.size());
   const std::string& b = w.bytes();
   w.U32(Crc(b.data(), b.size()));
   return std::move(w.bytes());
@@ -67,6 +73,9 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
     throw CheckpointError(origin + ": not an mt checkpoint (bad magic)");
   uint32_t version;
   std::memcpy(&version, bytes.data() + 4, 4);
+  if (version == 1)
+    throw CheckpointError(origin + ": checkpoint format 1 comes from an older mt, which this build does not read; "
+                                   "finish that run with the mt that wrote it, or start afresh");
   if (version != kCheckpointVersion)
     throw CheckpointError(origin + ": checkpoint format version " + std::to_string(version) +
                           " is not supported (this build reads version " + std::to_string(kCheckpointVersion) + ")");
@@ -77,19 +86,18 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
     // A cut-off file also fails the checksum; say which it most likely is.
     throw CheckpointError(origin + ": checksum mismatch (file corrupt or truncated)");
   }
+  proto::Checkpoint m;
+  if (!m.ParseFromArray(bytes.data() + 8, static_cast<int>(bytes.size() - 12)))
+    throw CheckpointError(origin + ": unreadable checkpoint body");
   try {
-    ByteReader r(bytes.data() + 8, bytes.size() - 12, origin);
     Checkpoint c;
-    c.model_spec = r.Str();
-    c.step = r.I64();
-    c.epoch = r.I64();
-    c.seed = r.U64();
-    c.weights = r.Floats();
-    c.optimizer = OptimizerState::Parse(r.Str());
-    if (r.left() != 0) throw CheckpointError(origin + ": trailing bytes before the checksum");
+    c.model_spec = m.model_spec();
+    c.step = m.step();
+    c.epoch = m.epoch();
+    c.seed = m.seed();
+    c.weights.assign(m.weights().begin(), m.weights().end());
+    c.optimizer = FromProto(m.optimizer());
     return c;
-  } catch (const std::out_of_range& e) {
-    throw CheckpointError(std::string(e.what()));
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(origin + ": " + e.what());
   }

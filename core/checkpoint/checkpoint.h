@@ -1,6 +1,7 @@
 // A checkpoint is the whole training run: model spec, weights, optimizer
-// state, step, epoch and seed. Format: "MTCK", a format version, sections,
-// then a CRC-32 of everything before it. Written atomically.
+// state, step, epoch and seed. Format: "MTCK", a format version, the
+// proto::Checkpoint message (proto/train_state.proto), then a CRC-32 of
+// everything before it. Written atomically.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,9 @@ struct Checkpoint {
   OptimizerState optimizer;
 };
 
-constexpr uint32_t kCheckpointVersion = 1;
+// 2: the body is a proto::Checkpoint. Format 1 (hand-written sections) is
+// refused with a message saying so.
+constexpr uint32_t kCheckpointVersion = 2;
 
 std::string EncodeCheckpoint(const Checkpoint& c);
 // `origin` names the source in errors.

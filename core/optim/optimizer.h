@@ -25,9 +25,6 @@ struct OptimizerState {
   OptimizerConfig config;
   int64_t steps = 0;
   std::vector<float> slots;  // velocity (sgd) or m then v (adam)
-
-  std::string Serialize() const;
-  static OptimizerState Parse(const std::string& bytes);  // throws std::invalid_argument
 };
 
 class Optimizer {

@@ -91,6 +91,12 @@ TEST_F(Checkpoints, CorruptionIsDetectedAndNamesTheFile) {
   Put(path, future);
   EXPECT_NE(Error(path).find("version 9"), std::string::npos) << Error(path);
 
+  // Format 1 (before checkpoints were a proto message) is refused and says why.
+  std::string older = good;
+  older[4] = 1;
+  Put(path, older);
+  EXPECT_NE(Error(path).find("older mt"), std::string::npos) << Error(path);
+
   EXPECT_NE(Error((dir_ / "missing.mtc").string()).find("missing.mtc"), std::string::npos);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/optim/optimizer.h"
+#include "core/optim/optimizer_proto.h"
 #include "kernels/cpu/cpu_backend.h"
 
 namespace mt {
@@ -94,10 +95,14 @@ TEST(OptimizerState, SaveAndLoadContinuesIdentically) {
     x.SetGrads({1.0f, -1.0f, 0.5f});
     a->Step(kernels::WholeOf(*x.p), kernels::WholeOf(*x.g));
     a->Step(kernels::WholeOf(*x.p), kernels::WholeOf(*x.g));
-    const std::string bytes = a->SaveState().Serialize();
+    // Through the bytes of the one schema, as on the wire and on disk.
+    std::string bytes;
+    ASSERT_TRUE(ToProto(a->SaveState()).SerializeToString(&bytes));
+    proto::OptimizerState parsed;
+    ASSERT_TRUE(parsed.ParseFromString(bytes));
 
     auto b = MakeOptimizer(OptimizerConfig{kind}, backend, 3);
-    b->LoadState(OptimizerState::Parse(bytes));
+    b->LoadState(FromProto(parsed));
     EXPECT_EQ(b->steps(), 2) << kind;
     EXPECT_FLOAT_EQ(b->lr(), 0.05f) << kind;
     Params y(backend, x.Get());
@@ -120,8 +125,9 @@ TEST(OptimizerState, BadStateIsRejectedClearly) {
   }
   auto small = MakeOptimizer(OptimizerConfig{"sgd"}, backend, 3);
   EXPECT_THROW(sgd->LoadState(small->SaveState()), std::invalid_argument);
-  const std::string bytes = sgd->SaveState().Serialize();
-  EXPECT_THROW(OptimizerState::Parse(bytes.substr(0, bytes.size() - 3)), std::invalid_argument);
+  proto::OptimizerState unknown = ToProto(sgd->SaveState());
+  unknown.mutable_settings()->set_kind(static_cast<proto::OptimizerKind>(7));
+  EXPECT_THROW(FromProto(unknown), std::invalid_argument);
   EXPECT_THROW(MakeOptimizer(OptimizerConfig{"rmsprop"}, backend, 4), std::invalid_argument);
 }
 

@@ -223,7 +223,6 @@ TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
   wire::PackFloats(zeros.data(), zeros.size(), c->mutable_values());
   c->set_last(true);
   c->set_batch(b.next.batch());
-  c->set_has_digest(true);
   c->set_weights_digest(12345);
   ASSERT_TRUE(b.stream->Write(m));
   proto::HubMessage reply;
