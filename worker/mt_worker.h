@@ -39,7 +39,7 @@ typedef struct mt_worker_config {
   const char* name;       /* shown by the hub; NULL: the host name */
   const char* token;      /* shared secret the hub expects; NULL: none */
   const char* device;     /* "cpu" (NULL), "opencl" or "auto" */
-  int threads;            /* compute threads; <= 0: 1 */
+  int threads;            /* compute threads; 0: 1; negative: refused */
   const char* data_dir;   /* train on these local files; NULL: the hub's dataset */
   int64_t memory_budget_bytes;    /* for the model and its batch; 0: no limit */
   double connect_timeout_seconds; /* keep trying to (re)join this long; <= 0: 600 */

@@ -71,6 +71,7 @@ mt_worker* mt_worker_start(const mt_worker_config* c, char* error, size_t error_
     const std::string device = c->device ? c->device : "cpu";
     if (device != "cpu" && device != "opencl" && device != "auto")
       throw std::invalid_argument("device '" + device + "': expected cpu, opencl or auto");
+    if (c->threads < 0) throw std::invalid_argument("threads must not be negative (0: 1)");
     if (c->min_battery_percent < 0 || c->min_battery_percent > 100)
       throw std::invalid_argument("min_battery_percent must be within 0..100");
     if (c->memory_budget_bytes < 0) throw std::invalid_argument("memory_budget_bytes must not be negative");

@@ -9,7 +9,8 @@
 //   ratio          opencl_kernel / cpu (above 1: OpenCL slower)
 // Both backends get the same inputs, and their outputs are compared once; a
 // max relative error above 1e-3 flags the row, since a fast wrong op proves
-// nothing. Per-op placement is a measurement (DESIGN.md), and this is it.
+// nothing. Per-op placement is a measurement (docs/architecture.md, Placement),
+// and this is it.
 //
 //   backend_ops_bench [--threads N] [--repeat N] [--json FILE]
 #include <algorithm>

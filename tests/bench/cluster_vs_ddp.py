@@ -3,13 +3,15 @@
 
 mt: mthub --workers 3 with three `mtworker --threads 1` (batch 64 each,
 global batch 192), LeNet-5 on Fashion-MNIST, one epoch. Peer:
-../shared/anchors/torch_ddp.py --world 3 (gloo on 127.0.0.1, 1 thread per
+the PyTorch reference torch_ddp.py --world 3 (gloo on 127.0.0.1, 1 thread per
 rank, batch 64 per rank). The two alternate, --repeat times, and the medians
 are compared: aggregate samples/s and its ratio, test accuracy, memory, and
 the hub's share of the step (its own CPU time for averaging, optimizer and
 broadcast over the run's wall time; barrier waits excluded).
 
-  tests/bench/cluster_vs_ddp.py [--repeat 3] [--build build] [--anchors ../shared/anchors] [--json out.json]
+  tests/bench/cluster_vs_ddp.py [--repeat 3] [--build build] --anchors DIR [--json out.json]
+
+DIR holds torch_ddp.py (a PyTorch reference script, not part of this repository).
 """
 import argparse
 import json
@@ -56,7 +58,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
+    ap.add_argument("--anchors", required=True, help="directory holding torch_ddp.py")
     ap.add_argument("--json")
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.anchors, "torch_ddp.py")):

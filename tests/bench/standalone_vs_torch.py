@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Standalone LeNet-5 on Fashion-MNIST: mtworker vs PyTorch, same machine, one run.
 
-Runs `mtworker --standalone` and ../shared/anchors/torch_lenet.py at 1 and 2
+Runs `mtworker --standalone` and the PyTorch reference torch_lenet.py at 1 and 2
 threads (PyTorch at 2 threads with --blas-threads 1, its faster setting here),
 alternating the two so machine noise hits both alike, and prints samples/s,
 peak RSS and test accuracy side by side with the ratios mt/torch.
 
   tests/bench/standalone_vs_torch.py [--epochs 1] [--repeat 3] [--build build]
-      [--anchors ../shared/anchors] [--json out.json]
+      --anchors DIR [--json out.json]
+
+DIR holds torch_lenet.py (a PyTorch reference script, not part of this repository).
 
 Needs a built tree (deploy/build.sh) and PyTorch (deploy/install-deps.sh --bench).
 """
@@ -54,7 +56,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
+    ap.add_argument("--anchors", required=True, help="directory holding torch_lenet.py")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.anchors, "torch_lenet.py")):

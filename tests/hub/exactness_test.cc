@@ -1,4 +1,4 @@
-// DESIGN.md's invariant: one synchronous step with batches b_1..b_n gives the
+// The invariant of docs/architecture.md: one synchronous step with batches b_1..b_n gives the
 // same weights as one step of a single process on the concatenated batch.
 // Hub and three workers run as threads in this process over loopback.
 #include <gtest/gtest.h>

@@ -130,6 +130,11 @@ TEST(CApiErrors, BadConfigurationsAreRefusedAtStartWithAReason) {
   c.device = "tpu";
   EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
   EXPECT_NE(std::string(error).find("tpu"), std::string::npos) << error;
+  c.device = nullptr;
+  c.threads = -2;
+  EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
+  EXPECT_STREQ(error, "threads must not be negative (0: 1)");
+  c.threads = 0;
   EXPECT_EQ(mt_worker_start(nullptr, error, sizeof error), nullptr);
   char tiny[8];
   c.device = nullptr;

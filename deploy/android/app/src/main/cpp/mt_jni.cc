@@ -3,8 +3,14 @@
 // Android (app/src/main/cpp/CMakeLists.txt, NDK) and for the host
 // (deploy/android/host/CMakeLists.txt, JDK) where CI tests it.
 //
+// start reads org.mt.worker.WorkerConfig's fields by name (kConfigFields,
+// one line per field), so a worker option is a field on both sides and one
+// line here, not a longer native signature.
+//
 // At this boundary nothing may crash the JVM: bad configurations become
-// IllegalArgumentException with the C API's reason, unknown or freed handles
+// IllegalArgumentException with the C API's reason, a WorkerConfig class
+// that lacks a field the bridge expects (or has it with another type)
+// IllegalStateException naming the field, unknown or freed handles
 // IllegalStateException, anything unexpected RuntimeException. Strings
 // handed to Java are made valid modified UTF-8 first (the C API truncates
 // its texts at 255 bytes, possibly inside a character, and Android's
@@ -18,11 +24,16 @@
 #include <jni.h>
 
 #include <cmath>
+#include <cstdint>
 #include <exception>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 #include <unordered_set>
+#include <variant>
+#include <vector>
 
 #include "worker/mt_worker.h"
 
@@ -32,6 +43,63 @@ std::mutex g_mu;
 std::unordered_set<mt_worker*> g_live;  // guarded by g_mu
 jclass g_status_class = nullptr;        // global ref to org.mt.worker.WorkerStatus
 jmethodID g_status_ctor = nullptr;
+
+// Which mt_worker_config member a WorkerConfig field fills; the wrapper
+// fixes the Java type the field must have.
+struct StringMember {
+  const char* mt_worker_config::*member;
+};
+struct IntMember {
+  int mt_worker_config::*member;
+};
+struct BooleanMember {  // a Java boolean into a C int flag
+  int mt_worker_config::*member;
+};
+struct LongMember {
+  int64_t mt_worker_config::*member;
+};
+struct DoubleMember {
+  double mt_worker_config::*member;
+};
+using ConfigMember = std::variant<StringMember, IntMember, BooleanMember, LongMember, DoubleMember>;
+// In ConfigMember's order.
+constexpr const char* kJavaTypeNames[] = {"String", "int", "boolean", "long", "double"};
+constexpr const char* kJniSignatures[] = {"Ljava/lang/String;", "I", "Z", "J", "D"};
+static_assert(std::size(kJavaTypeNames) == std::variant_size_v<ConfigMember> &&
+                  std::size(kJniSignatures) == std::variant_size_v<ConfigMember>,
+              "one Java type name and JNI signature per ConfigMember alternative");
+
+struct ConfigField {
+  const char* java_name;
+  ConfigMember member;
+};
+
+// org.mt.worker.WorkerConfig field -> mt_worker_config member. A new worker
+// option is one line here.
+const ConfigField kConfigFields[] = {
+    {"hub", StringMember{&mt_worker_config::hub}},
+    {"name", StringMember{&mt_worker_config::name}},
+    {"token", StringMember{&mt_worker_config::token}},
+    {"device", StringMember{&mt_worker_config::device}},
+    {"threads", IntMember{&mt_worker_config::threads}},
+    {"dataDir", StringMember{&mt_worker_config::data_dir}},
+    {"memoryBudgetBytes", LongMember{&mt_worker_config::memory_budget_bytes}},
+    {"connectTimeoutSeconds", DoubleMember{&mt_worker_config::connect_timeout_seconds}},
+    {"reportPath", StringMember{&mt_worker_config::report_path}},
+    {"minBatteryPercent", IntMember{&mt_worker_config::min_battery_percent}},
+    {"requireCharging", BooleanMember{&mt_worker_config::require_charging}},
+    {"requireUnmetered", BooleanMember{&mt_worker_config::require_unmetered}},
+    {"maxTemperatureC", DoubleMember{&mt_worker_config::max_temperature_c}},
+    {"readSystemDeviceState", BooleanMember{&mt_worker_config::read_system_device_state}},
+};
+constexpr size_t kConfigFieldCount = std::size(kConfigFields);
+
+// Resolved once in JNI_OnLoad. A class that does not match kConfigFields
+// does not fail the load: g_config_error says what is wrong, and every start
+// throws it.
+jclass g_config_class = nullptr;  // global ref to org.mt.worker.WorkerConfig
+jfieldID g_config_field_ids[kConfigFieldCount] = {};
+std::string g_config_error;
 
 // Keeps ASCII and well-formed 2- and 3-byte UTF-8 sequences (no surrogates);
 // anything else, including 4-byte sequences (not modified UTF-8), becomes '?'.
@@ -72,7 +140,8 @@ void Throw(JNIEnv* env, const char* class_name, const std::string& message) {
   env->DeleteLocalRef(cls);
 }
 
-// A Java string as UTF-8 for the duration of a call; null stays nullptr.
+// A Java string (a local reference it takes over) as UTF-8 while it lives;
+// null stays nullptr.
 class JavaString {
  public:
   JavaString(JNIEnv* env, jstring s) : env_(env), s_(s) {
@@ -83,6 +152,7 @@ class JavaString {
   }
   ~JavaString() {
     if (chars_) env_->ReleaseStringUTFChars(s_, chars_);
+    if (s_) env_->DeleteLocalRef(s_);
   }
   JavaString(const JavaString&) = delete;
   JavaString& operator=(const JavaString&) = delete;
@@ -121,6 +191,63 @@ void ThrowUnexpected(JNIEnv* env) {
   }
 }
 
+// Looks up every kConfigFields entry on org.mt.worker.WorkerConfig; what
+// does not match goes into g_config_error. Leaves no exception pending.
+void ResolveConfigFields(JNIEnv* env) {
+  jclass cls = env->FindClass("org/mt/worker/WorkerConfig");
+  if (!cls) {
+    env->ExceptionClear();
+    g_config_error = "the JNI bridge cannot find class org.mt.worker.WorkerConfig";
+    return;
+  }
+  g_config_class = static_cast<jclass>(env->NewGlobalRef(cls));
+  env->DeleteLocalRef(cls);
+  if (!g_config_class) {
+    env->ExceptionClear();
+    g_config_error = "the JNI bridge cannot hold class org.mt.worker.WorkerConfig";
+    return;
+  }
+  std::string mismatched;
+  for (size_t i = 0; i < kConfigFieldCount; ++i) {
+    const ConfigField& f = kConfigFields[i];
+    const size_t type = f.member.index();
+    g_config_field_ids[i] = env->GetFieldID(g_config_class, f.java_name, kJniSignatures[type]);
+    if (!g_config_field_ids[i]) {
+      env->ExceptionClear();  // NoSuchFieldError
+      mismatched +=
+          std::string(mismatched.empty() ? "" : ", ") + kJavaTypeNames[type] + " " + f.java_name;
+    }
+  }
+  if (!mismatched.empty())
+    g_config_error = "WorkerConfig does not match the JNI bridge: no instance field " + mismatched +
+                     " (missing or of another type; WorkerConfig.java and mt_jni.cc must agree)";
+}
+
+// Fills c from a WorkerConfig; the strings it points at live in `strings`.
+// False with an exception pending when a string cannot be read.
+bool ReadConfig(JNIEnv* env, jobject config, mt_worker_config* c,
+                std::vector<std::unique_ptr<JavaString>>* strings) {
+  for (size_t i = 0; i < kConfigFieldCount; ++i) {
+    const jfieldID id = g_config_field_ids[i];
+    const ConfigMember& m = kConfigFields[i].member;
+    if (const auto* s = std::get_if<StringMember>(&m)) {
+      strings->push_back(
+          std::make_unique<JavaString>(env, static_cast<jstring>(env->GetObjectField(config, id))));
+      if (strings->back()->failed()) return false;
+      c->*(s->member) = strings->back()->get();
+    } else if (const auto* n = std::get_if<IntMember>(&m)) {
+      c->*(n->member) = env->GetIntField(config, id);
+    } else if (const auto* b = std::get_if<BooleanMember>(&m)) {
+      c->*(b->member) = env->GetBooleanField(config, id) ? 1 : 0;
+    } else if (const auto* l = std::get_if<LongMember>(&m)) {
+      c->*(l->member) = env->GetLongField(config, id);
+    } else if (const auto* d = std::get_if<DoubleMember>(&m)) {
+      c->*(d->member) = env->GetDoubleField(config, id);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -135,36 +262,29 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   if (!g_status_class) return JNI_ERR;
   g_status_ctor = env->GetMethodID(g_status_class, "<init>", "(IJJDIDLjava/lang/String;Ljava/lang/String;)V");
   if (!g_status_ctor) return JNI_ERR;
+  ResolveConfigFields(env);
   return JNI_VERSION_1_6;
 }
 
-JNIEXPORT jlong JNICALL Java_org_mt_worker_NativeWorker_start(
-    JNIEnv* env, jclass, jstring hub, jstring name, jstring token, jstring device, jint threads, jstring data_dir,
-    jlong memory_budget_bytes, jdouble connect_timeout_seconds, jstring report_path, jint min_battery_percent,
-    jboolean require_charging, jboolean require_unmetered, jdouble max_temperature_c,
-    jboolean read_system_device_state) {
+JNIEXPORT jlong JNICALL Java_org_mt_worker_NativeWorker_start(JNIEnv* env, jclass, jobject config) {
   try {
-    const JavaString hub_s(env, hub), name_s(env, name), token_s(env, token), device_s(env, device),
-        data_dir_s(env, data_dir), report_s(env, report_path);
-    if (hub_s.failed() || name_s.failed() || token_s.failed() || device_s.failed() || data_dir_s.failed() ||
-        report_s.failed())
+    if (!config) {
+      Throw(env, "java/lang/NullPointerException", "config");
       return 0;
+    }
+    if (!g_config_error.empty()) {
+      Throw(env, "java/lang/IllegalStateException", g_config_error);
+      return 0;
+    }
+    if (!env->IsInstanceOf(config, g_config_class)) {
+      Throw(env, "java/lang/IllegalArgumentException",
+            "config is not the org.mt.worker.WorkerConfig the bridge knows");
+      return 0;
+    }
     mt_worker_config c;
     mt_worker_config_init(&c);
-    c.hub = hub_s.get();
-    c.name = name_s.get();
-    c.token = token_s.get();
-    c.device = device_s.get();
-    c.threads = threads;
-    c.data_dir = data_dir_s.get();
-    c.memory_budget_bytes = memory_budget_bytes;
-    c.connect_timeout_seconds = connect_timeout_seconds;
-    c.report_path = report_s.get();
-    c.min_battery_percent = min_battery_percent;
-    c.require_charging = require_charging ? 1 : 0;
-    c.require_unmetered = require_unmetered ? 1 : 0;
-    c.max_temperature_c = max_temperature_c;
-    c.read_system_device_state = read_system_device_state ? 1 : 0;
+    std::vector<std::unique_ptr<JavaString>> strings;
+    if (!ReadConfig(env, config, &c, &strings)) return 0;
     char error[256] = "";
     mt_worker* w = mt_worker_start(&c, error, sizeof error);
     if (!w) {

@@ -47,7 +47,7 @@ public final class ControllerTest {
       final Process hubProcess = hub;
       Runtime.getRuntime().addShutdownHook(new Thread(hubProcess::destroyForcibly));
       final String address = "127.0.0.1:" + readPort(dir.resolve("port"), hub);
-      trainsReportsAndStopsCleanly(address);
+      trainsReportsAndStopsCleanly(address, dir);
       leavesWhenTheDevicePolicySaysSo(address);
       concurrentCallsAndCloseAreSafe(address);
     } catch (Throwable t) {
@@ -75,7 +75,7 @@ public final class ControllerTest {
     System.exit(0);
   }
 
-  // A bad hub address is an IllegalArgumentException at start, with the C API's reason.
+  // A bad configuration is an IllegalArgumentException at start, with the C API's reason.
   static void badConfigurationsThrow() {
     WorkerController c = new WorkerController();
     {
@@ -91,6 +91,21 @@ public final class ControllerTest {
       e = expectThrows(IllegalArgumentException.class,
           () -> c.start(WorkerConfig.builder("127.0.0.1").device("tpu").build()), "bad device");
       check(e != null && e.getMessage().contains("tpu"), "bad device: message: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class, () -> c.start(WorkerConfig.builder("").build()), "empty hub");
+      check(e != null && e.getMessage().equals("no hub address"), "empty hub: message: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class,
+          () -> c.start(WorkerConfig.builder("127.0.0.1").threads(-1).build()), "negative threads");
+      check(e != null && e.getMessage().equals("threads must not be negative (0: 1)"),
+          "negative threads: message: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class,
+          () -> c.start(WorkerConfig.builder("127.0.0.1").minBatteryPercent(101).build()), "battery above 100%");
+      check(e != null && e.getMessage().contains("min_battery_percent"),
+          "battery above 100%: message names the field: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class,
+          () -> c.start(WorkerConfig.builder("127.0.0.1").memoryBudgetBytes(-1).build()), "negative memory budget");
+      check(e != null && e.getMessage().contains("memory_budget_bytes"),
+          "negative memory budget: message names the field: " + (e == null ? null : e.getMessage()));
+      expectThrows(NullPointerException.class, () -> NativeWorker.start(null), "native start of a null config");
       expectThrows(IllegalStateException.class, c::status, "status before any start");
       check(c.stop(1), "stop with no worker is a no-op");
       c.close();
@@ -106,7 +121,8 @@ public final class ControllerTest {
     expectThrows(IllegalStateException.class, () -> NativeWorker.poll(12345L), "poll of a made-up handle");
     expectThrows(IllegalStateException.class, () -> NativeWorker.poll(0L), "poll of handle 0");
     NativeWorker.free(0L); // fine, like mt_worker_free(NULL)
-    long h = NativeWorker.start("127.0.0.1:1", "stale", null, null, 1, null, 0, 1, null, 0, false, false, 0, false);
+    long h = NativeWorker.start(WorkerConfig.builder("127.0.0.1:1").name("stale").connectTimeoutSeconds(1)
+        .requireCharging(false).requireUnmetered(false).readSystemDeviceState(false).build());
     check(h != 0, "a worker for an unreachable hub starts (and fails later)");
     NativeWorker.free(h);
     expectThrows(IllegalStateException.class, () -> NativeWorker.poll(h), "poll after free");
@@ -116,13 +132,14 @@ public final class ControllerTest {
         "set device state after free");
   }
 
-  static void trainsReportsAndStopsCleanly(String address) throws Exception {
+  static void trainsReportsAndStopsCleanly(String address, Path dir) throws Exception {
     List<WorkerStatus> seen = new CopyOnWriteArrayList<>();
+    Path report = dir.resolve("worker-report.json");
     try (WorkerController c = new WorkerController(seen::add, 50)) {
       // What an Android service feeds while charging on Wi-Fi: the default policy trains.
       c.onDeviceStateChanged(new DeviceState(80, true, true, 30.0));
-      c.start(WorkerConfig.builder(address).name("java-embedded").connectTimeoutSeconds(30)
-          .readSystemDeviceState(false).build());
+      c.start(WorkerConfig.builder(address).name("java-embedded").threads(2).connectTimeoutSeconds(30)
+          .reportPath(report.toString()).readSystemDeviceState(false).build());
       WorkerStatus s = waitFor(c, x -> x.stepsTrained >= 5 && x.loss > 0 || x.state.isEnded(), 120);
       check(s.state == WorkerStatus.State.TRAINING, "training: " + s);
       check(s.stepsTrained >= 5, "trained at least 5 steps: " + s);
@@ -139,6 +156,9 @@ public final class ControllerTest {
       check(end.state == WorkerStatus.State.DONE, "DONE after stop: " + end);
       check(end.stopReason.equals("stopped by the app"), "stop reason: " + end.stopReason);
       check(waitForLog("(java-embedded) leaves: stopped by the app", 10), "the hub was told the worker leaves");
+      // The bridge read reportPath and threads from the config by name.
+      String json = Files.exists(report) ? new String(Files.readAllBytes(report), StandardCharsets.UTF_8) : "";
+      check(json.matches("(?s).*\"threads\"\\s*:\\s*2\\b.*"), "the report at reportPath says threads 2: " + json);
       check(waitUntil(() -> !seen.isEmpty() && seen.get(seen.size() - 1).state.isEnded(), 10),
           "the listener got the ended status last");
       check(seen.stream().anyMatch(x -> x.state == WorkerStatus.State.TRAINING && x.stepsTrained > 0),

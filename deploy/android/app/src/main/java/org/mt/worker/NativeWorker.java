@@ -22,11 +22,12 @@ final class NativeWorker {
 
   private NativeWorker() {}
 
-  /** Returns a handle; throws IllegalArgumentException with the reason on a bad configuration. */
-  static native long start(String hub, String name, String token, String device, int threads,
-      String dataDir, long memoryBudgetBytes, double connectTimeoutSeconds, String reportPath,
-      int minBatteryPercent, boolean requireCharging, boolean requireUnmetered,
-      double maxTemperatureC, boolean readSystemDeviceState);
+  /**
+   * Returns a handle. The bridge reads {@code config}'s fields by name. Throws
+   * IllegalArgumentException with the reason on a bad configuration, IllegalStateException naming
+   * the fields when WorkerConfig and the bridge disagree, NullPointerException on null.
+   */
+  static native long start(WorkerConfig config);
 
   static native WorkerStatus poll(long handle);
 
@@ -39,12 +40,6 @@ final class NativeWorker {
 
   /** Stops the worker if needed, waits for it and frees it; 0 is fine. */
   static native void free(long handle);
-
-  static long start(WorkerConfig c) {
-    return start(c.hub, c.name, c.token, c.device, c.threads, c.dataDir, c.memoryBudgetBytes,
-        c.connectTimeoutSeconds, c.reportPath, c.minBatteryPercent, c.requireCharging,
-        c.requireUnmetered, c.maxTemperatureC, c.readSystemDeviceState);
-  }
 
   static void setDeviceState(long handle, DeviceState d) {
     setDeviceState(handle, d.batteryPercent, DeviceState.tri(d.charging), DeviceState.tri(d.unmetered),

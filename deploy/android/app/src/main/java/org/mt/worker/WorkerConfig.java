@@ -5,6 +5,10 @@ package org.mt.worker;
  * #builder(String)}. The native side checks it at start: a bad hub address or value makes {@link
  * WorkerController#start} throw IllegalArgumentException with the reason.
  *
+ * <p>The JNI bridge reads the public fields by name and type (kConfigFields in
+ * app/src/main/cpp/mt_jni.cc): a new option is a field here, its builder method, and one line
+ * there; a renamed or retyped field makes every start throw IllegalStateException naming it.
+ *
  * <p>Unlike the C API, the defaults are an app's: train only while charging and on an unmetered
  * network.
  */
@@ -17,7 +21,7 @@ public final class WorkerConfig {
   public final String token;
   /** "cpu" (null), "opencl" or "auto". */
   public final String device;
-  /** Compute threads; 0: 1. */
+  /** Compute threads; 0: 1; negative is refused at start. */
   public final int threads;
   /** Train on these local files; null: the hub's dataset. */
   public final String dataDir;

@@ -58,8 +58,9 @@ public final class WorkerController implements AutoCloseable {
 
   /**
    * Starts a worker. Throws IllegalArgumentException with the reason when the configuration is
-   * bad (e.g. "cannot resolve 'no-such-host.invalid'"), IllegalStateException when a worker is
-   * still running or the controller is closed.
+   * bad (e.g. "cannot resolve 'no-such-host.invalid'", "no hub address"), IllegalStateException
+   * when a worker is still running, the controller is closed, or the native library was built
+   * for another WorkerConfig (the message names the fields).
    */
   public void start(WorkerConfig config) {
     Objects.requireNonNull(config, "config");
@@ -72,7 +73,7 @@ public final class WorkerController implements AutoCloseable {
         NativeWorker.free(handle);
         handle = 0;
       }
-      long h = NativeWorker.start(config); // throws IllegalArgumentException
+      long h = NativeWorker.start(config); // reads config's fields by name; may throw
       handle = h;
       ++generation;
       DeviceState d = deviceState;
