@@ -10,6 +10,7 @@
 #include "core/train/evaluate.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
+#include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 
 namespace mt {
@@ -57,6 +58,10 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   if (master_->model().input_shape() != train.sample)
     throw std::runtime_error("dataset " + config_.dataset + " has samples of " + train.sample.ToString() +
                              " but model " + spec_.name() + " takes " + master_->model().input_shape().ToString());
+  if (!config_.events_path.empty()) {
+    event_file_ = std::make_unique<EventFileSink>(config_.events_path, events_);
+    events_ = event_file_.get();
+  }
   encoder_ = std::make_unique<GrpcEncoder>();
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, shape_, *master_, *encoder_, metrics_, events_);
   if (config_.resume) ResumeFromCheckpoint();
@@ -169,7 +174,7 @@ void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
   metrics_.epochs.push_back(e);
   epoch_loss_sum_ = 0;
   epoch_samples_ = 0;
-  if (events_) events_->OnEvent({HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy)});
+  if (events_) events_->OnEvent({HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy), {}});
   spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}", epoch,
                complete ? "done" : "stopped part way", e.step, e.train_loss, e.test_loss, e.test_accuracy);
   if (r.mean_loss < best_test_loss_) {
@@ -187,7 +192,7 @@ void Hub::SaveCheckpoint() {
     const std::string path =
         master_->SaveCheckpoint(config_.checkpoint_dir, step, step / shape_.steps_per_epoch, config_.seed);
     spdlog::info("checkpoint {}", path);
-    if (events_) events_->OnEvent({HubEvent::Kind::kCheckpointSaved, step, -1, path});
+    if (events_) events_->OnEvent({HubEvent::Kind::kCheckpointSaved, step, -1, path, {}});
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());  // training goes on; the next checkpoint may succeed
   }

@@ -61,6 +61,7 @@ class Hub {
   std::unique_ptr<MessageEncoder> encoder_;
   std::unique_ptr<StepCoordinator> coordinator_;
   std::unique_ptr<HubServer> server_;
+  std::unique_ptr<HubEventSink> event_file_;
   HubEventSink* events_;
 
   int64_t resumed_from_ = -1;  // the checkpoint's step when resumed

@@ -36,6 +36,7 @@ struct HubConfig {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
   std::string report_path;
+  std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int64_t threads = 1;  // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
   double log_every_seconds = 2.0;

@@ -27,6 +27,7 @@ struct HubEvent {
   int64_t step = 0;  // steps done when it happened
   int worker = -1;   // -1: not about one worker
   std::string detail;
+  std::string worker_name;  // as the worker calls itself (--name)
 };
 
 const char* EventName(HubEvent::Kind kind);

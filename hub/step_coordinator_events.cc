@@ -45,7 +45,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy) : BatchPolicy::kFixed) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
-  if (events_) events_->OnEvent(HubEvent{kind, step_, worker, std::move(detail)});
+  if (!events_) return;
+  const WorkerSlot* slot = membership_.Find(worker);
+  events_->OnEvent(HubEvent{kind, step_, worker, std::move(detail), slot ? slot->name : std::string()});
 }
 
 HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer, proto::JoinReply* reply) {

@@ -100,6 +100,8 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
 
   WorkerTotals totals;
   std::unique_ptr<LocalTrainer> trainer;
+  std::unique_ptr<EventFile> events;
+  if (!cfg.events_path.empty()) events = std::make_unique<EventFile>(cfg.events_path);
   auto write_report = [&](const std::string& reason) {
     if (cfg.report_path.empty() || !trainer) return;
     RunSummary r = Summarize(cfg, *trainer, devices, totals);
@@ -107,6 +109,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     r.Write(cfg.report_path);
   };
   auto finish = [&](const std::string& reason) {
+    if (events) events->Write("finished", {{"reason", reason}});
     write_report(reason);
     control.Finish(reason);
     return 0;
@@ -143,7 +146,8 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     control.AttachCall(&context, [&hub, &cfg, id = join.worker_id()](const std::string& reason) {
       hub.Leave(id, cfg.token, reason);
     });
-    HubSession loop(cfg, join, *stream, local, totals, control);
+    if (events) events->Write("joined", {{"worker", join.worker_id()}, {"hub", hub.target()}});
+    HubSession loop(cfg, join, *stream, local, totals, control, events.get());
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(join.worker_id());
     hello.mutable_hello()->set_token(cfg.token);
@@ -166,6 +170,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     if (outcome == HubSession::Outcome::kLeave) return finish(loop.leave_reason());
     if (Seconds(Clock::now() - started) > 30) backoff_s = 0.5;
     control.SetState(WorkerState::kReconnecting);
+    if (events) events->Write("hub_lost", {{"reason", status.ok() ? "stream closed" : status.error_message()}});
     spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
                  status.ok() ? "stream closed without a goodbye" : status.error_message(), backoff_s);
     for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s); Clock::now() < until && !stop();)

@@ -22,8 +22,8 @@ double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::dura
 }  // namespace
 
 HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
-                       WorkerTotals& totals, WorkerControl& control)
-    : cfg_(cfg), join_(join), stream_(stream), trainer_(trainer), totals_(totals), control_(control) {
+                       WorkerTotals& totals, WorkerControl& control, EventFile* events)
+    : cfg_(cfg), join_(join), stream_(stream), trainer_(trainer), totals_(totals), control_(control), events_(events) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
@@ -42,11 +42,16 @@ HubSession::Outcome HubSession::Run() {
       spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(), m.stop().steps(),
                    m.stop().test_accuracy());
       totals_.hub_accuracy = m.stop().test_accuracy();
+      if (events_)
+        events_->Write("goodbye", {{"reason", m.stop().reason()},
+                                   {"steps", m.stop().steps()},
+                                   {"test_accuracy", m.stop().test_accuracy()}});
       control_.OnGoodbye(m.stop().test_accuracy(), m.stop().reason());
       return Outcome::kGoodbye;
     }
     if (m.has_left_out()) {
       ++totals_.steps_left_out;
+      if (events_) events_->Write("left_out", {{"step", m.left_out().step()}, {"reason", m.left_out().reason()}});
       spdlog::warn("left out of step {}: {}; waiting for the current weights", m.left_out().step() + 1,
                    m.left_out().reason());
       continue;
@@ -90,6 +95,7 @@ bool HubSession::TakeState(const proto::StateChunk& s) {
   trainer_.optimizer().LoadState(state);
   if (steps_ > 0) ++totals_.resyncs;
   spdlog::info("received the model at step {}", s.step());
+  if (events_) events_->Write("state_received", {{"step", s.step()}});
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "core/util/event_file.h"
 #include "hub.grpc.pb.h"
 #include "worker/device_state.h"
 #include "worker/local_trainer.h"
@@ -31,8 +32,9 @@ class HubSession {
  public:
   using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
 
+  // `events` (may be null) gets what happens, as --events lines.
   HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
-             WorkerTotals& totals, WorkerControl& control);
+             WorkerTotals& totals, WorkerControl& control, EventFile* events);
 
   enum class Outcome { kGoodbye, kBroken, kLeave };
 
@@ -61,6 +63,7 @@ class HubSession {
   LocalTrainer& trainer_;
   WorkerTotals& totals_;
   WorkerControl& control_;
+  EventFile* events_;
   DeviceState device_;
   Clock::time_point next_device_read_ = Clock::now();
   std::string leave_reason_;

@@ -15,6 +15,7 @@ struct WorkerConfig {
   std::string data_dir;  // train on these local files instead of the hub's dataset
   std::string token;
   std::string report_path;
+  std::string events_path;  // JSON lines of what happens with the hub (core/util/event_file.h)
   double connect_timeout_seconds = 600;  // give up (re)joining after this long
   int64_t memory_budget_bytes = 0;       // for the model and its batch; 0: no limit
   // Benchmarks and tests only: each step takes this many times as long as
