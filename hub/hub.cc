@@ -163,7 +163,7 @@ void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
   const double cpu_start = ThreadCpuSeconds();
   const EvalResult r = Evaluate(master_->model(), *test_);
   metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
-  EpochRecord e;
+  EpochSummary e;
   e.epoch = epoch;
   e.step = coordinator_->steps_done();
   e.complete = complete;

@@ -29,17 +29,7 @@ void Hub::WriteReport(double train_seconds) {
   r.stopped_early = steps < shape_.total_steps;
   r.stop_reason = stop_reason_;
   r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
-  for (const EpochRecord& e : m.epochs) {
-    EpochSummary s;
-    s.epoch = e.epoch;
-    s.step = e.step;
-    s.complete = e.complete;
-    s.train_loss = e.train_loss;
-    s.test_loss = e.test_loss;
-    s.test_accuracy = e.test_accuracy;
-    s.samples = e.samples;
-    r.epochs.push_back(s);
-  }
+  r.epochs = m.epochs;
   if (!r.epochs.empty()) {
     r.test_accuracy = r.epochs.back().test_accuracy;
     r.test_loss = r.epochs.back().test_loss;

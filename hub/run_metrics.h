@@ -8,17 +8,9 @@
 #include <utility>
 #include <vector>
 
-namespace mt {
+#include "core/train/run_summary.h"
 
-struct EpochRecord {
-  int64_t epoch = 0;  // 1-based
-  int64_t step = 0;   // steps done when evaluated
-  bool complete = true;  // false: the run ended inside it
-  int64_t samples = 0;
-  double train_loss = 0;
-  double test_loss = 0;
-  double test_accuracy = 0;
-};
+namespace mt {
 
 struct BatchChange {
   int64_t step = 0;
@@ -42,7 +34,7 @@ struct RunMetrics {
   std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges
   int64_t batch_change_count = 0;
 
-  std::vector<EpochRecord> epochs;
+  std::vector<EpochSummary> epochs;
 };
 
 // CPU time of the calling thread: the hub's own work, which wall time on a

@@ -23,34 +23,33 @@ void StepCoordinator::StartAt(int64_t step) {
 
 bool StepCoordinator::WaitForWorkers() {
   std::unique_lock<std::mutex> lock(mu_);
-  auto last_log = Clock::now() - std::chrono::hours(1);
-  for (;;) {
-    const int ready = static_cast<int>(membership_.Participants().size());
-    if (ready >= config_.workers) return true;
-    if (stop_) return false;
-    if (Seconds(Clock::now() - last_log) > 10) {
-      spdlog::info("waiting for workers: {} of {} ready", ready, config_.workers);
-      last_log = Clock::now();
-    }
-    // Woken by every join, stream and stop; the timeout only paces the log.
-    cv_.wait_for(lock, std::chrono::seconds(1));
-  }
+  return WaitForParticipants(lock, config_.workers, [&](int n) {
+    spdlog::info("waiting for workers: {} of {} ready", n, config_.workers);
+  });
 }
 
 bool StepCoordinator::WaitForMinWorkers(std::unique_lock<std::mutex>& lock) {
+  return WaitForParticipants(lock, config_.min_workers, [&](int n) {
+    if (n == 0)
+      spdlog::warn("no workers left; waiting for one to join");
+    else
+      spdlog::warn("{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}", n,
+                   config_.min_workers, step_ + 1);
+  });
+}
+
+bool StepCoordinator::WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed,
+                                          const std::function<void(int)>& say_why) {
   auto last_log = Clock::now() - std::chrono::hours(1);
   for (;;) {
     const int n = static_cast<int>(membership_.Participants().size());
-    if (n >= config_.min_workers) return true;
+    if (n >= needed) return true;
     if (stop_) return false;
     if (Seconds(Clock::now() - last_log) > 10) {
-      if (n == 0)
-        spdlog::warn("no workers left; waiting for one to join");
-      else
-        spdlog::warn("{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}", n,
-                     config_.min_workers, step_ + 1);
+      say_why(n);
       last_log = Clock::now();
     }
+    // Woken by every join, stream and stop; the timeout only paces the log.
     cv_.wait_for(lock, std::chrono::seconds(1));
   }
 }

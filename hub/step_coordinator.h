@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -102,6 +103,9 @@ class StepCoordinator {
  private:
   void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
   bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
+  // Until `needed` workers take part (false when stopped first); say_why
+  // logs, every 10 s, how many there are.
+  bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed, const std::function<void(int)>& say_why);
   void Assign(const std::vector<WorkerSlot*>& who);
   void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
   void Broadcast(const std::vector<WorkerSlot*>& who, bool with_result);
