@@ -21,7 +21,7 @@ constexpr int kEvalBatch = 500;
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-RunShape ShapeOf(const HubConfig& c, int64_t train_samples) {
+RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
   int64_t global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
   if (!c.worker_batches.empty()) {
     if (static_cast<int>(c.worker_batches.size()) != c.workers)
@@ -30,13 +30,7 @@ RunShape ShapeOf(const HubConfig& c, int64_t train_samples) {
   }
   if (global_batch < c.workers)
     throw std::invalid_argument("global batch " + std::to_string(global_batch) + " is smaller than the worker count");
-  const RunPlan plan(train_samples, global_batch, c.epochs, c.max_steps);
-  RunShape s;
-  s.train_samples = train_samples;
-  s.global_batch = global_batch;
-  s.steps_per_epoch = plan.steps_per_epoch();
-  s.total_steps = plan.total_steps();
-  return s;
+  return RunPlan(train_samples, global_batch, c.epochs, c.max_steps);
 }
 
 }  // namespace
@@ -52,7 +46,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   // The hub needs only the training set's size; the workers read the samples.
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
   test_ = LoadDataset(config_.dataset, Split::kTest);
-  shape_ = ShapeOf(config_, static_cast<int64_t>(train.size));
+  plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
   master_ = std::make_unique<MasterModel>(spec_, config_.optimizer, ParseCompression(config_.compression),
                                           static_cast<int>(config_.threads), config_.seed, kEvalBatch);
   if (master_->model().input_shape() != train.sample)
@@ -63,7 +57,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
     events_ = event_file_.get();
   }
   encoder_ = std::make_unique<GrpcEncoder>();
-  coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, shape_, *master_, *encoder_, metrics_, events_);
+  coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_, metrics_, events_);
   if (config_.resume) ResumeFromCheckpoint();
 }
 
@@ -78,9 +72,7 @@ void Hub::ResumeFromCheckpoint() {
   const Checkpoint ck = LoadCheckpoint(latest);
   if (ck.model_spec != master_->spec_text())
     throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " + config_.model);
-  if (ck.step > shape_.total_steps)
-    throw std::runtime_error("checkpoint " + latest + " is at step " + std::to_string(ck.step) + ", beyond this run's " +
-                             std::to_string(shape_.total_steps) + " steps (same --epochs, --steps and --global-batch?)");
+  plan_->CheckResumable(ck.step, latest);
   master_->Restore(ck, latest);
   if (ck.seed != config_.seed)
     spdlog::warn("--seed {} differs from the checkpoint's {}; keeping the checkpoint's so the data order continues",
@@ -88,7 +80,7 @@ void Hub::ResumeFromCheckpoint() {
   config_.seed = ck.seed;
   coordinator_->StartAt(ck.step);
   resumed_from_ = ck.step;
-  spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step, ck.step / shape_.steps_per_epoch + 1);
+  spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step, plan_->EpochOf(ck.step) + 1);
 }
 
 void Hub::Start() { server_ = std::make_unique<HubServer>(*coordinator_, config_.bind, config_.port, &metrics_.write_cpu_ns); }
@@ -104,26 +96,26 @@ int64_t Hub::steps_done() const { return coordinator_->steps_done(); }
 int Hub::Run() {
   spdlog::info("hub: model {} ({} parameters), dataset {} ({} train, {} test), global batch {}, {} steps; "
                "listening on {}:{}, waiting for {} worker(s)",
-               spec_.name(), master_->param_count(), config_.dataset, shape_.train_samples, test_->Size(),
-               shape_.global_batch, shape_.total_steps, config_.bind, port(), config_.workers);
+               spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
+               plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
   if (!coordinator_->WaitForWorkers()) {
     coordinator_->Finish("hub shutting down", -1);
     WriteReport(0);
     return 0;
   }
   const auto started = Clock::now();
-  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, shape_.total_steps, coordinator_->steps_done());
+  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, plan_->total_steps(), coordinator_->steps_done());
   const double process_cpu_start = ProcessCpuSeconds();
-  while (coordinator_->steps_done() < shape_.total_steps && stop_reason_.empty()) {
+  while (coordinator_->steps_done() < plan_->total_steps() && stop_reason_.empty()) {
     if (!coordinator_->PublishStep()) break;
     // The epoch just finished is evaluated while the workers compute the
     // next step: the master weights do not change until its gradients are
     // in. Evaluating competes with workers on a shared machine; the step's
     // deadline is not theirs to pay for it.
     const int64_t done = coordinator_->steps_done();
-    if (coordinator_->published_result() && done % shape_.steps_per_epoch == 0) {
+    if (coordinator_->published_result() && plan_->EpochEnded(done)) {
       const auto eval_start = Clock::now();
-      EvaluateEpoch(done / shape_.steps_per_epoch, true);
+      EvaluateEpoch(plan_->EpochsBegun(done), true);
       coordinator_->ExtendDeadline(Clock::now() - eval_start);
     }
     const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep();
@@ -138,7 +130,7 @@ int Hub::Run() {
   // Evaluate the final weights unless that epoch end was evaluated already.
   const int64_t steps = coordinator_->steps_done();
   if (steps > 0 && (metrics_.epochs.empty() || metrics_.epochs.back().step != steps))
-    EvaluateEpoch((steps + shape_.steps_per_epoch - 1) / shape_.steps_per_epoch, steps % shape_.steps_per_epoch == 0);
+    EvaluateEpoch(plan_->EpochsBegun(steps), plan_->EpochEnded(steps));
   spdlog::info("stopping: {}", stop_reason_);
   coordinator_->Finish(stop_reason_, metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
   SaveCheckpoint();
@@ -152,11 +144,10 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   epoch_samples_ += outcome.samples;
   const int64_t step = coordinator_->steps_done();
   if (progress_->Step(step, outcome.samples))
-    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, shape_.total_steps,
-                 step / shape_.steps_per_epoch + 1, last_loss_, progress_->samples_per_second(),
+    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, plan_->total_steps(),
+                 plan_->EpochOf(step) + 1, last_loss_, progress_->samples_per_second(),
                  progress_->eta_seconds(), coordinator_->ParticipantSummary());
-  if ((config_.checkpoint_every > 0 && step % config_.checkpoint_every == 0) || step % shape_.steps_per_epoch == 0)
-    SaveCheckpoint();
+  if (plan_->CheckpointDue(step, config_.checkpoint_every)) SaveCheckpoint();
 }
 
 void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
@@ -190,7 +181,7 @@ void Hub::SaveCheckpoint() {
   const int64_t step = coordinator_->steps_done();
   try {
     const std::string path =
-        master_->SaveCheckpoint(config_.checkpoint_dir, step, step / shape_.steps_per_epoch, config_.seed);
+        master_->SaveCheckpoint(config_.checkpoint_dir, step, plan_->EpochOf(step), config_.seed);
     spdlog::info("checkpoint {}", path);
     if (events_) events_->OnEvent({HubEvent::Kind::kCheckpointSaved, step, -1, path, {}});
   } catch (const std::exception& e) {

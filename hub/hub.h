@@ -55,7 +55,7 @@ class Hub {
   HubConfig config_;
   proto::ModelSpec spec_;
   std::unique_ptr<Dataset> test_;
-  RunShape shape_;
+  std::unique_ptr<RunPlan> plan_;  // once the training set's size is known
   std::unique_ptr<MasterModel> master_;
   RunMetrics metrics_;
   std::unique_ptr<MessageEncoder> encoder_;

@@ -26,7 +26,7 @@ void Hub::WriteReport(double train_seconds) {
   r.samples = m.samples;
   r.train_seconds = train_seconds;
   r.resumed_from_step = resumed_from_;
-  r.stopped_early = steps < shape_.total_steps;
+  r.stopped_early = steps < plan_->total_steps();
   r.stop_reason = stop_reason_;
   r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
   r.epochs = m.epochs;
@@ -36,7 +36,7 @@ void Hub::WriteReport(double train_seconds) {
     r.train_loss = r.epochs.back().train_loss;
   }
   ReportJson& d = r.details;
-  d["global_batch"] = shape_.global_batch;
+  d["global_batch"] = plan_->batch();
   d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
   d["compression"] = config_.compression;
   d["hub_reduce_seconds"] = m.reduce_seconds;

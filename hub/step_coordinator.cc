@@ -92,9 +92,9 @@ bool StepCoordinator::PublishStep() {
 }
 
 void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
-  const int64_t epoch = step_ / shape_.steps_per_epoch;
-  const int64_t position = (step_ % shape_.steps_per_epoch) * shape_.global_batch;
-  const int total = static_cast<int>(std::min<int64_t>(shape_.global_batch, shape_.train_samples - position));
+  const int64_t epoch = plan_.EpochOf(step_);
+  const int64_t position = plan_.FirstSample(step_);
+  const int total = plan_.BatchAt(step_);
   std::vector<BatchController::Member> members;
   for (auto* s : who) {
     const double share = config_.worker_batches.empty()
@@ -117,7 +117,7 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
     changed = changed || batches[i] != who[i]->last_batch;
   }
   // The epoch's last step is shorter; its split says nothing about speeds.
-  if (changed && total == shape_.global_batch) RecordBatchChange(who, batches);
+  if (changed && total == plan_.batch()) RecordBatchChange(who, batches);
 }
 
 void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/train/run_plan.h"
 #include "hub.pb.h"
 #include "hub/batch_controller.h"
 #include "hub/hub_config.h"
@@ -36,20 +37,13 @@
 
 namespace mt {
 
-// The run's size in samples and steps, fixed before the first step.
-struct RunShape {
-  int64_t train_samples = 0;
-  int64_t global_batch = 0;
-  int64_t steps_per_epoch = 0;
-  int64_t total_steps = 0;
-};
-
 class StepCoordinator {
  public:
   using Clock = std::chrono::steady_clock;
 
   // `events` may be null.
-  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunShape& shape, MasterModel& master,
+  // `plan`: the run's length at the global batch (core/train/run_plan.h).
+  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan, MasterModel& master,
                   MessageEncoder& encoder, RunMetrics& metrics, HubEventSink* events);
 
   // ---- Events from the transport; thread-safe. ----
@@ -120,7 +114,7 @@ class StepCoordinator {
 
   const HubConfig& config_;
   const proto::ModelSpec& spec_;
-  const RunShape shape_;
+  const RunPlan plan_;
   MasterModel& master_;
   MessageEncoder& encoder_;
   RunMetrics& metrics_;

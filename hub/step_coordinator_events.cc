@@ -30,17 +30,17 @@ const char* EventName(HubEvent::Kind kind) {
   return "?";
 }
 
-StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunShape& shape,
+StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan,
                                  MasterModel& master, MessageEncoder& encoder, RunMetrics& metrics,
                                  HubEventSink* events)
     : config_(config),
       spec_(spec),
-      shape_(shape),
+      plan_(plan),
       master_(master),
       encoder_(encoder),
       metrics_(metrics),
       events_(events),
-      membership_(AdmissionRules{config.token, shape.global_batch, master.worker_fixed_bytes(),
+      membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
                                  master.worker_bytes_per_sample(), master.param_count(), master.compression()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy) : BatchPolicy::kFixed) {}
 
@@ -60,7 +60,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   *reply->mutable_optimizer() = ToProto(master_.optimizer().config());
   reply->set_dataset(config_.dataset);
   reply->set_seed(config_.seed);
-  reply->set_global_batch(static_cast<int32_t>(shape_.global_batch));
+  reply->set_global_batch(static_cast<int32_t>(plan_.batch()));
   reply->set_digest_every(config_.digest_every);
   reply->set_param_count(master_.param_count());
   reply->set_max_batch(slot->max_batch);

@@ -243,12 +243,15 @@ struct InProcessHub {
     config.step_deadline_seconds = deadline_s;
     config.digest_every = 1000000;
     config.optimizer.momentum = 0.9f;
-    shape.train_samples = 100000;
-    shape.global_batch = config.global_batch;
-    shape.steps_per_epoch = shape.train_samples / shape.global_batch;
-    shape.total_steps = steps;
+    plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, steps);
     master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);
-    coordinator = std::make_unique<StepCoordinator>(config, spec, shape, *master, encoder, metrics, &events);
+    Rebuild();
+  }
+
+  // A new coordinator after a test changed the config (global batch, token).
+  void Rebuild() {
+    plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, plan->total_steps());
+    coordinator = std::make_unique<StepCoordinator>(config, spec, *plan, *master, encoder, metrics, &events);
   }
 
   // Runs the whole schedule; false if a watchdog had to stop it.
@@ -265,7 +268,7 @@ struct InProcessHub {
       }
     });
     if (coordinator->WaitForWorkers()) {
-      while (coordinator->steps_done() < shape.total_steps) {
+      while (coordinator->steps_done() < plan->total_steps()) {
         if (!coordinator->PublishStep()) break;
         if (coordinator->CompleteStep().stopped) break;
       }
@@ -282,7 +285,7 @@ struct InProcessHub {
 
   HubConfig config;
   proto::ModelSpec spec = TinySpec();
-  RunShape shape;
+  std::unique_ptr<RunPlan> plan;
   FakeEncoder encoder;
   RunMetrics metrics;
   EventLog events;
@@ -320,15 +323,12 @@ TEST_P(CoordinatorWorkers, AnySplitOfTheGlobalBatchGivesTheOneWorkerWeights) {
   const int n = GetParam();
   InProcessHub hub(n, 12);
   hub.config.global_batch = 12;  // the same global batch for every n
-  hub.shape.global_batch = 12;
-  hub.coordinator = std::make_unique<StepCoordinator>(hub.config, hub.spec, hub.shape, *hub.master, hub.encoder,
-                                                      hub.metrics, &hub.events);
+  hub.Rebuild();
   RunResult r = RunWith(hub, std::vector<Fault>(static_cast<size_t>(n)));
   EXPECT_EQ(r.steps, 12);
   InProcessHub one(1, 12);
-  one.config.global_batch = one.shape.global_batch = 12;
-  one.coordinator = std::make_unique<StepCoordinator>(one.config, one.spec, one.shape, *one.master, one.encoder,
-                                                      one.metrics, &one.events);
+  one.config.global_batch = 12;
+  one.Rebuild();
   ExpectNear(r.weights, RunWith(one, {Fault{}}).weights);
   for (auto& w : r.workers) {
     EXPECT_TRUE(w->got_stop);
@@ -390,8 +390,7 @@ TEST(CoordinatorFaults, AWorkerThatRejoinsGetsANewIdAndTheFullState) {
 TEST(CoordinatorAdmission, RefusesAWrongTokenAndAnOldProtocol) {
   InProcessHub hub(1, 1);
   hub.config.token = "s3cret";
-  hub.coordinator = std::make_unique<StepCoordinator>(hub.config, hub.spec, hub.shape, *hub.master, hub.encoder,
-                                                      hub.metrics, &hub.events);
+  hub.Rebuild();
   proto::JoinRequest join;
   proto::JoinReply reply;
   join.set_protocol_version(wire::kProtocolVersion);
