@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -50,6 +51,22 @@ TypeParts SplitTypeName(const CLI::Option* opt) {
 
 // Each line of `text` wrapped at word boundaries; continuation lines start
 // at column `indent`.
+// "[1..256; default 1]": the validators' descriptions, the default and the
+// environment variable, or "" when there are none.
+std::string Notes(const CLI::Option* opt) {
+  std::vector<std::string> notes = SplitTypeName(opt).constraints;
+  const std::string& def = opt->get_default_str();
+  if (opt->get_expected_max() != 0 && !def.empty() && def != "[]") notes.push_back("default " + def);
+  if (!opt->get_envname().empty()) notes.push_back("environment " + opt->get_envname());
+  if (notes.empty()) return "";
+  std::string out = "[";
+  for (size_t i = 0; i < notes.size(); ++i) out += (i ? "; " : "") + notes[i];
+  return out + "]";
+}
+
+// Stands for a space that Wrap must not break at.
+constexpr char kGlue = '\x1f';
+
 std::string Wrap(const std::string& text, size_t indent, size_t width) {
   std::string out;
   for (const std::string& paragraph : Split(text, '\n')) {
@@ -102,17 +119,8 @@ std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
 }
 
 std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const {
-  std::vector<std::string> notes = SplitTypeName(opt).constraints;
-  const std::string& def = opt->get_default_str();
-  if (opt->get_expected_max() != 0 && !def.empty() && def != "[]") notes.push_back("default " + def);
-  if (!opt->get_envname().empty()) notes.push_back("environment " + opt->get_envname());
-  std::string desc = opt->get_description();
-  if (!notes.empty()) {
-    desc += " [";
-    for (size_t i = 0; i < notes.size(); ++i) desc += (i ? "; " : "") + notes[i];
-    desc += "]";
-  }
-  return desc;
+  const std::string notes = Notes(opt);
+  return opt->get_description() + (notes.empty() ? "" : " " + notes);
 }
 
 std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positional) const {
@@ -120,7 +128,12 @@ std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positiona
   std::string out = name;
   if (name.size() + 1 >= kNameColumn) out += "\n" + std::string(kNameColumn, ' ');
   else out += std::string(kNameColumn - name.size(), ' ');
-  return out + Wrap(make_option_desc(opt), kNameColumn, kWidth) + "\n";
+  // The notes wrap as one word, so "[1..256; default 1]" stays on one line.
+  std::string notes = Notes(opt);
+  std::replace(notes.begin(), notes.end(), ' ', kGlue);
+  std::string text = Wrap(opt->get_description() + (notes.empty() ? "" : " " + notes), kNameColumn, kWidth);
+  std::replace(text.begin(), text.end(), kGlue, ' ');
+  return out + text + "\n";
 }
 
 }  // namespace mt::cli
