@@ -15,8 +15,6 @@ using cli::Integer;
 using cli::Real;
 using cli::UsageError;
 
-void Section(CLI::App& app, const std::string& name) { app.option_defaults()->group(name); }
-
 // Relations between flags; the Hub constructor would refuse most of these
 // too, but only after loading the data, and as a runtime failure.
 void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
@@ -50,7 +48,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                "mthub");
   cli::Configure(app, "mthub --workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
 
-  Section(app, "Cluster");
+  cli::Section(app, "Cluster");
   app.add_option("--workers", cfg.workers, "workers to wait for before training starts")->transform(Integer(1, 4096));
   app.add_option("--min-workers", cfg.min_workers, "below this many workers the hub waits instead of training on")
       ->transform(Integer(1, 4096));
@@ -61,7 +59,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret workers must present");
 
-  Section(app, "Batches");
+  cli::Section(app, "Batches");
   app.add_option("--global-batch", cfg.global_batch, "samples per step over all workers (0: 64 per worker)")
       ->transform(Integer(0, 1 << 24));
   app.add_option("--worker-batches", cfg.worker_batches,
@@ -75,7 +73,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "or fixed (equal shares)")
       ->check(CLI::IsMember({"fixed", "balanced"}));
 
-  Section(app, "Steps and stragglers");
+  cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.step_deadline_seconds,
                  "seconds a step waits for a worker before going on without it (0: adaptive, --deadline-factor times "
                  "the recent step time, at least --deadline-floor)")
@@ -91,7 +89,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 
-  Section(app, "Model, data and training");
+  cli::Section(app, "Model, data and training");
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
   app.add_option("--patience", cfg.patience, "stop when the test loss has not improved for this many epochs (0: never)")
@@ -99,7 +97,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::AddSeed(app, cfg.seed, "initial weights and shuffles");
   cli::AddOptimizer(app, cfg.optimizer);
 
-  Section(app, "Checkpoints");
+  cli::Section(app, "Checkpoints");
   app.add_option("--checkpoint-dir", cfg.checkpoint_dir,
                  "directory for checkpoints (every --checkpoint-every steps, epoch ends and shutdown)")
       ->type_name("DIR");
@@ -112,7 +110,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "none yet; --checkpoint-dir, if given too, must name the same directory")
       ->type_name("DIR");
 
-  Section(app, "Process");
+  cli::Section(app, "Process");
   cli::AddThreads(app, cfg.threads, "hub compute threads (averaging, optimizer, evaluation)");
   cli::AddReport(app, cfg.report_path);
   cli::AddLogEvery(app, cfg.log_every_seconds);

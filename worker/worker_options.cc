@@ -18,12 +18,12 @@ using cli::Integer;
 using cli::Real;
 using cli::UsageError;
 
+// A flag's --help section is also its mode: CheckModes refuses the flags of
+// the other mode's section, so the help and the check cannot disagree.
 const char kModeSection[] = "Mode (exactly one)";
 const char kHubSection[] = "Hub mode only (with --hub)";
 const char kSharedSection[] = "Both modes";
 const char kStandaloneSection[] = "Standalone only (with --standalone; in hub mode the hub decides these)";
-
-void Section(CLI::App& app, const std::string& name) { app.option_defaults()->group(name); }
 
 // The flags of one help section that were given, as "--a, --b".
 std::string GivenIn(const CLI::App& app, const std::string& section) {
@@ -67,13 +67,13 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] "
                  "[--epochs E] ...");
 
-  Section(app, kModeSection);
+  cli::Section(app, kModeSection);
   app.add_option("--hub", hub_mode.hub, "train with the hub at HOST[:PORT] (port 50051 by default)")
       ->option_text("HOST[:PORT]")  // not type_name: a ':' there would split it (CLI::Option::get_type_name)
       ->default_str("");
   app.add_flag("--standalone", options.standalone, "train on this device alone (no hub)");
 
-  Section(app, kHubSection);
+  cli::Section(app, kHubSection);
   app.add_option("--name", hub_mode.name, "name shown in the hub's logs and report (default: host name)")
       ->type_name("NAME");
   app.add_option("--data", hub_mode.data_dir,
@@ -101,7 +101,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "for benchmarks and tests only: make every step take F times as long, to play a slower device")
       ->check(Real(1, 1000));
 
-  Section(app, kSharedSection);
+  cli::Section(app, kSharedSection);
   app.add_option("--device", alone.device,
                  "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and an OpenCL GPU, "
                  "measured at start; loading the OpenCL driver costs memory, so cpu is the default)")
@@ -114,7 +114,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   cli::AddLogLevel(app, options.log_level);
   cli::AddVersionAndHelp(app, "mtworker");
 
-  Section(app, kStandaloneSection);
+  cli::Section(app, kStandaloneSection);
   cli::AddModelAndDataset(app, alone.model, alone.dataset, "");
   app.add_option("--batch", alone.batch, "samples per step")->transform(Integer(1, 1 << 20));
   cli::AddRunLength(app, alone.epochs, alone.max_steps);

@@ -24,8 +24,9 @@ void RefuseEmptyValues(const CLI::App& app) {
 void Configure(CLI::App& app, const std::string& usage) {
   app.formatter(std::make_shared<HelpFormatter>(usage));
   app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.set_help_flag("-h,--help", "this text");
 }
+
+void Section(CLI::App& app, const std::string& name) { app.option_defaults()->group(name); }
 
 std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv, const std::function<void()>& check) {
   try {

@@ -21,8 +21,11 @@ class UsageError : public CLI::ParseError {
 };
 
 // Sets up `app` for a daemon: the help layout (usage: `usage`), a repeated
-// option takes its last value, defaults are shown in --help, -h/--help.
+// option takes its last value, defaults are shown in --help.
 void Configure(CLI::App& app, const std::string& usage);
+
+// Options added from now on go in the --help section `name`.
+void Section(CLI::App& app, const std::string& name);
 
 // Parses argv, refuses empty values ("--report ''"), then runs `check`,
 // which throws UsageError for relations between options. Returns

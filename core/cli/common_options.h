@@ -1,7 +1,7 @@
 // The options mthub and mtworker share, defined once. Each Add* puts its
-// options in the app's current help section
-// (app.option_defaults()->group(...)) and binds them to the given fields,
-// whose values at that moment are the defaults --help shows.
+// options in the app's current help section (cli::Section) and binds them to
+// the given fields, whose values at that moment are the defaults --help
+// shows.
 #pragma once
 
 #include <cstdint>

@@ -49,15 +49,12 @@ TypeParts SplitTypeName(const CLI::Option* opt) {
   return parts;
 }
 
-// Each line of `text` wrapped at word boundaries; continuation lines start
-// at column `indent`.
-// "[1..256; default 1]": the validators' descriptions, the default and the
-// environment variable, or "" when there are none.
+// "[1..256; default 1]": the validators' descriptions and the default, or
+// "" when there are none.
 std::string Notes(const CLI::Option* opt) {
   std::vector<std::string> notes = SplitTypeName(opt).constraints;
   const std::string& def = opt->get_default_str();
   if (opt->get_expected_max() != 0 && !def.empty() && def != "[]") notes.push_back("default " + def);
-  if (!opt->get_envname().empty()) notes.push_back("environment " + opt->get_envname());
   if (notes.empty()) return "";
   std::string out = "[";
   for (size_t i = 0; i < notes.size(); ++i) out += (i ? "; " : "") + notes[i];
@@ -67,6 +64,8 @@ std::string Notes(const CLI::Option* opt) {
 // Stands for a space that Wrap must not break at.
 constexpr char kGlue = '\x1f';
 
+// Each line of `text` wrapped at word boundaries; continuation lines start
+// at column `indent`.
 std::string Wrap(const std::string& text, size_t indent, size_t width) {
   std::string out;
   for (const std::string& paragraph : Split(text, '\n')) {
