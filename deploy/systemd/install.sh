@@ -110,7 +110,7 @@ for u in mthub.service mtworker.service mtworker@.service; do
 done
 
 # The env files are the operator's: an existing one is kept. 0600: they may
-# hold a --token.
+# hold the secret (MT_TOKEN).
 for e in mthub.env mtworker.env; do
   dest="$root/etc/mt/$e"
   if [ -e "$dest" ]; then

@@ -1,0 +1,56 @@
+// The options mthub and mtworker share, defined once. Each Add* puts its
+// options in the app's current help section (cli::Section) and binds them to
+// the given fields, whose values at that moment are the defaults --help
+// shows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/optim/optimizer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace mt::cli {
+
+// --model, --dataset. `dataset_note` ends the --dataset help.
+void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset, const std::string& dataset_note);
+// --epochs, --steps.
+void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
+// --optimizer, --lr, --momentum, --weight-decay.
+void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer);
+// --seed. `what` says what it seeds.
+void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what);
+// --threads. `what` says what the threads do.
+void AddThreads(CLI::App& app, int64_t& threads, const std::string& what);
+// --report.
+void AddReport(CLI::App& app, std::string& path);
+// --log-every.
+void AddLogEvery(CLI::App& app, double& seconds);
+// --log-level: trace|debug|info|warn|error|off.
+void AddLogLevel(CLI::App& app, std::string& level);
+// --version and -h/--help (in the current section), and the exit codes at
+// the end of --help.
+void AddVersionAndHelp(CLI::App& app, const std::string& program);
+
+// The secret shared by the hub and its workers: --token SECRET,
+// --token-file FILE, or the environment variable MT_TOKEN.
+struct TokenSources {
+  std::string token;
+  std::string file;
+};
+// --token, --token-file. `role` says what the secret is for.
+void AddToken(CLI::App& app, TokenSources& sources, const std::string& role);
+// The secret, by precedence: --token or --token-file (not both), else
+// MT_TOKEN, else none (""). Throws UsageError when both flags are given, or
+// the file cannot be read or its first line is empty.
+std::string ResolveToken(const TokenSources& sources);
+
+// Sets spdlog's level from a --log-level value.
+void ApplyLogLevel(const std::string& level);
+// Warns (once, through spdlog) when --threads is above the hardware threads.
+void WarnIfMoreThreadsThanCores(int64_t threads);
+
+}  // namespace mt::cli

@@ -1,0 +1,27 @@
+// CLI11 validators with the daemons' wording: each names what it expects and
+// what it got, and describes itself for --help ("1..4096").
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace mt::cli {
+
+constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+
+// A decimal integer in [min, max]. A transform: it rewrites the value as
+// plain decimal, so "010" means ten, as it did before CLI11 (whose own
+// conversion would read it as octal). Use with Option::transform.
+CLI::Validator Integer(int64_t min, int64_t max = kNoMax);
+
+// A finite number in [min, max]. Use with Option::check.
+CLI::Validator Real(double min, double max);
+
+// A size such as 256M, 1G, 300000K or 1048576 (bytes), K/M/G being powers
+// of 1024 (k/m/g and KiB/MiB/GiB too); rewritten as a byte count. Use with
+// Option::transform on an integer option.
+CLI::Validator ByteSize();
+
+}  // namespace mt::cli

@@ -1,0 +1,15 @@
+#include "core/cli/version.h"
+
+#include "proto/wire.h"
+
+#ifndef MT_VERSION
+#error "MT_VERSION comes from CMake's PROJECT_VERSION (core/CMakeLists.txt)"
+#endif
+
+namespace mt::cli {
+
+std::string VersionText(const std::string& program) {
+  return program + " " + MT_VERSION + " (wire protocol " + std::to_string(wire::kProtocolVersion) + ")";
+}
+
+}  // namespace mt::cli

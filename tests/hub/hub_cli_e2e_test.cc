@@ -1,0 +1,141 @@
+// mthub's command line as a user meets it: real processes, their exit codes
+// and what they say; and the shared secret from a file and the environment,
+// with a hub and workers that use it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/wire.h"
+#include "tests/support/cluster_processes.h"
+#include "tests/support/files.h"
+#include "tests/support/idx_writer.h"
+#include "tests/support/subprocess.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using testing::BinaryPath;
+using testing::ChildProcess;
+
+testing::ProcessResult RunHub(std::vector<std::string> args) {
+  args.insert(args.begin(), BinaryPath("hub/mthub"));
+  return testing::RunProcess(args, 60);
+}
+
+// Relations between flags that the Hub constructor also refuses, but only
+// after loading the data, as a runtime failure (exit 1). The command line
+// refuses them first: exit 2, and the dataset named here does not exist, so
+// a hub that got past its command line would fail differently.
+TEST(HubCliE2e, FlagsThatContradictEachOtherExit2) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--workers", "3", "--worker-batches", "16,32"},
+       "--worker-batches gives 2 sizes but --workers is 3; give one size per worker"},
+      {{"--workers", "2", "--global-batch", "1"}, "--global-batch 1 is smaller than --workers 2"},
+      {{"--workers", "2", "--min-workers", "3"}, "--min-workers 3 cannot exceed --workers 2"},
+      {{"--worker-batches", "8", "--batch-policy", "balanced"},
+       "--worker-batches fixes each worker's batch; it cannot go with --batch-policy balanced"},
+      {{"--workers", "2", "--worker-batches", "8,8", "--global-batch", "20"},
+       "--global-batch 20 is not the sum of --worker-batches (16)"},
+      {{"--resume", "/tmp/mt-a", "--checkpoint-dir", "/tmp/mt-b"},
+       "--resume /tmp/mt-a and --checkpoint-dir /tmp/mt-b differ; give one directory"},
+      {{"--token", "a", "--token-file", "/etc/hostname"}, "--token and --token-file both give the secret"},
+      {{"--token-file", "/nonexistent/mt-token"}, "--token-file /nonexistent/mt-token: cannot read it"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--dataset", "/nonexistent/mt-data", "--port", "0"});
+    const auto r = RunHub(args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.says));
+    EXPECT_THAT(r.output, HasSubstr("(see mthub --help)"));
+  }
+}
+
+TEST(HubCliE2e, BadValuesNameTheirFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--workers", "0"}, "--workers: expected an integer in 1..4096, got '0'"},
+      {{"--port", "65536"}, "--port: expected an integer in 0..65535, got '65536'"},
+      {{"--worker-batches", "8,x"}, "--worker-batches: expected an integer in 1..1048576, got 'x'"},
+      {{"--lr", "1e-12"}, "--lr: expected a number in 1e-09..100, got '1e-12'"},
+      {{"--momentum", "nan"}, "--momentum: expected a number in 0..0.9999, got 'nan'"},
+      {{"--seed", "-1"}, "--seed: expected an integer >= 0, got '-1'"},
+      {{"--compress", "zip"}, "--compress: zip not in {none,fp16,int8}"},
+      {{"--log-level", "verbose"}, "--log-level: verbose not in {trace,debug,info,warn,error,off}"},
+      {{"--report", ""}, "--report: empty value"},
+      {{"--epochs"}, "--epochs"},
+      {{"stray"}, "stray"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunHub(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.says));
+  }
+}
+
+TEST(HubCliE2e, VersionNamesTheProgramAndTheWireProtocol) {
+  const auto r = RunHub({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ContainsRegex("^mthub [0-9]+\\.[0-9]+\\.[0-9]+ "));
+  EXPECT_THAT(r.output, HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
+}
+
+TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
+  const auto r = RunHub({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string& text :
+       {"--workers N", "[1..4096; default 1]", "--port N", "[0..65535; default 50051]", "--worker-batches N[,...]",
+        "--batch-policy fixed|balanced", "[default balanced]", "--checkpoint-every N", "[>= 0; default 100]",
+        "--token SECRET", "--token-file FILE", "MT_TOKEN", "--log-level trace|debug|info|warn|error|off",
+        "--version", "--help", "Exit codes: 0 done"})
+    EXPECT_THAT(r.output, HasSubstr(text));
+}
+
+// The hub reads its secret from a file (first line, trailing white space
+// dropped); workers give it through MT_TOKEN or --token, --token winning
+// over MT_TOKEN; a worker with the wrong secret is refused.
+TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
+  const fs::path dir = testing::FreshTempDir("hub-cli-token");
+  testing::WriteIdxDataset(dir.string(), 512, 128, 9);
+  std::ofstream(dir / "token") << "s3cret \t\nnot this line\n";
+  std::unique_ptr<ChildProcess> hub;
+  const int port = testing::StartHub(
+      hub, dir, {"--workers", "2", "--dataset", dir.string(), "--steps", "3", "--token-file", (dir / "token").string()});
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  auto worker = [&](const std::string& name, const std::string& env_token, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"/usr/bin/env", "MT_TOKEN=" + env_token, BinaryPath("worker/mtworker"),
+                                     "--hub", address, "--name", name, "--connect-timeout", "30"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<ChildProcess>(argv, (dir / (name + ".log")).string());
+  };
+
+  auto intruder = worker("intruder", "s3cret \t", {});  // the file's line before stripping
+  EXPECT_EQ(intruder->Wait(60), 1) << intruder->Log();
+  EXPECT_THAT(intruder->Log(), HasSubstr("wrong or missing token"));
+
+  auto from_env = worker("from-env", "s3cret", {});
+  auto from_flag = worker("from-flag", "wrong", {"--token", "s3cret"});
+  EXPECT_EQ(from_env->Wait(120), 0) << from_env->Log();
+  EXPECT_EQ(from_flag->Wait(120), 0) << from_flag->Log();
+  EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt

@@ -1,0 +1,67 @@
+// ParseHubOptions in process: what each flag puts into HubConfig (the exit
+// codes and messages are in hub_cli_e2e_test.cc).
+#include "hub/hub_options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace mt {
+namespace {
+
+// Parses mthub ARGS...; fails the test unless it goes on.
+HubOptions Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "mthub");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  HubOptions options;
+  const std::optional<int> exit_code = ParseHubOptions(static_cast<int>(argv.size()), argv.data(), options);
+  EXPECT_FALSE(exit_code.has_value()) << "exit code " << exit_code.value_or(-1);
+  return options;
+}
+
+TEST(HubOptions, DefaultsAreHubConfigs) {
+  const HubConfig fresh;
+  const HubConfig cfg = Parse({}).config;
+  EXPECT_EQ(cfg.workers, fresh.workers);
+  EXPECT_EQ(cfg.port, fresh.port);
+  EXPECT_EQ(cfg.bind, fresh.bind);
+  EXPECT_EQ(cfg.batch_policy, fresh.batch_policy);
+  EXPECT_EQ(cfg.checkpoint_every, fresh.checkpoint_every);
+  EXPECT_EQ(cfg.optimizer.lr, fresh.optimizer.lr);
+  EXPECT_TRUE(cfg.worker_batches.empty());
+  EXPECT_FALSE(cfg.resume);
+}
+
+TEST(HubOptions, FlagsFillTheConfig) {
+  const HubOptions o = Parse({"--workers", "3", "--min-workers", "2", "--port", "0", "--port-file", "/tmp/p",
+                              "--worker-batches", "8,8", "--worker-batches", "16,32,16", "--compress", "int8",
+                              "--step-deadline", "2.5", "--seed", "9", "--optimizer", "adam", "--lr", "0.01",
+                              "--threads", "2", "--digest-every", "5", "--log-level", "warn"});
+  EXPECT_EQ(o.config.workers, 3);
+  EXPECT_EQ(o.config.min_workers, 2);
+  EXPECT_EQ(o.config.port, 0);
+  EXPECT_EQ(o.port_file, "/tmp/p");
+  EXPECT_EQ(o.config.worker_batches, (std::vector<int>{16, 32, 16}));  // given twice: the last list
+  EXPECT_EQ(o.config.compression, "int8");
+  EXPECT_EQ(o.config.step_deadline_seconds, 2.5);
+  EXPECT_EQ(o.config.seed, 9u);
+  EXPECT_EQ(o.config.optimizer.kind, "adam");
+  EXPECT_FLOAT_EQ(o.config.optimizer.lr, 0.01f);
+  EXPECT_EQ(o.config.threads, 2);
+  EXPECT_EQ(o.config.digest_every, 5);
+  EXPECT_EQ(o.log_level, "warn");
+}
+
+TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {
+  const HubConfig alone = Parse({"--resume", "/tmp/ck"}).config;
+  EXPECT_TRUE(alone.resume);
+  EXPECT_EQ(alone.checkpoint_dir, "/tmp/ck");
+  const HubConfig same = Parse({"--resume", "/tmp/ck", "--checkpoint-dir", "/tmp/ck"}).config;
+  EXPECT_TRUE(same.resume);
+  EXPECT_EQ(same.checkpoint_dir, "/tmp/ck");
+}
+
+}  // namespace
+}  // namespace mt

@@ -1,0 +1,100 @@
+// ParseWorkerOptions in process: what each flag puts into WorkerConfig and
+// StandaloneConfig (the exit codes and messages are in cli_e2e_test.cc).
+#include "worker/worker_options.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/files.h"
+
+namespace mt {
+namespace {
+
+// Parses mtworker ARGS...; fails the test unless it goes on.
+WorkerOptions Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "mtworker");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  WorkerOptions options;
+  const std::optional<int> exit_code = ParseWorkerOptions(static_cast<int>(argv.size()), argv.data(), options);
+  EXPECT_FALSE(exit_code.has_value()) << "exit code " << exit_code.value_or(-1);
+  return options;
+}
+
+int64_t Budget(const std::string& size) {
+  return Parse({"--hub", "127.0.0.1:1", "--memory-budget", size}).hub_mode.memory_budget_bytes;
+}
+
+TEST(WorkerOptions, MemoryBudgetSizesAreBytesInPowersOf1024) {
+  EXPECT_EQ(Budget("256M"), 256LL << 20);
+  EXPECT_EQ(Budget("1G"), 1LL << 30);
+  EXPECT_EQ(Budget("300000K"), 300000LL << 10);
+  EXPECT_EQ(Budget("1048576"), 1048576);
+  EXPECT_EQ(Budget("1.5G"), 3LL << 29);
+  EXPECT_EQ(Budget("64KiB"), 64LL << 10);
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.memory_budget_bytes, 0);  // no limit
+}
+
+TEST(WorkerOptions, HubModeGetsTheSharedFlags) {
+  const WorkerOptions o = Parse({"--hub", "localhost:1234", "--device", "auto", "--threads", "3", "--report",
+                                 "/tmp/r.json", "--log-every", "0.5", "--name", "phone", "--min-battery", "30",
+                                 "--require-charging", "--max-temperature", "45", "--slowdown", "2"});
+  EXPECT_FALSE(o.standalone);
+  EXPECT_EQ(o.hub_mode.hub, "localhost:1234");
+  EXPECT_EQ(o.hub_mode.device, "auto");
+  EXPECT_EQ(o.hub_mode.threads, 3);
+  EXPECT_EQ(o.hub_mode.report_path, "/tmp/r.json");
+  EXPECT_EQ(o.hub_mode.log_every_seconds, 1.0);  // at least 1 s in hub mode
+  EXPECT_EQ(o.hub_mode.name, "phone");
+  EXPECT_EQ(o.hub_mode.policy.min_battery_percent, 30);
+  EXPECT_TRUE(o.hub_mode.policy.require_charging);
+  EXPECT_EQ(o.hub_mode.policy.max_temperature_c, 45);
+  EXPECT_EQ(o.hub_mode.slowdown, 2);
+}
+
+TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
+  const WorkerOptions defaults = Parse({"--standalone"});
+  const StandaloneConfig fresh;
+  EXPECT_TRUE(defaults.standalone);
+  EXPECT_EQ(defaults.standalone_mode.batch, fresh.batch);
+  EXPECT_EQ(defaults.standalone_mode.optimizer.lr, fresh.optimizer.lr);
+  EXPECT_EQ(defaults.standalone_mode.seed, fresh.seed);
+
+  const WorkerOptions o =
+      Parse({"--standalone", "--batch", "32", "--epochs", "3", "--steps", "010", "--optimizer", "adam", "--lr", "0.001",
+             "--momentum", "0.5", "--weight-decay", "0.0001", "--seed", "42", "--checkpoint-dir", "/tmp/ck",
+             "--checkpoint-every", "5", "--resume", "--batch", "16"});
+  EXPECT_EQ(o.standalone_mode.batch, 16);  // given twice: the last one
+  EXPECT_EQ(o.standalone_mode.epochs, 3);
+  EXPECT_EQ(o.standalone_mode.max_steps, 10);  // decimal, not octal
+  EXPECT_EQ(o.standalone_mode.optimizer.kind, "adam");
+  EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.lr, 0.001f);
+  EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.momentum, 0.5f);
+  EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.weight_decay, 0.0001f);
+  EXPECT_EQ(o.standalone_mode.seed, 42u);
+  EXPECT_EQ(o.standalone_mode.checkpoint_dir, "/tmp/ck");
+  EXPECT_EQ(o.standalone_mode.checkpoint_every, 5);
+  EXPECT_TRUE(o.standalone_mode.resume);
+}
+
+TEST(WorkerOptions, TokenPrecedence) {
+  const std::filesystem::path dir = testing::FreshTempDir("worker-options-token");
+  std::ofstream(dir / "token") << "from-file  \r\nsecond\n";
+  const std::string file = (dir / "token").string();
+  unsetenv("MT_TOKEN");
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.token, "");
+  setenv("MT_TOKEN", "from-env", 1);
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.token, "from-env");
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1", "--token", "from-flag"}).hub_mode.token, "from-flag");
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1", "--token-file", file}).hub_mode.token, "from-file");
+  unsetenv("MT_TOKEN");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt
