@@ -58,11 +58,13 @@ class Hub {
   std::unique_ptr<RunPlan> plan_;  // once the training set's size is known
   std::unique_ptr<MasterModel> master_;
   RunMetrics metrics_;
+  HubEventSink* events_;
+  // Declared before what emits into it, so it outlives the server's last
+  // stream closing.
+  std::unique_ptr<HubEventSink> event_file_;
   std::unique_ptr<MessageEncoder> encoder_;
   std::unique_ptr<StepCoordinator> coordinator_;
-  std::unique_ptr<HubServer> server_;
-  std::unique_ptr<HubEventSink> event_file_;
-  HubEventSink* events_;
+  std::unique_ptr<HubServer> server_;  // last: shut down first
 
   int64_t resumed_from_ = -1;  // the checkpoint's step when resumed
   double epoch_loss_sum_ = 0;
