@@ -141,10 +141,12 @@ void ThreadPool::HelperLoop(int self) {
     });
     if (gen == seen) {
       std::unique_lock<std::mutex> lock(mu_);
+      blocked_.fetch_add(1, std::memory_order_release);
       wake_cv_.wait(lock, [&] {
         gen = generation_.load(std::memory_order_acquire);
         return gen != seen;
       });
+      blocked_.fetch_sub(1, std::memory_order_release);
     }
     seen = gen;
     if (stop_.load(std::memory_order_relaxed)) return;

@@ -55,6 +55,10 @@ class ThreadPool {
 
   static int64_t ChunkBegin(int64_t n, int chunks, int c) { return n * c / chunks; }
 
+  // Helpers that have stopped spinning and sleep until the next loop: an idle
+  // pool must not keep burning cores that other apps need (tests read it).
+  int BlockedHelpers() const { return blocked_.load(std::memory_order_acquire); }
+
  private:
   using Task = void (*)(void* ctx, int64_t begin, int64_t end, int chunk);
 
@@ -85,6 +89,7 @@ class ThreadPool {
   std::atomic<int> finished_{0};  // chunks of the current loop that are done
   std::atomic<uint32_t> generation_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<int> blocked_{0};  // helpers inside wake_cv_.wait
 
   std::mutex mu_;  // guards the condvar waits only
   std::condition_variable wake_cv_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -92,20 +94,60 @@ TEST(ThreadPool, ConcurrentCallersBothComplete) {
   EXPECT_EQ(total.load(), 2 * 2000 * 10);
 }
 
-TEST(ThreadPool, IdleHelpersBlockAndWakeAgain) {
-  ThreadPool pool(2);
-  std::atomic<int> count{0};
-  pool.ParallelFor(2, [&](int64_t, int64_t, int) { count++; });
-  // Long enough for the helpers to stop spinning and block on the condvar.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  pool.ParallelFor(2, [&](int64_t, int64_t, int) { count++; });
-  EXPECT_EQ(count.load(), 4);
+// Waits, bounded, until pred() holds; the pool's spinning is bounded in time,
+// so every state these tests wait for comes well within the bound.
+template <class Pred>
+bool WaitUntil(Pred pred, double seconds = 10) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
 }
 
-TEST(ThreadPool, DestroyWhileIdleJoinsCleanly) {
-  for (int i = 0; i < 50; ++i) {
-    ThreadPool pool(4);
-    if (i % 2) pool.ParallelFor(8, [](int64_t, int64_t, int) {});
+int ThreadsInThisProcess() {
+  return static_cast<int>(std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                                        std::filesystem::directory_iterator()));
+}
+
+TEST(ThreadPool, IdleHelpersBlockAndWakeAgain) {
+  ThreadPool pool(3);
+  pool.ParallelFor(3, [](int64_t, int64_t, int) {});
+  // An idle pool stops spinning: both helpers end up asleep.
+  ASSERT_TRUE(WaitUntil([&] { return pool.BlockedHelpers() == 2; })) << pool.BlockedHelpers();
+
+  // Sleeping helpers wake for the next loop. The caller holds its own chunk
+  // until the other two have run on other threads; helpers that did not wake
+  // would leave them to the caller after the bound, and `elsewhere` at 0.
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  pool.ParallelFor(3, [&](int64_t, int64_t, int) {
+    if (std::this_thread::get_id() != caller) {
+      elsewhere++;
+      return;
+    }
+    WaitUntil([&] { return elsewhere.load() == 2; });
+  });
+  EXPECT_EQ(elsewhere.load(), 2);
+  EXPECT_TRUE(WaitUntil([&] { return pool.BlockedHelpers() == 2; })) << pool.BlockedHelpers();
+}
+
+TEST(ThreadPool, DestroyJoinsEveryHelperWhetherSpinningOrAsleep) {
+  const int before = ThreadsInThisProcess();
+  for (int i = 0; i < 20; ++i) {
+    {
+      ThreadPool pool(4);
+      ASSERT_EQ(ThreadsInThisProcess(), before + 3);
+      if (i % 2) {
+        pool.ParallelFor(8, [](int64_t, int64_t, int) {});  // helpers still spinning
+      } else {
+        ASSERT_TRUE(WaitUntil([&] { return pool.BlockedHelpers() == 3; }));  // helpers asleep
+      }
+    }
+    // The kernel lists a joined thread for a moment after it has exited.
+    ASSERT_TRUE(WaitUntil([&] { return ThreadsInThisProcess() == before; }, 2))
+        << ThreadsInThisProcess() - before << " helper threads outlived their pool";
   }
 }
 

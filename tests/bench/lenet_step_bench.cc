@@ -1,8 +1,6 @@
 // Per-op timings of one LeNet-5 training step (batch 64) on the CPU backend
-// with 1 and 2 threads. Disabled by default: timings are not pass or fail.
-//   kernels_test --gtest_also_run_disabled_tests --gtest_filter='*LeNetTiming*'
-// MT_TIMING_STEPS overrides the number of timed steps (default 300).
-#include <gtest/gtest.h>
+// with 1 and 2 threads: where a step's time goes, op by op.
+//   build/tests/bench/lenet_step_bench [STEPS]   (default 300 timed steps)
 
 #include <algorithm>
 #include <chrono>
@@ -20,13 +18,11 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void RunLeNetTiming(int threads) {
+void RunLeNetTiming(int threads, int steps) {
   const int batch = 64;
   CpuBackend be(threads);
   testing::LeNetStep step(be, batch);
   auto& ops = step.ops();
-  int steps = 300;
-  if (const char* env = std::getenv("MT_TIMING_STEPS")) steps = std::max(1, std::atoi(env));
   const int warmup = 20;
   using Clock = std::chrono::steady_clock;
   std::vector<std::vector<double>> op_micros(ops.size());
@@ -57,8 +53,16 @@ void RunLeNetTiming(int threads) {
               batch * 1e6 / med);
 }
 
-TEST(CpuBackendTiming, DISABLED_LeNetTiming1Thread) { RunLeNetTiming(1); }
-TEST(CpuBackendTiming, DISABLED_LeNetTiming2Threads) { RunLeNetTiming(2); }
-
 }  // namespace
 }  // namespace mt::kernels
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 300;
+  if (argc > 2 || steps < 1) {
+    std::fprintf(stderr, "usage: %s [STEPS]  (timed steps per thread count, default 300)\n", argv[0]);
+    return 2;
+  }
+  mt::kernels::RunLeNetTiming(1, steps);
+  mt::kernels::RunLeNetTiming(2, steps);
+  return 0;
+}
