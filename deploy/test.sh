@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fresh machine to a passing suite: install dependencies, build, run every test.
+# Fresh machine to a passing suite: install dependencies, build, run every
+# test, then the ThreadSanitizer job (deploy/tsan.sh; MT_SKIP_TSAN=1 skips it).
+# The fast inner loop is `ctest --test-dir build -L unit`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
@@ -8,3 +10,6 @@ build="${MT_BUILD_DIR:-build}"
 # PoCL compiles OpenCL kernels once and caches them; keep the cache in the build tree.
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/$build/pocl-cache}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600
+if [ "${MT_SKIP_TSAN:-0}" != 1 ]; then
+  deploy/tsan.sh
+fi
