@@ -25,7 +25,7 @@ struct Batch {
     for (int i = 0; i < n; ++i) idx[i] = static_cast<uint32_t>(i);
     buffer.Fill(data, idx.data(), n);
   }
-  testing::SyntheticDataset data;
+  test_support::SyntheticDataset data;
   BatchBuffer buffer;
 };
 
@@ -57,7 +57,7 @@ PlacementChoice ChooseForLeNet(const std::vector<kernels::Backend*>& candidates,
 }
 
 TEST(AutoPlacement, CpuOnlyKeepsEveryLayerOnTheCpu) {
-  auto cpu = testing::MakeTestBackend("cpu1");
+  auto cpu = test_support::MakeTestBackend("cpu1");
   Batch b(16);
   const PlacementChoice c = ChooseForLeNet({cpu.get()}, b, 16);
   for (auto* p : c.placement) EXPECT_EQ(p, cpu.get());
@@ -67,9 +67,9 @@ TEST(AutoPlacement, CpuOnlyKeepsEveryLayerOnTheCpu) {
 }
 
 TEST(AutoPlacement, CpuAndOpenClPicksAPlacementThatComputesTheSameGradients) {
-  auto cpu = testing::MakeTestBackend("cpu1");
-  auto cl = testing::MakeTestBackend("opencl");
-  if (!cl) GTEST_SKIP() << testing::kNoOpenCl;
+  auto cpu = test_support::MakeTestBackend("cpu1");
+  auto cl = test_support::MakeTestBackend("opencl");
+  if (!cl) GTEST_SKIP() << test_support::kNoOpenCl;
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   const int n = 16;
   Batch b(n);
@@ -94,8 +94,8 @@ TEST(AutoPlacement, CpuAndOpenClPicksAPlacementThatComputesTheSameGradients) {
 }
 
 TEST(AutoPlacement, NeverPutsALayerWhereItsOpsAreMissing) {
-  auto cpu = testing::MakeTestBackend("cpu1");
-  auto limited = testing::MakeCpuWithout({kernels::Op::kConv2dForward}, "limited", 1);
+  auto cpu = test_support::MakeTestBackend("cpu1");
+  auto limited = test_support::MakeCpuWithout({kernels::Op::kConv2dForward}, "limited", 1);
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   Batch b(16);
   const PlacementChoice c = ChooseForLeNet({cpu.get(), limited.get()}, b, 16);
@@ -158,18 +158,18 @@ TEST_P(PlacedOnALimitedBackend, StepsLackingOpsRunOnTheCpuAndTrainAsOnTheCpu) {
   const LackingCase& lc = GetParam();
   const int threads = 2;
   // The home CPU checks, as the limited backend does, that every op gets its own memory.
-  testing::LimitedBackend<kernels::CpuBackend> cpu("cpu", {}, threads);
+  test_support::LimitedBackend<kernels::CpuBackend> cpu("cpu", {}, threads);
   std::unique_ptr<kernels::Backend> device;
   if (lc.device == "cpu") {
     // The CPU backend itself, so the results must be bit-identical.
-    device = testing::MakeCpuWithout(lc.lacks, "limited", threads);
+    device = test_support::MakeCpuWithout(lc.lacks, "limited", threads);
   } else {
 #if MT_HAVE_OPENCL
     if (!kernels::ListOpenClDevices().empty())
-      device = std::make_unique<testing::LimitedBackend<kernels::OpenClBackend>>("limited", lc.lacks,
+      device = std::make_unique<test_support::LimitedBackend<kernels::OpenClBackend>>("limited", lc.lacks,
                                                                                  kernels::DefaultOpenClDevice());
 #endif
-    if (!device) GTEST_SKIP() << testing::kNoOpenCl;
+    if (!device) GTEST_SKIP() << test_support::kNoOpenCl;
   }
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   auto model = BuildModel(spec, cpu, std::vector<kernels::Backend*>(spec.layer_size(), device.get()));
@@ -225,7 +225,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(ModelPlacement, AHomeBackendLackingAnOpIsAnError) {
-  auto home = testing::MakeCpuWithout({kernels::Op::kReluBackward}, "limited");
+  auto home = test_support::MakeCpuWithout({kernels::Op::kReluBackward}, "limited");
   try {
     BuildModel(LoadModelSpec("lenet5"), *home);
     FAIL() << "a model whose home lacks relu_backward was built";

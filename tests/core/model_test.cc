@@ -18,7 +18,7 @@
 namespace mt {
 namespace {
 
-using testing::SyntheticDataset;
+using test_support::SyntheticDataset;
 
 TEST(ModelSpec, PresetsBuildWithKnownParameterCounts) {
   kernels::CpuBackend backend;
@@ -83,11 +83,11 @@ struct Placed {
 // Null model when the placement needs OpenCL and there is none.
 Placed BuildPlaced(const std::string& where, int threads = 2) {
   Placed p;
-  p.cpu = testing::MakeTestBackend("cpu" + std::to_string(threads));
+  p.cpu = test_support::MakeTestBackend("cpu" + std::to_string(threads));
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   std::vector<kernels::Backend*> placement(spec.layer_size(), p.cpu.get());
   if (where != "cpu") {
-    p.cl = testing::MakeTestBackend("opencl");
+    p.cl = test_support::MakeTestBackend("opencl");
     if (!p.cl) return p;
     for (int i = 0; i < spec.layer_size(); ++i)
       if (where == "opencl" || spec.layer(i).has_conv() || spec.layer(i).has_maxpool())
@@ -101,7 +101,7 @@ class PlacedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
   Model* model = placed.model.get();
   const int n = 3;
   model->Reserve(n);
@@ -117,7 +117,7 @@ TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
   model->ComputeGradients(1);
   model->GetGrads(grads.data());
 
-  testing::CheckOptions o;
+  test_support::CheckOptions o;
   // Small steps: conv1's weights move thousands of ReLU inputs at once, so
   // larger ones cross kinks at most points.
   o.eps = 1e-3f;
@@ -133,7 +133,7 @@ TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
     if (count == 0) continue;
     std::vector<float> slice(params.begin() + offset, params.begin() + offset + count);
     std::vector<float> analytic(grads.begin() + offset, grads.begin() + offset + count);
-    testing::CompareDerivatives(
+    test_support::CompareDerivatives(
         layer->name(), slice, analytic,
         [&](const std::vector<float>& v) {
           std::vector<float> all = params;
@@ -187,7 +187,7 @@ RunResult Train(int threads, int steps, uint64_t seed) {
 
 TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
   const RunResult cpu = Train(2, 50, 6);
   const RunResult here = Train(*placed.model, *placed.cpu, 50, 6);
   ASSERT_EQ(here.losses.size(), cpu.losses.size());
@@ -204,7 +204,7 @@ TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
 
 TEST_P(PlacedModel, ReportsWhereEachLayerRuns) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
   const std::string summary = placed.model->PlacementSummary();
   const std::string conv = GetParam() == "cpu" ? "conv1:cpu" : "conv1:opencl";
   const std::string fc = GetParam() == "opencl" ? "fc3:opencl" : "fc3:cpu";

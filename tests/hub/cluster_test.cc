@@ -17,16 +17,16 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::BinaryPath;
-using testing::ChildProcess;
+using test_support::BinaryPath;
+using test_support::ChildProcess;
 
-using testing::StartHub;
-using testing::StartWorker;
+using test_support::StartHub;
+using test_support::StartWorker;
 
 TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   if (!fs::exists("/usr/share/datasets/fashion-mnist"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed (deploy/install-deps.sh installs it)";
-  const fs::path dir = testing::FreshTempDir("cluster-e2e");
+  const fs::path dir = test_support::FreshTempDir("cluster-e2e");
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
@@ -34,17 +34,17 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   for (int i = 0; i < 3; ++i) workers.push_back(StartWorker(dir, "w" + std::to_string(i), port));
   for (int i = 0; i < 3; ++i) EXPECT_EQ(workers[i]->Wait(600), 0) << workers[i]->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_GE(testing::JsonNumber(report, "test_accuracy"), 0.84) << report;
-  EXPECT_EQ(testing::JsonNumber(report, "samples"), 60000) << report;
+  const std::string report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_GE(test_support::JsonNumber(report, "test_accuracy"), 0.84) << report;
+  EXPECT_EQ(test_support::JsonNumber(report, "samples"), 60000) << report;
   for (const char* key : {"train_loss", "last_step_loss", "steps", "train_seconds", "samples_per_second", "peak_rss_bytes"})
-    EXPECT_FALSE(std::isnan(testing::JsonNumber(report, key))) << key;
+    EXPECT_FALSE(std::isnan(test_support::JsonNumber(report, key))) << key;
   // Balanced batches follow each worker's speed, so the shares differ, but
   // every worker takes part and together they cover the epoch once.
   double samples = 0;
   for (int i = 0; i < 3; ++i) {
     EXPECT_NE(report.find("\"name\": \"w" + std::to_string(i) + "\""), std::string::npos) << report;
-    const double own = testing::JsonNumber(testing::ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples");
+    const double own = test_support::JsonNumber(test_support::ReadAll(dir / ("w" + std::to_string(i) + ".json")), "samples");
     EXPECT_GT(own, 5000) << report;
     samples += own;
   }
@@ -53,8 +53,8 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
 }
 
 TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
-  const fs::path dir = testing::FreshTempDir("cluster-early");
-  testing::WriteIdxDataset(dir.string(), 1000, 100, 5);
+  const fs::path dir = test_support::FreshTempDir("cluster-early");
+  test_support::WriteIdxDataset(dir.string(), 1000, 100, 5);
   // Find a free port by letting a first hub pick one, then reuse it.
   int port = 0;
   {
@@ -73,7 +73,7 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
   EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
   EXPECT_NE(worker->Log().find("not up yet"), std::string::npos) << worker->Log();
-  EXPECT_EQ(testing::JsonNumber(testing::ReadAll(dir / "early.json"), "steps"), 30);
+  EXPECT_EQ(test_support::JsonNumber(test_support::ReadAll(dir / "early.json"), "steps"), 30);
   fs::remove_all(dir);
 }
 
@@ -81,13 +81,13 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
 // CPU, so its weights stay bit-identical to the hub's: a digest every step
 // and no resync.
 TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
-  const fs::path dir = testing::FreshTempDir("cluster-opencl");
-  const auto probe = testing::RunProcess({BinaryPath("worker/mtworker"), "--standalone", "--device", "opencl",
+  const fs::path dir = test_support::FreshTempDir("cluster-opencl");
+  const auto probe = test_support::RunProcess({BinaryPath("worker/mtworker"), "--standalone", "--device", "opencl",
                                           "--steps", "1", "--dataset", "/nonexistent-dataset"},
                                          60);
   if (probe.output.find("--device opencl") != std::string::npos)
     GTEST_SKIP() << "no OpenCL here: " << probe.output;
-  testing::WriteIdxDataset(dir.string(), 1000, 100, 5);
+  test_support::WriteIdxDataset(dir.string(), 1000, 100, 5);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "40",
                                        "--digest-every", "1", "--report", (dir / "hub.json").string()});
@@ -97,8 +97,8 @@ TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
   EXPECT_EQ(gpu->Wait(300), 0) << gpu->Log();
   EXPECT_EQ(cpu->Wait(300), 0) << cpu->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(report, "steps"), 40) << report;
+  const std::string report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_EQ(test_support::JsonNumber(report, "steps"), 40) << report;
   EXPECT_NE(report.find("conv1:opencl"), std::string::npos) << report;
   EXPECT_NE(report.find("conv1:cpu"), std::string::npos) << report;
   size_t resync_zero = 0;
@@ -109,8 +109,8 @@ TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
 }
 
 TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
-  const fs::path dir = testing::FreshTempDir("cluster-sigterm");
-  testing::WriteIdxDataset(dir.string(), 4000, 100, 6);
+  const fs::path dir = test_support::FreshTempDir("cluster-sigterm");
+  test_support::WriteIdxDataset(dir.string(), 4000, 100, 6);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
                             {"--workers", "1", "--dataset", dir.string(), "--epochs", "1000", "--checkpoint-dir",
@@ -128,13 +128,13 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   bool checkpoint = false;
   for (auto& e : fs::directory_iterator(dir / "ck")) checkpoint = checkpoint || e.path().extension() == ".mtc";
   EXPECT_TRUE(checkpoint);
-  EXPECT_GT(testing::JsonNumber(testing::ReadAll(dir / "hub.json"), "steps"), 0);
+  EXPECT_GT(test_support::JsonNumber(test_support::ReadAll(dir / "hub.json"), "steps"), 0);
   fs::remove_all(dir);
 }
 
 TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
-  const fs::path dir = testing::FreshTempDir("cluster-memory");
-  testing::WriteIdxDataset(dir.string(), 16 * 128, 100, 5);  // whole steps only
+  const fs::path dir = test_support::FreshTempDir("cluster-memory");
+  test_support::WriteIdxDataset(dir.string(), 16 * 128, 100, 5);  // whole steps only
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "60",
                                        "--global-batch", "128", "--report", (dir / "hub.json").string()});
@@ -153,41 +153,41 @@ TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
   EXPECT_EQ(small->Wait(300), 0) << small->Log();
   EXPECT_EQ(big->Wait(300), 0) << big->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string small_report = testing::ReadAll(dir / "small.json");
-  const double cap = testing::JsonNumber(small_report, "max_batch");
+  const std::string small_report = test_support::ReadAll(dir / "small.json");
+  const double cap = test_support::JsonNumber(small_report, "max_batch");
   EXPECT_GE(cap, 18) << small_report;
   EXPECT_LE(cap, 22) << small_report;
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(report, "samples"), 60 * 128) << report;
+  const std::string report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_EQ(test_support::JsonNumber(report, "samples"), 60 * 128) << report;
   // Every step the small worker took at most its cap; the big one the rest.
-  EXPECT_LE(testing::JsonNumber(small_report, "samples"), 60 * cap) << small_report;
-  EXPECT_GE(testing::JsonNumber(testing::ReadAll(dir / "big.json"), "samples"), 60 * (128 - cap)) << report;
+  EXPECT_LE(test_support::JsonNumber(small_report, "samples"), 60 * cap) << small_report;
+  EXPECT_GE(test_support::JsonNumber(test_support::ReadAll(dir / "big.json"), "samples"), 60 * (128 - cap)) << report;
   fs::remove_all(dir);
 }
 
 TEST(Cluster, BadCommandLinesAreClear) {
-  auto r = testing::RunProcess({BinaryPath("hub/mthub"), "--workers", "0"});
+  auto r = test_support::RunProcess({BinaryPath("hub/mthub"), "--workers", "0"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--workers"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("worker/mtworker")});
+  r = test_support::RunProcess({BinaryPath("worker/mtworker")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--hub"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
+  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("/nonexistent/data"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("hub/mthub"), "--workers", "2", "--min-workers", "3"});
+  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--workers", "2", "--min-workers", "3"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--min-workers"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("hub/mthub"), "--worker-batches", "8,8", "--batch-policy", "balanced"});
+  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--worker-batches", "8,8", "--batch-policy", "balanced"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--batch-policy"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("hub/mthub"), "--compress", "zip"});
+  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--compress", "zip"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("int8"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:1", "--memory-budget", "lots"});
+  r = test_support::RunProcess({BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:1", "--memory-budget", "lots"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("--memory-budget"), std::string::npos) << r.output;
-  r = testing::RunProcess({BinaryPath("hub/mthub"), "--help"});
+  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("--global-batch"), std::string::npos);
 }

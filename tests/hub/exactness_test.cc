@@ -48,7 +48,7 @@ std::vector<float> SingleProcess(const std::string& data, uint64_t seed, int bat
 TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   const fs::path dir = fs::temp_directory_path() / ("mt-exact-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  testing::WriteIdxDataset(dir.string(), 2000, 200, 3);
+  test_support::WriteIdxDataset(dir.string(), 2000, 200, 3);
 
   HubConfig hc;
   hc.workers = 3;
@@ -105,8 +105,8 @@ TEST(LocalData, AWorkerTrainsOnItsOwnFilesBesideASharedOne) {
   const fs::path dir = fs::temp_directory_path() / ("mt-local-" + std::to_string(getpid()));
   fs::create_directories(dir / "shared");
   fs::create_directories(dir / "private");
-  testing::WriteIdxDataset((dir / "shared").string(), 1500, 300, 11);
-  testing::WriteIdxDataset((dir / "private").string(), 700, 10, 12);
+  test_support::WriteIdxDataset((dir / "shared").string(), 1500, 300, 11);
+  test_support::WriteIdxDataset((dir / "private").string(), 700, 10, 12);
 
   HubConfig hc;
   hc.workers = 2;

@@ -18,10 +18,10 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ChildProcess;
-using testing::StartHub;
-using testing::StartWorker;
-using testing::WaitForLog;
+using test_support::ChildProcess;
+using test_support::StartHub;
+using test_support::StartWorker;
+using test_support::WaitForLog;
 
 constexpr const char* kFashion = "/usr/share/datasets/fashion-mnist";
 
@@ -45,7 +45,7 @@ bool WaitForStep(const ChildProcess& hub, int64_t step, double timeout_s) {
 
 TEST(Faults, KillNineOfOneWorkerMidEpochThenItComesBack) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const fs::path dir = testing::FreshTempDir("fault-kill-worker");
+  const fs::path dir = test_support::FreshTempDir("fault-kill-worker");
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--log-every", "0.1", "--report",
                                        (dir / "hub.json").string()});
@@ -64,19 +64,19 @@ TEST(Faults, KillNineOfOneWorkerMidEpochThenItComesBack) {
   EXPECT_EQ(w1->Wait(600), 0) << w1->Log();
   EXPECT_EQ(back->Wait(600), 0) << back->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(report, "steps"), 313) << report;
-  EXPECT_GE(testing::JsonNumber(report, "test_accuracy"), 0.84) << report;
+  const std::string report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_EQ(test_support::JsonNumber(report, "steps"), 313) << report;
+  EXPECT_GE(test_support::JsonNumber(report, "test_accuracy"), 0.84) << report;
   // The step w2 died in went on with the others' samples only.
-  EXPECT_GE(testing::JsonNumber(report, "samples"), 60000 - 192) << report;
+  EXPECT_GE(test_support::JsonNumber(report, "samples"), 60000 - 192) << report;
   ASSERT_LT(killed_at, 300) << "the epoch was nearly over before the restart; the test proves little";
-  EXPECT_GT(testing::JsonNumber(testing::ReadAll(dir / "w2back.json"), "steps"), 0) << back->Log();
+  EXPECT_GT(test_support::JsonNumber(test_support::ReadAll(dir / "w2back.json"), "steps"), 0) << back->Log();
   fs::remove_all(dir);
 }
 
 TEST(Faults, AFrozenWorkerIsLeftOutAfterTheDeadlineAndResyncsWhenItThaws) {
-  const fs::path dir = testing::FreshTempDir("fault-sigstop");
-  testing::WriteIdxDataset(dir.string(), 2000, 100, 9);
+  const fs::path dir = test_support::FreshTempDir("fault-sigstop");
+  test_support::WriteIdxDataset(dir.string(), 2000, 100, 9);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
                             {"--workers", "2", "--dataset", dir.string(), "--epochs", "1000", "--steps", "1500",
@@ -97,19 +97,19 @@ TEST(Faults, AFrozenWorkerIsLeftOutAfterTheDeadlineAndResyncsWhenItThaws) {
   EXPECT_EQ(a->Wait(300), 0) << a->Log();
   EXPECT_EQ(b->Wait(300), 0) << b->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string hub_report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(hub_report, "steps"), 1500) << hub_report;
-  const std::string b_report = testing::ReadAll(dir / "b.json");
-  EXPECT_GE(testing::JsonNumber(b_report, "steps_left_out"), 1) << b_report;
-  EXPECT_GE(testing::JsonNumber(b_report, "resyncs"), 1) << b_report;
+  const std::string hub_report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_EQ(test_support::JsonNumber(hub_report, "steps"), 1500) << hub_report;
+  const std::string b_report = test_support::ReadAll(dir / "b.json");
+  EXPECT_GE(test_support::JsonNumber(b_report, "steps_left_out"), 1) << b_report;
+  EXPECT_GE(test_support::JsonNumber(b_report, "resyncs"), 1) << b_report;
   // It trained again after the resync: steps beyond those before the freeze.
-  EXPECT_GT(testing::JsonNumber(b_report, "steps"), left_out_at + 1) << b_report;
+  EXPECT_GT(test_support::JsonNumber(b_report, "steps"), left_out_at + 1) << b_report;
   fs::remove_all(dir);
 }
 
 TEST(Faults, HubKilledAndResumedFromItsCheckpointFinishesTheRun) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const fs::path dir = testing::FreshTempDir("fault-hub-resume");
+  const fs::path dir = test_support::FreshTempDir("fault-hub-resume");
   const fs::path ck = dir / "ck";
   const std::vector<std::string> run = {"--workers", "3", "--epochs", "1", "--checkpoint-every", "40", "--log-every",
                                         "0.1", "--report", (dir / "hub.json").string()};
@@ -140,18 +140,18 @@ TEST(Faults, HubKilledAndResumedFromItsCheckpointFinishesTheRun) {
   ASSERT_EQ(StartHub(resumed, dir, second, port, "hub2.log"), port);
   for (auto& w : workers) EXPECT_EQ(w->Wait(600), 0) << w->Log();
   ASSERT_EQ(resumed->Wait(60), 0) << resumed->Log();
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(report, "resumed_from_step"), latest) << report;
-  EXPECT_EQ(testing::JsonNumber(report, "steps"), 313) << report;
-  EXPECT_GE(testing::JsonNumber(report, "test_accuracy"), 0.84) << report;
+  const std::string report = test_support::ReadAll(dir / "hub.json");
+  EXPECT_EQ(test_support::JsonNumber(report, "resumed_from_step"), latest) << report;
+  EXPECT_EQ(test_support::JsonNumber(report, "steps"), 313) << report;
+  EXPECT_GE(test_support::JsonNumber(report, "test_accuracy"), 0.84) << report;
   // No step trained twice: the resumed hub trained only the steps after the
   // checkpoint, 192 samples each (96 in the epoch's last).
-  const double samples = testing::JsonNumber(report, "samples");
+  const double samples = test_support::JsonNumber(report, "samples");
   EXPECT_LE(samples, 60000 - 192 * latest) << report;
   EXPECT_GE(samples, 60000 - 192 * latest - 3 * 192) << report;
   for (int i = 0; i < 3; ++i) {
-    const std::string w = testing::ReadAll(dir / ("w" + std::to_string(i) + ".json"));
-    EXPECT_GE(testing::JsonNumber(w, "reconnects"), 1) << w;
+    const std::string w = test_support::ReadAll(dir / ("w" + std::to_string(i) + ".json"));
+    EXPECT_GE(test_support::JsonNumber(w, "reconnects"), 1) << w;
   }
   fs::remove_all(dir);
 }

@@ -22,12 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
-using testing::BinaryPath;
-using testing::ChildProcess;
+using test_support::BinaryPath;
+using test_support::ChildProcess;
 
-testing::ProcessResult RunHub(std::vector<std::string> args) {
+test_support::ProcessResult RunHub(std::vector<std::string> args) {
   args.insert(args.begin(), BinaryPath("hub/mthub"));
-  return testing::RunProcess(args, 60);
+  return test_support::RunProcess(args, 60);
 }
 
 // Relations between flags that the Hub constructor also refuses, but only
@@ -110,11 +110,11 @@ TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
 // dropped); workers give it through MT_TOKEN or --token, --token winning
 // over MT_TOKEN; a worker with the wrong secret is refused.
 TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
-  const fs::path dir = testing::FreshTempDir("hub-cli-token");
-  testing::WriteIdxDataset(dir.string(), 512, 128, 9);
+  const fs::path dir = test_support::FreshTempDir("hub-cli-token");
+  test_support::WriteIdxDataset(dir.string(), 512, 128, 9);
   std::ofstream(dir / "token") << "s3cret \t\nnot this line\n";
   std::unique_ptr<ChildProcess> hub;
-  const int port = testing::StartHub(
+  const int port = test_support::StartHub(
       hub, dir, {"--workers", "2", "--dataset", dir.string(), "--steps", "3", "--token-file", (dir / "token").string()});
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);

@@ -27,7 +27,7 @@ class Validation : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("mt-valid-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    testing::WriteIdxDataset(dir_.string(), 2000, 100, 9);
+    test_support::WriteIdxDataset(dir_.string(), 2000, 100, 9);
     HubConfig hc;
     hc.workers = 1;
     hc.bind = "127.0.0.1";

@@ -15,7 +15,7 @@
 
 #include "tests/support/subprocess.h"
 
-namespace mt::testing {
+namespace mt::test_support {
 
 // Starts mthub on `port` (0: a free one) and returns the port it wrote to
 // dir/port, or 0 (with a test failure) if it did not come up.
@@ -60,4 +60,4 @@ inline bool WaitForLog(const ChildProcess& p, const std::string& text, double ti
   return false;
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

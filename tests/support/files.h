@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace mt::testing {
+namespace mt::test_support {
 
 inline std::filesystem::path FreshTempDir(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() / ("mt-" + name + "-" + std::to_string(getpid()));
@@ -33,4 +33,4 @@ inline double JsonNumber(const std::string& json, const std::string& key) {
   return std::stod(json.substr(at + key.size() + 4));
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

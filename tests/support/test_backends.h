@@ -19,7 +19,7 @@
 #include "kernels/opencl/opencl_device.h"
 #endif
 
-namespace mt::testing {
+namespace mt::test_support {
 
 constexpr const char* kNoOpenCl = "no OpenCL platform on this machine (or a build without OpenCL)";
 
@@ -141,4 +141,4 @@ inline std::unique_ptr<kernels::Backend> MakeCpuWithout(kernels::OpSet missing, 
   return std::make_unique<LimitedBackend<kernels::CpuBackend>>(name, missing, threads);
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

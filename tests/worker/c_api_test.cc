@@ -40,12 +40,12 @@ mt_worker_status PollUntil(const mt_worker* w, const std::function<bool(const mt
 class CApi : public ::testing::Test {
  protected:
   void StartHub(std::vector<std::string> extra) {
-    dir_ = testing::FreshTempDir("c-api");
-    testing::WriteIdxDataset(dir_.string(), 1000, 100, 3);
+    dir_ = test_support::FreshTempDir("c-api");
+    test_support::WriteIdxDataset(dir_.string(), 1000, 100, 3);
     std::vector<std::string> args = {"--workers", "1", "--dataset", dir_.string(),
                                      "--report", (dir_ / "hub.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    port_ = testing::StartHub(hub_, dir_, args);
+    port_ = test_support::StartHub(hub_, dir_, args);
     ASSERT_GT(port_, 0);
     address_ = "127.0.0.1:" + std::to_string(port_);
     mt_worker_config_init(&config_);
@@ -59,7 +59,7 @@ class CApi : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::unique_ptr<testing::ChildProcess> hub_;
+  std::unique_ptr<test_support::ChildProcess> hub_;
   int port_ = 0;
   std::string address_;
   mt_worker_config config_{};
@@ -83,7 +83,7 @@ TEST_F(CApi, StartsTrainsReportsAndStopsCleanly) {
   EXPECT_STREQ(end.stop_reason, "stopped by the app");
   mt_worker_free(w);
   // The hub was told (Leave), not left to find a broken stream.
-  EXPECT_TRUE(testing::WaitForLog(*hub_, "(embedded) leaves: stopped by the app", 10)) << hub_->Log();
+  EXPECT_TRUE(test_support::WaitForLog(*hub_, "(embedded) leaves: stopped by the app", 10)) << hub_->Log();
 }
 
 TEST_F(CApi, RunsToTheEndOfTheHubsRun) {
@@ -111,7 +111,7 @@ TEST_F(CApi, LeavesWhenTheDevicePolicySaysSo) {
   EXPECT_EQ(s.state, MT_WORKER_DONE) << s.last_error;
   EXPECT_NE(std::string(s.stop_reason).find("battery at 15% and not charging"), std::string::npos) << s.stop_reason;
   mt_worker_free(w);
-  EXPECT_TRUE(testing::WaitForLog(*hub_, "(embedded) leaves: battery at 15%", 10)) << hub_->Log();
+  EXPECT_TRUE(test_support::WaitForLog(*hub_, "(embedded) leaves: battery at 15%", 10)) << hub_->Log();
 }
 
 TEST(CApiErrors, BadConfigurationsAreRefusedAtStartWithAReason) {

@@ -19,7 +19,7 @@ void Put(const fs::path& p, const std::string& text) {
 }
 
 TEST(DeviceState, ReadsBatteryPowerAndTheHottestZone) {
-  const fs::path sys = testing::FreshTempDir("fake-sys");
+  const fs::path sys = test_support::FreshTempDir("fake-sys");
   Put(sys / "class/power_supply/BAT0/type", "Battery");
   Put(sys / "class/power_supply/BAT0/capacity", "37");
   Put(sys / "class/power_supply/BAT0/status", "Discharging");
@@ -40,7 +40,7 @@ TEST(DeviceState, ReadsBatteryPowerAndTheHottestZone) {
 }
 
 TEST(DeviceState, AMachineWithoutBatteryOrSensorsIsUnknown) {
-  const fs::path sys = testing::FreshTempDir("fake-sys-empty");
+  const fs::path sys = test_support::FreshTempDir("fake-sys-empty");
   const DeviceState s = ReadSystemDeviceState(sys.string());
   EXPECT_EQ(s.battery_percent, -1);
   EXPECT_EQ(s.charging, -1);

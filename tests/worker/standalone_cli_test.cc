@@ -13,11 +13,11 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::RunProcess;
+using test_support::RunProcess;
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
-std::string Worker() { return testing::BinaryPath("worker/mtworker"); }
+std::string Worker() { return test_support::BinaryPath("worker/mtworker"); }
 
 void ExpectFailure(const std::vector<std::string>& args, int code, const std::string& needle) {
   std::vector<std::string> argv = {Worker()};
@@ -48,7 +48,7 @@ TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
 }
 
 TEST(StandaloneCli, BadModelAndDataNameTheFile) {
-  const fs::path dir = testing::FreshTempDir("cli-bad");
+  const fs::path dir = test_support::FreshTempDir("cli-bad");
   ExpectFailure({"--standalone", "--model", "lenet7"}, 1, "lenet7");
   std::ofstream(dir / "bad.model") << "input { channels: 1 height: 28 width: 28 }\nlayer { conv { kernal: 3 } }\n";
   ExpectFailure({"--standalone", "--model", (dir / "bad.model").string()}, 1, "bad.model");
@@ -68,29 +68,29 @@ TEST(StandaloneCli, BadModelAndDataNameTheFile) {
 
 TEST(StandaloneCli, TrainsReportsAndResumes) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
-  const fs::path dir = testing::FreshTempDir("cli-train");
+  const fs::path dir = test_support::FreshTempDir("cli-train");
   const auto first = RunProcess({Worker(), "--standalone", "--steps", "60", "--checkpoint-dir",
                                  (dir / "ck").string(), "--checkpoint-every", "30", "--report",
                                  (dir / "a.json").string(), "--threads", "2"},
                                 300);
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  const std::string a = testing::ReadAll(dir / "a.json");
+  const std::string a = test_support::ReadAll(dir / "a.json");
   for (const char* key : {"test_accuracy", "train_loss", "last_step_loss", "steps", "samples", "train_seconds", "samples_per_second",
                           "peak_rss_bytes"})
-    EXPECT_FALSE(std::isnan(testing::JsonNumber(a, key))) << key << " missing in " << a;
-  EXPECT_EQ(testing::JsonNumber(a, "steps"), 60);
-  EXPECT_EQ(testing::JsonNumber(a, "samples"), 60 * 64);
+    EXPECT_FALSE(std::isnan(test_support::JsonNumber(a, key))) << key << " missing in " << a;
+  EXPECT_EQ(test_support::JsonNumber(a, "steps"), 60);
+  EXPECT_EQ(test_support::JsonNumber(a, "samples"), 60 * 64);
   // 60 steps of LeNet-5 already beat chance (0.1) by far.
-  EXPECT_GT(testing::JsonNumber(a, "test_accuracy"), 0.5) << a;
+  EXPECT_GT(test_support::JsonNumber(a, "test_accuracy"), 0.5) << a;
 
   const auto second = RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
                                   (dir / "ck").string(), "--resume", "--report", (dir / "b.json").string()},
                                  300);
   ASSERT_EQ(second.exit_code, 0) << second.output;
-  const std::string b = testing::ReadAll(dir / "b.json");
-  EXPECT_EQ(testing::JsonNumber(b, "resumed_from_step"), 60) << b;
-  EXPECT_EQ(testing::JsonNumber(b, "steps"), 90) << b;
-  EXPECT_EQ(testing::JsonNumber(b, "samples"), 30 * 64) << b;
+  const std::string b = test_support::ReadAll(dir / "b.json");
+  EXPECT_EQ(test_support::JsonNumber(b, "resumed_from_step"), 60) << b;
+  EXPECT_EQ(test_support::JsonNumber(b, "steps"), 90) << b;
+  EXPECT_EQ(test_support::JsonNumber(b, "samples"), 30 * 64) << b;
   fs::remove_all(dir);
 }
 
@@ -104,7 +104,7 @@ std::vector<std::string> WithoutOpenCl(const fs::path& empty_dir, std::vector<st
 }
 
 TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTheCpu) {
-  const fs::path dir = testing::FreshTempDir("cli-noopencl");
+  const fs::path dir = test_support::FreshTempDir("cli-noopencl");
   const auto opencl = RunProcess(WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "opencl"}), 60);
   EXPECT_EQ(opencl.exit_code, 1) << opencl.output;
   EXPECT_NE(opencl.output.find("--device opencl"), std::string::npos) << opencl.output;
@@ -118,7 +118,7 @@ TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTh
                                       (dir / "auto.json").string()}),
       120);
   ASSERT_EQ(autod.exit_code, 0) << autod.output;
-  const std::string report = testing::ReadAll(dir / "auto.json");
+  const std::string report = test_support::ReadAll(dir / "auto.json");
   EXPECT_NE(report.find("\"device\": \"cpu\""), std::string::npos) << report;
   EXPECT_NE(report.find("conv1:cpu"), std::string::npos) << report;
   fs::remove_all(dir);
@@ -126,7 +126,7 @@ TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTh
 
 TEST(StandaloneCli, DeviceOpenClTrainsWithEveryLayerOnOpenCl) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
-  const fs::path dir = testing::FreshTempDir("cli-opencl");
+  const fs::path dir = test_support::FreshTempDir("cli-opencl");
   const auto r = RunProcess({Worker(), "--standalone", "--device", "opencl", "--steps", "60", "--report",
                              (dir / "cl.json").string()},
                             300);
@@ -134,12 +134,12 @@ TEST(StandaloneCli, DeviceOpenClTrainsWithEveryLayerOnOpenCl) {
                            r.output.find("built without OpenCL") != std::string::npos))
     GTEST_SKIP() << "no OpenCL platform on this machine";
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string report = testing::ReadAll(dir / "cl.json");
+  const std::string report = test_support::ReadAll(dir / "cl.json");
   EXPECT_NE(report.find("\"device\": \"opencl\""), std::string::npos) << report;
   EXPECT_NE(report.find("conv1:opencl"), std::string::npos) << report;
   EXPECT_NE(report.find("fc3:opencl"), std::string::npos) << report;
   // The CPU reaches 0.66 after these 60 steps; a broken op stays near 0.1.
-  EXPECT_GT(testing::JsonNumber(report, "test_accuracy"), 0.55) << report;
+  EXPECT_GT(test_support::JsonNumber(report, "test_accuracy"), 0.55) << report;
   fs::remove_all(dir);
 }
 
