@@ -12,6 +12,7 @@
 
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
+#include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/subprocess.h"
@@ -134,6 +135,10 @@ TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
   EXPECT_EQ(from_env->Wait(120), 0) << from_env->Log();
   EXPECT_EQ(from_flag->Wait(120), 0) << from_flag->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+  const fs::path events = test_support::EventsOf(dir, "hub");
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "intruder"}}), 0);
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "from-env"}}), 1);
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "from-flag"}}), 1);
   fs::remove_all(dir);
 }
 
