@@ -2,6 +2,7 @@
 // central differences and a 50-step training run against the CPU run, with
 // the layers on the CPU, on OpenCL, and split between them; determinism; a
 // short training run whose loss falls.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/support/files.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
 #include "tests/support/test_backends.h"
@@ -43,15 +45,16 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
     LoadModelSpec("lenet6");
     FAIL() << "unknown preset accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("lenet6"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("lenet5"), std::string::npos) << e.what();
+    // Names the unknown one and what there is.
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("lenet6"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("lenet5"));
   }
   try {
     ParseModelSpec("input { channels: 1 height: 28 width: 28 }\nlayer { conv { filtrs: 3 } }", "bad.txt");
     FAIL() << "misspelt field accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.txt"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("bad.txt"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("line 2"));
   }
   EXPECT_THROW(ParseModelSpec("layer { relu {} }", "noinput"), ModelSpecError);
   // A kernel larger than its input: the layer is named.
@@ -63,7 +66,7 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
                backend);
     FAIL() << "impossible conv accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("big"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("big"));
   }
   // Logits must be flat.
   EXPECT_THROW(BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 } layer { relu {} }", "y"),
@@ -205,14 +208,18 @@ TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
 TEST_P(PlacedModel, ReportsWhereEachLayerRuns) {
   Placed placed = BuildPlaced(GetParam());
   if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
-  const std::string summary = placed.model->PlacementSummary();
-  const std::string conv = GetParam() == "cpu" ? "conv1:cpu" : "conv1:opencl";
-  const std::string fc = GetParam() == "opencl" ? "fc3:opencl" : "fc3:cpu";
-  EXPECT_NE(summary.find(conv), std::string::npos) << summary;
-  EXPECT_NE(summary.find(fc), std::string::npos) << summary;
+  const Model& model = *placed.model;
+  // The summary the reports carry names every layer with where it runs.
+  const std::string summary = model.PlacementSummary();
+  auto where = test_support::PlacementOf(summary);
+  ASSERT_EQ(where.size(), model.layers().size()) << summary;
+  for (size_t i = 0; i < model.layers().size(); ++i)
+    EXPECT_EQ(where[model.layers()[i]->name()], model.placement()[i]->Name()) << summary;
+  EXPECT_EQ(where["conv1"], GetParam() == "cpu" ? "cpu" : "opencl") << summary;
+  EXPECT_EQ(where["fc3"], GetParam() == "opencl" ? "opencl" : "cpu") << summary;
   // In-place layers run where their input lives.
-  EXPECT_NE(summary.find(GetParam() == "cpu" ? "relu1:cpu" : "relu1:opencl"), std::string::npos) << summary;
-  EXPECT_EQ(placed.model->Mixed(), GetParam() != "cpu");
+  EXPECT_EQ(where["relu1"], where["conv1"]) << summary;
+  EXPECT_EQ(model.Mixed(), GetParam() != "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, PlacedModel, ::testing::Values("cpu", "opencl", "mixed"),
