@@ -143,10 +143,12 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   epoch_loss_sum_ += outcome.loss_sum;
   epoch_samples_ += outcome.samples;
   const int64_t step = coordinator_->steps_done();
-  if (progress_->Step(step, outcome.samples))
+  if (progress_->Step(step, outcome.samples)) {
     spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, plan_->total_steps(),
                  plan_->EpochOf(step) + 1, last_loss_, progress_->samples_per_second(),
                  progress_->eta_seconds(), coordinator_->ParticipantSummary());
+    if (events_) events_->OnEvent({HubEvent::Kind::kProgress, step, -1, {}, {}});
+  }
   if (plan_->CheckpointDue(step, config_.checkpoint_every)) SaveCheckpoint();
 }
 

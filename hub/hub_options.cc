@@ -115,7 +115,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::AddReport(app, cfg.report_path);
   app.add_option("--events", cfg.events_path,
                  "write the run's events here as JSON lines, as they happen (workers joining, left out, back, "
-                 "dropped, leaving; epochs, checkpoints, the end)")
+                 "dropped, leaving; progress as logged, epochs, checkpoints, the end)")
       ->type_name("FILE");
   cli::AddLogEvery(app, cfg.log_every_seconds);
   cli::AddLogLevel(app, options.log_level);

@@ -25,6 +25,7 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kBatchesChanged: return "batches_changed";
     case HubEvent::Kind::kEpochEvaluated: return "epoch_evaluated";
     case HubEvent::Kind::kCheckpointSaved: return "checkpoint_saved";
+    case HubEvent::Kind::kProgress: return "progress";
     case HubEvent::Kind::kRunEnded: return "run_ended";
   }
   return "?";

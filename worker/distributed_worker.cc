@@ -86,7 +86,9 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer, const
 int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   control.SetState(WorkerState::kStarting);
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
-  HubConnection hub(cfg.hub);
+  std::unique_ptr<EventFile> events;
+  if (!cfg.events_path.empty()) events = std::make_unique<EventFile>(cfg.events_path);
+  HubConnection hub(cfg.hub, events.get());
   proto::JoinRequest request;
   request.set_protocol_version(wire::kProtocolVersion);
   request.set_token(cfg.token);
@@ -100,8 +102,6 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
 
   WorkerTotals totals;
   std::unique_ptr<LocalTrainer> trainer;
-  std::unique_ptr<EventFile> events;
-  if (!cfg.events_path.empty()) events = std::make_unique<EventFile>(cfg.events_path);
   auto write_report = [&](const std::string& reason) {
     if (cfg.report_path.empty() || !trainer) return;
     RunSummary r = Summarize(cfg, *trainer, devices, totals);

@@ -21,7 +21,7 @@ std::string HubTarget(const std::string& hub) {
   return hub + ":50051";
 }
 
-HubConnection::HubConnection(const std::string& hub) : target_(HubTarget(hub)) {
+HubConnection::HubConnection(const std::string& hub, EventFile* events) : target_(HubTarget(hub)), events_(events) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
@@ -59,8 +59,10 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
   auto next_log = Clock::now() + std::chrono::seconds(10);
-  if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(500)))
+  if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(500))) {
     spdlog::info("hub at {} is not up yet; waiting for it (up to {:.0f} s)", target_, timeout_s);
+    if (events_) events_->Write("waiting_for_hub", {{"hub", target_}, {"timeout_s", timeout_s}});
+  }
   for (;;) {
     grpc::ClientContext context;
     // Waiting for the channel to become ready, rather than failing at once

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/util/event_file.h"
 #include "hub.grpc.pb.h"
 
 namespace mt {
@@ -32,7 +33,8 @@ void CheckHubAddress(const std::string& hub);
 
 class HubConnection {
  public:
-  explicit HubConnection(const std::string& hub);
+  // `events` (may be null) gets "waiting_for_hub" when a Join finds no hub.
+  explicit HubConnection(const std::string& hub, EventFile* events = nullptr);
 
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
   // Throws RunEnded when the run is over, JoinStopped once should_stop()
@@ -47,6 +49,7 @@ class HubConnection {
 
  private:
   std::string target_;
+  EventFile* events_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::Hub::Stub> stub_;
 };

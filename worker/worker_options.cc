@@ -98,8 +98,8 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "leave the run when the hottest thermal zone is above this (degrees C; 0: never)")
       ->check(Real(0, 200));
   app.add_option("--events", hub_mode.events_path,
-                 "write what happens with the hub here as JSON lines, as it happens (joined, state received, left "
-                 "out, hub lost, goodbye)")
+                 "write what happens with the hub here as JSON lines, as it happens (waiting for the hub, joined, "
+                 "state received, left out, hub lost, goodbye, finished)")
       ->type_name("FILE");
   app.add_option("--slowdown", hub_mode.slowdown,
                  "for benchmarks and tests only: make every step take F times as long, to play a slower device")

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     for (const auto& [name, batch] : std::vector<std::pair<std::string, int>>{{"lenet5", 64}, {"mentee", 32}}) {
       const mt::proto::ModelSpec spec = mt::LoadModelSpec(name);
       auto probe = mt::BuildModel(spec, cpu);
-      mt::testing::SyntheticDataset data(batch, probe->input_shape(), 10, 1);
+      mt::test_support::SyntheticDataset data(batch, probe->input_shape(), 10, 1);
       mt::BatchBuffer buffer(data.SampleShape(), batch);
       std::vector<uint32_t> idx(batch);
       for (int i = 0; i < batch; ++i) idx[i] = static_cast<uint32_t>(i);

@@ -6,6 +6,7 @@
 // never puts a layer where its ops are missing.
 #include "core/model/auto_placement.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,11 +14,21 @@
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
+#include "tests/support/files.h"
 #include "tests/support/synthetic_dataset.h"
 #include "tests/support/test_backends.h"
 
 namespace mt {
 namespace {
+
+using ::testing::HasSubstr;
+
+// The names of a choice's whole-step candidates, in order.
+std::vector<std::string> CandidateNames(const PlacementChoice& c) {
+  std::vector<std::string> names;
+  for (const PlacementCandidate& k : c.candidates) names.push_back(k.name);
+  return names;
+}
 
 struct Batch {
   explicit Batch(int n) : data(n, Shape{1, 28, 28}, 10, 3), buffer(data.SampleShape(), n) {
@@ -25,7 +36,7 @@ struct Batch {
     for (int i = 0; i < n; ++i) idx[i] = static_cast<uint32_t>(i);
     buffer.Fill(data, idx.data(), n);
   }
-  testing::SyntheticDataset data;
+  test_support::SyntheticDataset data;
   BatchBuffer buffer;
 };
 
@@ -57,26 +68,26 @@ PlacementChoice ChooseForLeNet(const std::vector<kernels::Backend*>& candidates,
 }
 
 TEST(AutoPlacement, CpuOnlyKeepsEveryLayerOnTheCpu) {
-  auto cpu = testing::MakeTestBackend("cpu1");
+  auto cpu = test_support::MakeTestBackend("cpu1");
   Batch b(16);
   const PlacementChoice c = ChooseForLeNet({cpu.get()}, b, 16);
   for (auto* p : c.placement) EXPECT_EQ(p, cpu.get());
+  EXPECT_EQ(c.chosen, 0);
+  // The table mtworker --device auto prints: a row per layer, the choice marked.
   const std::string table = c.Table({cpu.get()});
-  EXPECT_NE(table.find("conv1"), std::string::npos) << table;
-  EXPECT_NE(table.find("<- chosen"), std::string::npos) << table;
+  EXPECT_THAT(table, HasSubstr("\nconv1 "));
+  EXPECT_THAT(table, HasSubstr("<- chosen"));
 }
 
 TEST(AutoPlacement, CpuAndOpenClPicksAPlacementThatComputesTheSameGradients) {
-  auto cpu = testing::MakeTestBackend("cpu1");
-  auto cl = testing::MakeTestBackend("opencl");
-  if (!cl) GTEST_SKIP() << testing::kNoOpenCl;
+  auto cpu = test_support::MakeTestBackend("cpu1");
+  auto cl = test_support::MakeTestBackend("opencl");
+  if (!cl) GTEST_SKIP() << test_support::kNoOpenCl;
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   const int n = 16;
   Batch b(n);
   const PlacementChoice c = ChooseForLeNet({cpu.get(), cl.get()}, b, n);
-  const std::string table = c.Table({cpu.get(), cl.get()});
-  EXPECT_NE(table.find("opencl ms"), std::string::npos) << table;
-  EXPECT_NE(table.find("all opencl"), std::string::npos) << table;
+  EXPECT_THAT(CandidateNames(c), ::testing::Contains("all opencl"));
 
   auto reference = BuildModel(spec, *cpu);
   auto chosen = BuildModel(spec, *cpu, c.placement);
@@ -94,8 +105,8 @@ TEST(AutoPlacement, CpuAndOpenClPicksAPlacementThatComputesTheSameGradients) {
 }
 
 TEST(AutoPlacement, NeverPutsALayerWhereItsOpsAreMissing) {
-  auto cpu = testing::MakeTestBackend("cpu1");
-  auto limited = testing::MakeCpuWithout({kernels::Op::kConv2dForward}, "limited", 1);
+  auto cpu = test_support::MakeTestBackend("cpu1");
+  auto limited = test_support::MakeCpuWithout({kernels::Op::kConv2dForward}, "limited", 1);
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   Batch b(16);
   const PlacementChoice c = ChooseForLeNet({cpu.get(), limited.get()}, b, 16);
@@ -107,9 +118,9 @@ TEST(AutoPlacement, NeverPutsALayerWhereItsOpsAreMissing) {
       EXPECT_EQ(k.placement[i], cpu.get()) << k.name << " puts " << c.rows[i].layer << " on " << k.placement[i]->Name();
   }
   EXPECT_GE(c.rows[7].ms[1], 0.0) << "fc1 was not timed on the limited backend";
-  const std::string table = c.Table({cpu.get(), limited.get()});
-  EXPECT_NE(table.find("n/a"), std::string::npos) << table;
-  EXPECT_NE(table.find("all limited where it can"), std::string::npos) << table;
+  EXPECT_THAT(CandidateNames(c), ::testing::Contains("all limited where it can"));
+  // What the table shows for a layer that cannot run there.
+  EXPECT_THAT(c.Table({cpu.get(), limited.get()}), HasSubstr(" n/a "));
 }
 
 // Trains `steps` SGD steps on one synthetic batch; returns the parameters,
@@ -158,18 +169,18 @@ TEST_P(PlacedOnALimitedBackend, StepsLackingOpsRunOnTheCpuAndTrainAsOnTheCpu) {
   const LackingCase& lc = GetParam();
   const int threads = 2;
   // The home CPU checks, as the limited backend does, that every op gets its own memory.
-  testing::LimitedBackend<kernels::CpuBackend> cpu("cpu", {}, threads);
+  test_support::LimitedBackend<kernels::CpuBackend> cpu("cpu", {}, threads);
   std::unique_ptr<kernels::Backend> device;
   if (lc.device == "cpu") {
     // The CPU backend itself, so the results must be bit-identical.
-    device = testing::MakeCpuWithout(lc.lacks, "limited", threads);
+    device = test_support::MakeCpuWithout(lc.lacks, "limited", threads);
   } else {
 #if MT_HAVE_OPENCL
     if (!kernels::ListOpenClDevices().empty())
-      device = std::make_unique<testing::LimitedBackend<kernels::OpenClBackend>>("limited", lc.lacks,
+      device = std::make_unique<test_support::LimitedBackend<kernels::OpenClBackend>>("limited", lc.lacks,
                                                                                  kernels::DefaultOpenClDevice());
 #endif
-    if (!device) GTEST_SKIP() << testing::kNoOpenCl;
+    if (!device) GTEST_SKIP() << test_support::kNoOpenCl;
   }
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   auto model = BuildModel(spec, cpu, std::vector<kernels::Backend*>(spec.layer_size(), device.get()));
@@ -187,7 +198,8 @@ TEST_P(PlacedOnALimitedBackend, StepsLackingOpsRunOnTheCpuAndTrainAsOnTheCpu) {
     const PlacementFallback& f = model->fallbacks()[i];
     EXPECT_EQ(f.name, lc.fell_back[i]);
     EXPECT_EQ(f.wanted, "limited");
-    EXPECT_NE(summary.find(f.name + ":cpu(limited lacks " + f.missing.Names("+") + ")"), std::string::npos)
+    // The report's placement says why the step moved.
+    EXPECT_EQ(test_support::PlacementOf(summary)[f.name], "cpu(limited lacks " + f.missing.Names("+") + ")")
         << summary;
     EXPECT_FALSE(f.missing.empty());
   }
@@ -225,12 +237,12 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(ModelPlacement, AHomeBackendLackingAnOpIsAnError) {
-  auto home = testing::MakeCpuWithout({kernels::Op::kReluBackward}, "limited");
+  auto home = test_support::MakeCpuWithout({kernels::Op::kReluBackward}, "limited");
   try {
     BuildModel(LoadModelSpec("lenet5"), *home);
     FAIL() << "a model whose home lacks relu_backward was built";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("relu1 needs relu_backward"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("relu1 needs relu_backward"));
   }
 }
 

@@ -3,6 +3,7 @@
 // loses nothing over many steps, and a decoder that rejects bad input.
 #include "core/compress/gradient_codec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,8 @@
 
 namespace mt {
 namespace {
+
+using ::testing::HasSubstr;
 
 const Compression kAll[] = {Compression::kNone, Compression::kFp16, Compression::kInt8};
 
@@ -72,9 +75,8 @@ TEST(CompressionTest, ParsesNamesAndRejectsOthers) {
     ParseCompression("bf16");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("bf16"), std::string::npos) << what;
-    EXPECT_NE(what.find("none, fp16, int8"), std::string::npos) << what;
+    EXPECT_THAT(e.what(), HasSubstr("bf16"));
+    EXPECT_THAT(e.what(), HasSubstr("none, fp16, int8"));
   }
 }
 
@@ -292,8 +294,8 @@ TEST(GradientCodecTest, DecodeRejectsWrongSizes) {
       EXPECT_EQ(DecodeFloats(c, bytes.data(), want, n, out.data()), "");
       for (size_t size : {want - 1, want + 1, size_t{0}}) {
         const std::string err = DecodeFloats(c, bytes.data(), size, n, out.data());
-        EXPECT_NE(err.find("bytes for " + std::to_string(n) + " values"), std::string::npos)
-            << CompressionName(c) << " n=" << n << " size=" << size << ": " << err;
+        EXPECT_THAT(err, HasSubstr("bytes for " + std::to_string(n) + " values"))
+            << CompressionName(c) << " n=" << n << " size=" << size;
       }
     }
     // A count so large that its size would wrap around.
@@ -314,7 +316,7 @@ TEST(GradientCodecTest, DecodeRejectsBadInt8Scales) {
     std::string bytes = good;
     std::memcpy(&bytes[4 + kInt8Block], &scale, 4);  // the second block's scale
     const std::string err = DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data());
-    EXPECT_NE(err.find("block 1 has scale"), std::string::npos) << scale << ": " << err;
+    EXPECT_THAT(err, HasSubstr("block 1 has scale")) << scale;
   }
   // The largest accepted scale times the most negative byte is still finite.
   std::string bytes = good;
@@ -332,7 +334,7 @@ TEST(GradientCodecTest, DecodeRejectsNonFiniteFp16) {
     bytes[2] = static_cast<char>(h & 0xFF);
     bytes[3] = static_cast<char>(h >> 8);
     const std::string err = DecodeFloats(Compression::kFp16, bytes.data(), bytes.size(), 3, out.data());
-    EXPECT_NE(err.find("inf or NaN"), std::string::npos) << std::hex << h << ": " << err;
+    EXPECT_THAT(err, HasSubstr("inf or NaN")) << std::hex << h;
   }
 }
 

@@ -18,8 +18,8 @@
 namespace mt {
 namespace {
 
-using testing::CheckLayerGradients;
-using testing::RandomVector;
+using test_support::CheckLayerGradients;
+using test_support::RandomVector;
 
 // Distinct values spaced wider than the perturbation, so no max-pool choice
 // flips inside a central difference.
@@ -35,8 +35,8 @@ std::vector<float> DistinctValues(size_t n, uint64_t seed) {
 class LayerGradients : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    owned_ = testing::MakeTestBackend(GetParam());
-    if (!owned_) GTEST_SKIP() << testing::kNoOpenCl;
+    owned_ = test_support::MakeTestBackend(GetParam());
+    if (!owned_) GTEST_SKIP() << test_support::kNoOpenCl;
   }
   kernels::Backend& backend() { return *owned_; }
 

@@ -2,6 +2,7 @@
 // central differences and a 50-step training run against the CPU run, with
 // the layers on the CPU, on OpenCL, and split between them; determinism; a
 // short training run whose loss falls.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/support/files.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
 #include "tests/support/test_backends.h"
@@ -18,7 +20,7 @@
 namespace mt {
 namespace {
 
-using testing::SyntheticDataset;
+using test_support::SyntheticDataset;
 
 TEST(ModelSpec, PresetsBuildWithKnownParameterCounts) {
   kernels::CpuBackend backend;
@@ -43,15 +45,16 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
     LoadModelSpec("lenet6");
     FAIL() << "unknown preset accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("lenet6"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("lenet5"), std::string::npos) << e.what();
+    // Names the unknown one and what there is.
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("lenet6"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("lenet5"));
   }
   try {
     ParseModelSpec("input { channels: 1 height: 28 width: 28 }\nlayer { conv { filtrs: 3 } }", "bad.txt");
     FAIL() << "misspelt field accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.txt"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("bad.txt"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("line 2"));
   }
   EXPECT_THROW(ParseModelSpec("layer { relu {} }", "noinput"), ModelSpecError);
   // A kernel larger than its input: the layer is named.
@@ -63,7 +66,7 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
                backend);
     FAIL() << "impossible conv accepted";
   } catch (const ModelSpecError& e) {
-    EXPECT_NE(std::string(e.what()).find("big"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("big"));
   }
   // Logits must be flat.
   EXPECT_THROW(BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 } layer { relu {} }", "y"),
@@ -83,11 +86,11 @@ struct Placed {
 // Null model when the placement needs OpenCL and there is none.
 Placed BuildPlaced(const std::string& where, int threads = 2) {
   Placed p;
-  p.cpu = testing::MakeTestBackend("cpu" + std::to_string(threads));
+  p.cpu = test_support::MakeTestBackend("cpu" + std::to_string(threads));
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
   std::vector<kernels::Backend*> placement(spec.layer_size(), p.cpu.get());
   if (where != "cpu") {
-    p.cl = testing::MakeTestBackend("opencl");
+    p.cl = test_support::MakeTestBackend("opencl");
     if (!p.cl) return p;
     for (int i = 0; i < spec.layer_size(); ++i)
       if (where == "opencl" || spec.layer(i).has_conv() || spec.layer(i).has_maxpool())
@@ -101,7 +104,7 @@ class PlacedModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
   Model* model = placed.model.get();
   const int n = 3;
   model->Reserve(n);
@@ -117,7 +120,7 @@ TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
   model->ComputeGradients(1);
   model->GetGrads(grads.data());
 
-  testing::CheckOptions o;
+  test_support::CheckOptions o;
   // Small steps: conv1's weights move thousands of ReLU inputs at once, so
   // larger ones cross kinks at most points.
   o.eps = 1e-3f;
@@ -133,7 +136,7 @@ TEST_P(PlacedModel, LeNet5GradientMatchesCentralDifferences) {
     if (count == 0) continue;
     std::vector<float> slice(params.begin() + offset, params.begin() + offset + count);
     std::vector<float> analytic(grads.begin() + offset, grads.begin() + offset + count);
-    testing::CompareDerivatives(
+    test_support::CompareDerivatives(
         layer->name(), slice, analytic,
         [&](const std::vector<float>& v) {
           std::vector<float> all = params;
@@ -187,7 +190,7 @@ RunResult Train(int threads, int steps, uint64_t seed) {
 
 TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
   const RunResult cpu = Train(2, 50, 6);
   const RunResult here = Train(*placed.model, *placed.cpu, 50, 6);
   ASSERT_EQ(here.losses.size(), cpu.losses.size());
@@ -204,15 +207,19 @@ TEST_P(PlacedModel, FiftyStepsFollowTheCpuRun) {
 
 TEST_P(PlacedModel, ReportsWhereEachLayerRuns) {
   Placed placed = BuildPlaced(GetParam());
-  if (!placed.model) GTEST_SKIP() << testing::kNoOpenCl;
-  const std::string summary = placed.model->PlacementSummary();
-  const std::string conv = GetParam() == "cpu" ? "conv1:cpu" : "conv1:opencl";
-  const std::string fc = GetParam() == "opencl" ? "fc3:opencl" : "fc3:cpu";
-  EXPECT_NE(summary.find(conv), std::string::npos) << summary;
-  EXPECT_NE(summary.find(fc), std::string::npos) << summary;
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
+  const Model& model = *placed.model;
+  // The summary the reports carry names every layer with where it runs.
+  const std::string summary = model.PlacementSummary();
+  auto where = test_support::PlacementOf(summary);
+  ASSERT_EQ(where.size(), model.layers().size()) << summary;
+  for (size_t i = 0; i < model.layers().size(); ++i)
+    EXPECT_EQ(where[model.layers()[i]->name()], model.placement()[i]->Name()) << summary;
+  EXPECT_EQ(where["conv1"], GetParam() == "cpu" ? "cpu" : "opencl") << summary;
+  EXPECT_EQ(where["fc3"], GetParam() == "opencl" ? "opencl" : "cpu") << summary;
   // In-place layers run where their input lives.
-  EXPECT_NE(summary.find(GetParam() == "cpu" ? "relu1:cpu" : "relu1:opencl"), std::string::npos) << summary;
-  EXPECT_EQ(placed.model->Mixed(), GetParam() != "cpu");
+  EXPECT_EQ(where["relu1"], where["conv1"]) << summary;
+  EXPECT_EQ(model.Mixed(), GetParam() != "cpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, PlacedModel, ::testing::Values("cpu", "opencl", "mixed"),

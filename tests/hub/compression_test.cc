@@ -20,30 +20,34 @@ struct Outcome {
 };
 
 Outcome Train(const fs::path& data, const std::string& compression) {
-  const fs::path dir = testing::FreshTempDir("compress-" + compression);
-  std::unique_ptr<testing::ChildProcess> hub;
-  const int port = testing::StartHub(hub, dir,
+  const fs::path dir = test_support::FreshTempDir("compress-" + compression);
+  std::unique_ptr<test_support::ChildProcess> hub;
+  const int port = test_support::StartHub(hub, dir,
                                      {"--workers", "2", "--dataset", data.string(), "--epochs", "100", "--steps", "150",
                                       "--batch-policy", "fixed", "--digest-every", "1", "--compress", compression,
                                       "--report", (dir / "hub.json").string()});
   if (port == 0) return {};
-  auto a = testing::StartWorker(dir, "a", port), b = testing::StartWorker(dir, "b", port);
+  auto a = test_support::StartWorker(dir, "a", port), b = test_support::StartWorker(dir, "b", port);
   EXPECT_EQ(a->Wait(300), 0) << a->Log();
   EXPECT_EQ(b->Wait(300), 0) << b->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
-  const std::string report = testing::ReadAll(dir / "hub.json");
-  EXPECT_EQ(testing::JsonNumber(report, "steps"), 150) << report;
+  const nlohmann::json report = test_support::ReadJson(dir / "hub.json");
+  EXPECT_EQ(report.value("steps", int64_t{0}), 150) << report.dump(2);
   Outcome o;
-  o.accuracy = testing::JsonNumber(report, "test_accuracy");
-  o.bytes_per_step = testing::JsonNumber(report, "gradient_bytes_per_step");
-  for (const char* w : {"a", "b"}) o.resyncs += testing::JsonNumber(testing::ReadAll(dir / (std::string(w) + ".json")), "resyncs");
+  o.accuracy = report.value("test_accuracy", -1.0);
+  o.bytes_per_step = report.value("gradient_bytes_per_step", 0.0);
+  for (const char* w : {"a", "b"}) {
+    // Both sides count resyncs: the worker when it gets the state, the hub when it sends it.
+    o.resyncs += test_support::ReadJson(dir / (std::string(w) + ".json")).value("resyncs", int64_t{0});
+    o.resyncs += test_support::ReportedWorker(report, w).value("resyncs", int64_t{0});
+  }
   fs::remove_all(dir);
   return o;
 }
 
 TEST(Compression, Fp16AndInt8TrainLikeNoneOnAQuarterToHalfTheBytes) {
-  const fs::path data = testing::FreshTempDir("compress-data");
-  testing::WriteIdxDataset(data.string(), 3000, 500, 21);
+  const fs::path data = test_support::FreshTempDir("compress-data");
+  test_support::WriteIdxDataset(data.string(), 3000, 500, 21);
   std::map<std::string, Outcome> runs;
   for (const char* c : {"none", "fp16", "int8"}) runs[c] = Train(data, c);
   for (const auto& [name, o] : runs) {

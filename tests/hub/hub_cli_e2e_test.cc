@@ -12,6 +12,7 @@
 
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
+#include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/subprocess.h"
@@ -22,12 +23,12 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
-using testing::BinaryPath;
-using testing::ChildProcess;
+using test_support::BinaryPath;
+using test_support::ChildProcess;
 
-testing::ProcessResult RunHub(std::vector<std::string> args) {
+test_support::ProcessResult RunHub(std::vector<std::string> args) {
   args.insert(args.begin(), BinaryPath("hub/mthub"));
-  return testing::RunProcess(args, 60);
+  return test_support::RunProcess(args, 60);
 }
 
 // Relations between flags that the Hub constructor also refuses, but only
@@ -110,11 +111,11 @@ TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
 // dropped); workers give it through MT_TOKEN or --token, --token winning
 // over MT_TOKEN; a worker with the wrong secret is refused.
 TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
-  const fs::path dir = testing::FreshTempDir("hub-cli-token");
-  testing::WriteIdxDataset(dir.string(), 512, 128, 9);
+  const fs::path dir = test_support::FreshTempDir("hub-cli-token");
+  test_support::WriteIdxDataset(dir.string(), 512, 128, 9);
   std::ofstream(dir / "token") << "s3cret \t\nnot this line\n";
   std::unique_ptr<ChildProcess> hub;
-  const int port = testing::StartHub(
+  const int port = test_support::StartHub(
       hub, dir, {"--workers", "2", "--dataset", dir.string(), "--steps", "3", "--token-file", (dir / "token").string()});
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
@@ -134,6 +135,10 @@ TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
   EXPECT_EQ(from_env->Wait(120), 0) << from_env->Log();
   EXPECT_EQ(from_flag->Wait(120), 0) << from_flag->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+  const fs::path events = test_support::EventsOf(dir, "hub");
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "intruder"}}), 0);
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "from-env"}}), 1);
+  EXPECT_EQ(test_support::CountEvents(events, "worker_joined", {{"name", "from-flag"}}), 1);
   fs::remove_all(dir);
 }
 

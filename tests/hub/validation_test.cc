@@ -1,12 +1,16 @@
 // Every incoming message is validated before it touches the sum: a raw gRPC
 // client sends each kind of bad message while a real worker trains; each is
 // refused with a clear status, and training goes on unpoisoned.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "hub.grpc.pb.h"
@@ -22,12 +26,34 @@ namespace {
 namespace fs = std::filesystem;
 using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
 
+// The hub's steps as they complete, so a test waits for the step it needs
+// instead of polling the hub.
+class StepWatcher final : public HubEventSink {
+ public:
+  void OnEvent(const HubEvent& e) override {
+    if (e.kind != HubEvent::Kind::kStepDone) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    steps_ = e.step;
+    cv_.notify_all();
+  }
+  // Whether the hub has done `steps` steps, waiting up to timeout_s.
+  bool WaitFor(int64_t steps, double timeout_s) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return steps_ >= steps; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t steps_ = 0;
+};
+
 class Validation : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("mt-valid-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    testing::WriteIdxDataset(dir_.string(), 2000, 100, 9);
+    test_support::WriteIdxDataset(dir_.string(), 2000, 100, 9);
     HubConfig hc;
     hc.workers = 1;
     hc.bind = "127.0.0.1";
@@ -36,7 +62,7 @@ class Validation : public ::testing::Test {
     hc.epochs = 100000;  // runs until the test stops it
     hc.token = "secret";
     hc.digest_every = 1;
-    hub_ = std::make_unique<Hub>(hc);
+    hub_ = std::make_unique<Hub>(hc, &steps_);
     hub_->Start();
     hub_thread_ = std::thread([this] { hub_code_ = hub_->Run(); });
     worker_thread_ = std::thread([this] {
@@ -52,8 +78,7 @@ class Validation : public ::testing::Test {
     stub_ = proto::Hub::NewStub(grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
     // The honest worker must be the one the hub waits for: bogus clients
     // join later, at a step boundary.
-    for (int i = 0; i < 600 && hub_->steps_done() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_GT(hub_->steps_done(), 0) << "the honest worker never started training";
+    ASSERT_TRUE(steps_.WaitFor(1, 30)) << "the honest worker never started training";
   }
   void TearDown() override {
     hub_->RequestStop();
@@ -116,10 +141,12 @@ class Validation : public ::testing::Test {
   }
   void ExpectRefused(const grpc::Status& s, grpc::StatusCode code, const std::string& needle) {
     EXPECT_EQ(s.error_code(), code) << s.error_message();
-    EXPECT_NE(s.error_message().find(needle), std::string::npos) << s.error_message();
+    // What the refused worker logs: it must say what was wrong.
+    EXPECT_THAT(s.error_message(), ::testing::HasSubstr(needle));
   }
 
   fs::path dir_;
+  StepWatcher steps_;  // outlives the hub that calls it
   std::unique_ptr<Hub> hub_;
   std::unique_ptr<proto::Hub::Stub> stub_;
   std::thread hub_thread_, worker_thread_;
@@ -198,9 +225,7 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
 
   // Training goes on with the honest worker, and the model is clean.
   const int64_t before = hub_->steps_done();
-  for (int i = 0; i < 3000 && hub_->steps_done() < before + 50; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_GE(hub_->steps_done(), before + 50);
+  EXPECT_TRUE(steps_.WaitFor(before + 50, 30)) << "stuck at step " << hub_->steps_done();
   hub_->RequestStop();
   hub_thread_.join();
   hub_thread_ = std::thread([] {});

@@ -420,15 +420,15 @@ Tally RunTable(Backend& be) {
 constexpr OpSet kLimitedLacks{Op::kConv2dBackward, Op::kDropoutForward};
 
 std::unique_ptr<Backend> BackendUnderTest(const std::string& name) {
-  if (name == "limited_cpu") return mt::testing::MakeCpuWithout(kLimitedLacks, "limited_cpu");
-  return mt::testing::MakeTestBackend(name);
+  if (name == "limited_cpu") return mt::test_support::MakeCpuWithout(kLimitedLacks, "limited_cpu");
+  return mt::test_support::MakeTestBackend(name);
 }
 
 class BackendOps : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BackendOps, EverySupportedCaseMatchesTheCpuReference) {
   const std::unique_ptr<Backend> be = BackendUnderTest(GetParam());
-  if (!be) GTEST_SKIP() << mt::testing::kNoOpenCl;
+  if (!be) GTEST_SKIP() << mt::test_support::kNoOpenCl;
   const Tally tally = RunTable(*be);
   EXPECT_GT(tally.passed, 0);
   for (const OpCase* c : tally.skipped)

@@ -16,7 +16,7 @@
 namespace mt::kernels {
 namespace {
 
-using ::mt::testing::AllocationCounter;
+using ::mt::test_support::AllocationCounter;
 
 TEST(CpuNoAlloc, HookSeesAllocations) {
 #ifdef MT_NO_MALLOC_HOOK

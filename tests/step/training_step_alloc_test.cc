@@ -28,7 +28,7 @@ TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
     OptimizerConfig oc;
     oc.kind = GetParam();
     auto opt = MakeOptimizer(oc, backend, model->ParamCount());
-    testing::SyntheticDataset data(512, model->input_shape(), 10, 3);
+    test_support::SyntheticDataset data(512, model->input_shape(), 10, 3);
     BatchBuffer batch(data.SampleShape(), capacity);
     const auto order = EpochOrder(data.Size(), 1, 0);
     int step = 0;
@@ -41,7 +41,7 @@ TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
     };
     run(capacity);  // first use: lazily initialised statics may allocate once
     run(17);
-    testing::AllocationCounter counter;
+    test_support::AllocationCounter counter;
     double loss = 0;
     for (int n : {64, 64, 17, 1, 64}) loss += run(n);
 #ifndef MT_NO_MALLOC_HOOK

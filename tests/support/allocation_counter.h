@@ -63,7 +63,7 @@ int posix_memalign(void** out, size_t align, size_t n) {
 }  // extern "C"
 #endif
 
-namespace mt::testing {
+namespace mt::test_support {
 
 class AllocationCounter {
  public:
@@ -75,4 +75,4 @@ class AllocationCounter {
   long count() const { return mt_alloc_hook::g_allocations.load(); }
 };
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

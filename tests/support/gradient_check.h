@@ -17,7 +17,7 @@
 #include "core/util/rng.h"
 #include "kernels/backend.h"
 
-namespace mt::testing {
+namespace mt::test_support {
 
 struct CheckOptions {
   float eps = 1e-2f;
@@ -149,4 +149,4 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
   }
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

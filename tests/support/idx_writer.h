@@ -8,7 +8,7 @@
 
 #include "core/util/rng.h"
 
-namespace mt::testing {
+namespace mt::test_support {
 
 inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int n, uint64_t seed) {
   auto be32 = [](std::ofstream& f, uint32_t v) {
@@ -44,4 +44,4 @@ inline void WriteIdxDataset(const std::string& dir, int train, int test, uint64_
   WriteIdxSplit(dir, "t10k", test, seed + 1);
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

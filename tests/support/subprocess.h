@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace mt::testing {
+namespace mt::test_support {
 
 struct ProcessResult {
   int exit_code = -1;  // -1: killed at the deadline; 128+N: killed by signal N
@@ -69,9 +69,9 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, double tim
   return r;
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support
 
-namespace mt::testing {
+namespace mt::test_support {
 
 // A program running in the background with its output going to a file, for
 // tests where several real processes talk to each other.
@@ -143,4 +143,4 @@ class ChildProcess {
   int code_ = -1;
 };
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

@@ -7,7 +7,7 @@
 #include "core/data/dataset.h"
 #include "core/util/rng.h"
 
-namespace mt::testing {
+namespace mt::test_support {
 
 class SyntheticDataset : public Dataset {
  public:
@@ -42,4 +42,4 @@ class SyntheticDataset : public Dataset {
   std::vector<float> pixels_;
 };
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

@@ -19,9 +19,19 @@
 #include "kernels/opencl/opencl_device.h"
 #endif
 
-namespace mt::testing {
+namespace mt::test_support {
 
 constexpr const char* kNoOpenCl = "no OpenCL platform on this machine (or a build without OpenCL)";
+
+// Whether this build and machine have an OpenCL device, as mtworker
+// --device opencl needs one.
+inline bool HaveOpenCl() {
+#if MT_HAVE_OPENCL
+  return !kernels::ListOpenClDevices().empty();
+#else
+  return false;
+#endif
+}
 
 inline std::unique_ptr<kernels::Backend> MakeTestBackend(const std::string& name) {
   if (name.rfind("cpu", 0) == 0) return std::make_unique<kernels::CpuBackend>(std::stoi(name.substr(3)));
@@ -141,4 +151,4 @@ inline std::unique_ptr<kernels::Backend> MakeCpuWithout(kernels::OpSet missing, 
   return std::make_unique<LimitedBackend<kernels::CpuBackend>>(name, missing, threads);
 }
 
-}  // namespace mt::testing
+}  // namespace mt::test_support

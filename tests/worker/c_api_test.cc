@@ -2,6 +2,7 @@
 // start, poll, stop, the device policy, and the errors an app must see.
 #include "worker/mt_worker.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "tests/support/cluster_processes.h"
+#include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
 
@@ -17,6 +19,7 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 mt_worker_status Poll(const mt_worker* w) {
   mt_worker_status s{};
@@ -26,6 +29,7 @@ mt_worker_status Poll(const mt_worker* w) {
 }
 
 // Polls until `done` holds or timeout_s passes; returns the last status.
+// Polling is how an app follows the worker: the API has nothing to wait on.
 mt_worker_status PollUntil(const mt_worker* w, const std::function<bool(const mt_worker_status&)>& done,
                            double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -40,12 +44,12 @@ mt_worker_status PollUntil(const mt_worker* w, const std::function<bool(const mt
 class CApi : public ::testing::Test {
  protected:
   void StartHub(std::vector<std::string> extra) {
-    dir_ = testing::FreshTempDir("c-api");
-    testing::WriteIdxDataset(dir_.string(), 1000, 100, 3);
+    dir_ = test_support::FreshTempDir("c-api");
+    test_support::WriteIdxDataset(dir_.string(), 1000, 100, 3);
     std::vector<std::string> args = {"--workers", "1", "--dataset", dir_.string(),
                                      "--report", (dir_ / "hub.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    port_ = testing::StartHub(hub_, dir_, args);
+    port_ = test_support::StartHub(hub_, dir_, args);
     ASSERT_GT(port_, 0);
     address_ = "127.0.0.1:" + std::to_string(port_);
     mt_worker_config_init(&config_);
@@ -54,12 +58,13 @@ class CApi : public ::testing::Test {
     config_.connect_timeout_seconds = 30;
     config_.read_system_device_state = 0;
   }
+  fs::path HubEvents() const { return test_support::EventsOf(dir_, "hub"); }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
   fs::path dir_;
-  std::unique_ptr<testing::ChildProcess> hub_;
+  std::unique_ptr<test_support::ChildProcess> hub_;
   int port_ = 0;
   std::string address_;
   mt_worker_config config_{};
@@ -82,8 +87,10 @@ TEST_F(CApi, StartsTrainsReportsAndStopsCleanly) {
   EXPECT_EQ(end.state, MT_WORKER_DONE) << end.last_error;
   EXPECT_STREQ(end.stop_reason, "stopped by the app");
   mt_worker_free(w);
-  // The hub was told (Leave), not left to find a broken stream.
-  EXPECT_TRUE(testing::WaitForLog(*hub_, "(embedded) leaves: stopped by the app", 10)) << hub_->Log();
+  // The hub was told (Leave), with the reason, not left to find a broken stream.
+  EXPECT_TRUE(test_support::WaitForEvent(HubEvents(), "worker_left",
+                                         {{"name", "embedded"}, {"detail", "stopped by the app"}}, 10))
+      << hub_->Log();
 }
 
 TEST_F(CApi, RunsToTheEndOfTheHubsRun) {
@@ -109,9 +116,11 @@ TEST_F(CApi, LeavesWhenTheDevicePolicySaysSo) {
   mt_worker_set_device_state(w, &low);
   const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
   EXPECT_EQ(s.state, MT_WORKER_DONE) << s.last_error;
-  EXPECT_NE(std::string(s.stop_reason).find("battery at 15% and not charging"), std::string::npos) << s.stop_reason;
+  EXPECT_THAT(std::string(s.stop_reason), HasSubstr("battery at 15%"));
+  // The hub got the same reason the app sees.
+  const nlohmann::json left = {{"name", "embedded"}, {"detail", std::string(s.stop_reason)}};
+  EXPECT_TRUE(test_support::WaitForEvent(HubEvents(), "worker_left", left, 10)) << hub_->Log();
   mt_worker_free(w);
-  EXPECT_TRUE(testing::WaitForLog(*hub_, "(embedded) leaves: battery at 15%", 10)) << hub_->Log();
 }
 
 TEST(CApiErrors, BadConfigurationsAreRefusedAtStartWithAReason) {
@@ -122,14 +131,14 @@ TEST(CApiErrors, BadConfigurationsAreRefusedAtStartWithAReason) {
   EXPECT_STREQ(error, "no hub address");
   c.hub = "no-such-host.invalid:50051";
   EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
-  EXPECT_NE(std::string(error).find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << error;
+  EXPECT_THAT(std::string(error), HasSubstr("cannot resolve 'no-such-host.invalid'"));
   c.hub = "127.0.0.1:99999";
   EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
-  EXPECT_NE(std::string(error).find("1..65535"), std::string::npos) << error;
+  EXPECT_THAT(std::string(error), HasSubstr("1..65535"));
   c.hub = "127.0.0.1";
   c.device = "tpu";
   EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
-  EXPECT_NE(std::string(error).find("tpu"), std::string::npos) << error;
+  EXPECT_THAT(std::string(error), HasSubstr("tpu"));
   c.device = nullptr;
   c.threads = -2;
   EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
@@ -155,7 +164,7 @@ TEST(CApiErrors, AnUnreachableHubEndsInFailedWithTheReason) {
   ASSERT_NE(w, nullptr);
   const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
   EXPECT_EQ(s.state, MT_WORKER_FAILED);
-  EXPECT_NE(std::string(s.last_error).find("not reachable"), std::string::npos) << s.last_error;
+  EXPECT_THAT(std::string(s.last_error), HasSubstr("not reachable"));
   mt_worker_free(w);
 }
 

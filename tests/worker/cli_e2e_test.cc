@@ -23,17 +23,17 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Worker() { return testing::BinaryPath("worker/mtworker"); }
+std::string Worker() { return test_support::BinaryPath("worker/mtworker"); }
 
-testing::ProcessResult RunWorker(std::vector<std::string> args, double timeout_s = 60) {
+test_support::ProcessResult RunWorker(std::vector<std::string> args, double timeout_s = 60) {
   args.insert(args.begin(), Worker());
-  return testing::RunProcess(args, timeout_s);
+  return test_support::RunProcess(args, timeout_s);
 }
 
 // With MT_TOKEN=`token` in its environment.
-testing::ProcessResult RunWorkerWithToken(const std::string& token, std::vector<std::string> args) {
+test_support::ProcessResult RunWorkerWithToken(const std::string& token, std::vector<std::string> args) {
   args.insert(args.begin(), {"/usr/bin/env", "MT_TOKEN=" + token, Worker()});
-  return testing::RunProcess(args, 60);
+  return test_support::RunProcess(args, 60);
 }
 
 // A hub address that resolves; nothing listens there, and --connect-timeout
@@ -146,7 +146,7 @@ TEST(WorkerCliE2e, MemoryBudgetTakesTheSizesTheDocsShow) {
 }
 
 TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
-  const fs::path dir = testing::FreshTempDir("worker-cli-token");
+  const fs::path dir = test_support::FreshTempDir("worker-cli-token");
   const std::string missing = (dir / "missing").string();
   auto r = RunWorker(Concat(kHubMode, {"--token-file", missing}));
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -166,7 +166,7 @@ TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
   // ignores it rather than refusing to run.
   const fs::path data = dir / "data";
   fs::create_directories(data);
-  testing::WriteIdxDataset(data.string(), 256, 64, 3);
+  test_support::WriteIdxDataset(data.string(), 256, 64, 3);
   r = RunWorkerWithToken("s3cret", {"--standalone", "--dataset", data.string(), "--steps", "1"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   fs::remove_all(dir);
@@ -193,8 +193,8 @@ TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
 }
 
 TEST(WorkerCliE2e, LogLevelSetsWhatIsLogged) {
-  const fs::path dir = testing::FreshTempDir("worker-cli-log");
-  testing::WriteIdxDataset(dir.string(), 256, 64, 5);
+  const fs::path dir = test_support::FreshTempDir("worker-cli-log");
+  test_support::WriteIdxDataset(dir.string(), 256, 64, 5);
   const std::vector<std::string> run = {"--standalone", "--dataset", dir.string(), "--steps", "2"};
   const auto info = RunWorker(run);
   ASSERT_EQ(info.exit_code, 0) << info.output;
@@ -211,8 +211,8 @@ TEST(WorkerCliE2e, LogLevelSetsWhatIsLogged) {
 TEST(WorkerCliE2e, MoreThreadsThanTheMachineHasWarnsButRuns) {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores == 0 || cores >= 256) GTEST_SKIP() << "hardware_concurrency() is " << cores;
-  const fs::path dir = testing::FreshTempDir("worker-cli-threads");
-  testing::WriteIdxDataset(dir.string(), 256, 64, 5);
+  const fs::path dir = test_support::FreshTempDir("worker-cli-threads");
+  test_support::WriteIdxDataset(dir.string(), 256, 64, 5);
   const auto r = RunWorker(
       {"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", std::to_string(cores + 1)});
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -1,6 +1,7 @@
 // Device state from a fake /sys tree, and the policy that makes a worker leave.
 #include "worker/device_state.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 void Put(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -19,7 +21,7 @@ void Put(const fs::path& p, const std::string& text) {
 }
 
 TEST(DeviceState, ReadsBatteryPowerAndTheHottestZone) {
-  const fs::path sys = testing::FreshTempDir("fake-sys");
+  const fs::path sys = test_support::FreshTempDir("fake-sys");
   Put(sys / "class/power_supply/BAT0/type", "Battery");
   Put(sys / "class/power_supply/BAT0/capacity", "37");
   Put(sys / "class/power_supply/BAT0/status", "Discharging");
@@ -40,7 +42,7 @@ TEST(DeviceState, ReadsBatteryPowerAndTheHottestZone) {
 }
 
 TEST(DeviceState, AMachineWithoutBatteryOrSensorsIsUnknown) {
-  const fs::path sys = testing::FreshTempDir("fake-sys-empty");
+  const fs::path sys = test_support::FreshTempDir("fake-sys-empty");
   const DeviceState s = ReadSystemDeviceState(sys.string());
   EXPECT_EQ(s.battery_percent, -1);
   EXPECT_EQ(s.charging, -1);
@@ -55,15 +57,19 @@ TEST(DevicePolicy, SaysWhyToLeave) {
   s.charging = 0;
   s.unmetered = 1;
   s.temperature_c = 38;
-  EXPECT_NE(PolicyStopReason({20, false, false, 0}, s).find("battery at 15%"), std::string::npos);
+  // A reason means "leave"; it is what the app and the hub's report show,
+  // so where it has a reading it names it.
+  EXPECT_THAT(PolicyStopReason({20, false, false, 0}, s), HasSubstr("battery at 15%"));
   s.charging = 1;
   EXPECT_EQ(PolicyStopReason({20, false, false, 0}, s), "");  // low but charging: go on
   EXPECT_EQ(PolicyStopReason({0, true, false, 0}, s), "");
   s.charging = 0;
-  EXPECT_NE(PolicyStopReason({0, true, false, 0}, s).find("not charging"), std::string::npos);
+  EXPECT_NE(PolicyStopReason({0, true, false, 0}, s), "");  // charging required
+  EXPECT_EQ(PolicyStopReason({0, false, true, 0}, s), "");  // unmetered so far
   s.unmetered = 0;
-  EXPECT_NE(PolicyStopReason({0, false, true, 0}, s).find("metered"), std::string::npos);
-  EXPECT_NE(PolicyStopReason({0, false, false, 35}, s).find("temperature 38.0 C"), std::string::npos);
+  EXPECT_NE(PolicyStopReason({0, false, true, 0}, s), "");
+  EXPECT_EQ(PolicyStopReason({0, false, false, 40}, s), "");  // 38 C is below 40
+  EXPECT_THAT(PolicyStopReason({0, false, false, 35}, s), HasSubstr("temperature 38.0 C"));
   EXPECT_EQ(PolicyStopReason({}, s), "");  // the default policy never leaves
 }
 

@@ -83,7 +83,7 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
 }
 
 TEST(WorkerOptions, TokenPrecedence) {
-  const std::filesystem::path dir = testing::FreshTempDir("worker-options-token");
+  const std::filesystem::path dir = test_support::FreshTempDir("worker-options-token");
   std::ofstream(dir / "token") << "from-file  \r\nsecond\n";
   const std::string file = (dir / "token").string();
   unsetenv("MT_TOKEN");
