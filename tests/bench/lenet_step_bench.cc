@@ -21,7 +21,7 @@ double Median(std::vector<double> v) {
 void RunLeNetTiming(int threads, int steps) {
   const int batch = 64;
   CpuBackend be(threads);
-  testing::LeNetStep step(be, batch);
+  test_support::LeNetStep step(be, batch);
   auto& ops = step.ops();
   const int warmup = 20;
   using Clock = std::chrono::steady_clock;

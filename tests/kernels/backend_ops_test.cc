@@ -27,9 +27,9 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToDouble;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToDouble;
 
 // Max error relative to the largest magnitude of the reference tensor.
 constexpr double kBitEqual = 0;   // the same arithmetic in the same order

@@ -17,10 +17,10 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToHost;
+using test_support::MakeBuffer;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToHost;
 
 struct Ref {
   std::vector<double> out, d_in, d_weight, d_bias;
@@ -174,23 +174,23 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   };
 
   forward();
-  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance) << "forward";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance) << "forward";
 
   backward(false);
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance) << "d_weight";
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance) << "d_bias";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance) << "d_weight";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), test_support::kTolerance) << "d_bias";
   for (float v : ToHost(be, *d_in)) ASSERT_TRUE(std::isnan(v)) << "d_in written though empty";
 
   // Again with d_in, over the previous results: gradients are overwritten.
   backward(true);
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance) << "d_weight 2";
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance) << "d_bias 2";
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), testing::kTolerance) << "d_in";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance) << "d_weight 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), test_support::kTolerance) << "d_bias 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), test_support::kTolerance) << "d_in";
 
   // Forward once more after backward used the same workspace.
   be.Fill(WholeOf(*out), nan);
   forward();
-  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance) << "forward 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance) << "forward 2";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -222,8 +222,8 @@ TEST(CpuConv, NoBiasAndNoBiasGradient) {
       GemmConvForward(be.pool(), g, D(inb), D(wb), nullptr, D(out), ws.data());
       GemmConvBackward(be.pool(), g, D(inb), D(wb), D(dob), nullptr, D(d_w), nullptr, ws.data());
     }
-    EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance);
-    EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance);
+    EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance);
+    EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance);
   }
 }
 
@@ -253,10 +253,10 @@ TEST(CpuConv, WorkspaceForLargestBatchServesSmallerOnes) {
       be.Conv2dForward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*bb), WholeOf(*out), WholeOf(*ws));
       be.Conv2dBackward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*dob), WholeOf(*d_in),
                         WholeOf(*d_w), WholeOf(*d_b), WholeOf(*ws));
-      EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), testing::kTolerance);
-      EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), testing::kTolerance);
-      EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), testing::kTolerance);
-      EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), testing::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), test_support::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance);
+      EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), test_support::kTolerance);
     }
   }
 }

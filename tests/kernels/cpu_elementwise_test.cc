@@ -11,13 +11,13 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MakeIntBuffer;
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToDouble;
-using testing::ToHost;
-using testing::ToHostInt;
+using test_support::MakeBuffer;
+using test_support::MakeIntBuffer;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToDouble;
+using test_support::ToHost;
+using test_support::ToHostInt;
 
 // Sizes below and above the point where ops split over the pool.
 class CpuElementwiseTest : public ::testing::TestWithParam<int> {
@@ -50,7 +50,7 @@ TEST_P(CpuElementwiseTest, AddBiasAndBiasGrad) {
     auto dx = MakeBuffer(be, x);
     auto db = MakeBuffer(be, std::vector<float>(s.channels, std::numeric_limits<float>::quiet_NaN()));
     be.BiasGrad(WholeOf(*dx), WholeOf(*db), s.outer, s.channels, s.inner);
-    EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_grad), testing::kTolerance);
+    EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_grad), test_support::kTolerance);
   }
 }
 
@@ -151,7 +151,7 @@ TEST_P(CpuElementwiseTest, SoftmaxCrossEntropyIsStableForLargeLogits) {
     const double loss = be.SoftmaxCrossEntropy(WholeOf(*lb), WholeOf(*yb), n, classes, WholeOf(*db));
     ASSERT_TRUE(std::isfinite(loss));
     EXPECT_NEAR(loss, want_loss, 1e-4 * std::max(1.0, std::fabs(want_loss)));
-    EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_d), testing::kTolerance);
+    EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_d), test_support::kTolerance);
   }
 }
 

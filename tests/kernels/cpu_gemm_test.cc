@@ -10,10 +10,10 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToHost;
+using test_support::MakeBuffer;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToHost;
 
 // c = alpha * op(a) * op(b) + beta * c in double, straight from the definition.
 std::vector<double> ReferenceGemm(bool ta, bool tb, int m, int n, int k, float alpha,
@@ -59,7 +59,7 @@ TEST_P(CpuGemmTest, MatchesReferenceForAllTransposesAndBetas) {
         auto ab = MakeBuffer(be, a), bb = MakeBuffer(be, b), cb = MakeBuffer(be, c0);
         be.Gemm(ta, tb, gc.m, gc.n, gc.k, alpha, WholeOf(*ab), WholeOf(*bb), beta, WholeOf(*cb));
         const auto want = ReferenceGemm(ta, tb, gc.m, gc.n, gc.k, alpha, a, b, beta, c0);
-        EXPECT_LE(MaxRelativeError(ToHost(be, *cb), want), testing::kTolerance);
+        EXPECT_LE(MaxRelativeError(ToHost(be, *cb), want), test_support::kTolerance);
       }
     }
   }
@@ -92,7 +92,7 @@ TEST(CpuGemm, ViewsWithOffsetsReadAndWriteOnlyTheirSlice) {
   const auto got = ToHost(be, *buf);
   const auto want = ReferenceGemm(false, false, m, n, k, 1.0f, a, b, 0.0f, {});
   std::vector<float> c(got.begin() + 7 + m * k + k * n, got.begin() + 7 + m * k + k * n + m * n);
-  EXPECT_LE(MaxRelativeError(c, want), testing::kTolerance);
+  EXPECT_LE(MaxRelativeError(c, want), test_support::kTolerance);
   for (int i = 0; i < 7; ++i) EXPECT_EQ(got[i], 42.0f);
   for (size_t i = got.size() - 5; i < got.size(); ++i) EXPECT_EQ(got[i], 42.0f);
 }

@@ -35,7 +35,7 @@ class CpuNoAllocTest : public ::testing::TestWithParam<int> {};
 TEST_P(CpuNoAllocTest, LeNetStepDoesNotAllocate) {
   for (int batch : {64, 1, 7}) {
     CpuBackend be(GetParam());
-    testing::LeNetStep step(be, batch);
+    test_support::LeNetStep step(be, batch);
     step.Run();  // first use: lazily initialised statics may allocate once
     AllocationCounter counter;
     for (int i = 0; i < 3; ++i) step.Run();
@@ -52,13 +52,13 @@ TEST_P(CpuNoAllocTest, LargeGemmAndConvDoNotAllocate) {
 #endif
   CpuBackend be(GetParam());
   const int m = 700, n = 900, k = 1100;
-  auto a = testing::MakeBuffer(be, testing::RandomVector(size_t(m) * k, 1));
-  auto b = testing::MakeBuffer(be, testing::RandomVector(size_t(k) * n, 2));
+  auto a = test_support::MakeBuffer(be, test_support::RandomVector(size_t(m) * k, 1));
+  auto b = test_support::MakeBuffer(be, test_support::RandomVector(size_t(k) * n, 2));
   auto c = be.Allocate(size_t(m) * n);
   // CIFAR-sized convolutions take the im2col + GEMM path.
   const ConvGeometry g{8, 64, 32, 32, 64, 3, 2, 1};
-  auto in = testing::MakeBuffer(be, testing::RandomVector(size_t(g.batch) * g.in_size(), 3));
-  auto w = testing::MakeBuffer(be, testing::RandomVector(g.weight_count(), 4));
+  auto in = test_support::MakeBuffer(be, test_support::RandomVector(size_t(g.batch) * g.in_size(), 3));
+  auto w = test_support::MakeBuffer(be, test_support::RandomVector(g.weight_count(), 4));
   auto bias = be.Allocate(g.out_c), out = be.Allocate(size_t(g.batch) * g.out_size());
   auto d_in = be.Allocate(in->count()), d_w = be.Allocate(w->count()), d_b = be.Allocate(g.out_c);
   auto ws = be.Allocate(be.ConvWorkspaceCount(g));

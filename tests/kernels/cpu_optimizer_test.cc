@@ -9,10 +9,10 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToHost;
+using test_support::MakeBuffer;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToHost;
 
 // Values worked out by hand (PyTorch's update rules) for one parameter.
 TEST(CpuOptimizer, SgdMomentumWeightDecayHandComputed) {
@@ -86,8 +86,8 @@ TEST_P(CpuOptimizerThreads, SgdAndAdamMatchReferenceOverSteps) {
       va[i] = 0.999 * va[i] + 0.001 * ga * ga;
       pa[i] -= 0.01 * (ma[i] / c1) / (std::sqrt(va[i] / c2) + 1e-8);
     }
-    EXPECT_LE(MaxRelativeError(ToHost(be, *psb), ps), testing::kTolerance) << "sgd step " << step;
-    EXPECT_LE(MaxRelativeError(ToHost(be, *pab), pa), testing::kTolerance) << "adam step " << step;
+    EXPECT_LE(MaxRelativeError(ToHost(be, *psb), ps), test_support::kTolerance) << "sgd step " << step;
+    EXPECT_LE(MaxRelativeError(ToHost(be, *pab), pa), test_support::kTolerance) << "adam step " << step;
   }
 }
 

@@ -11,11 +11,11 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MaxRelativeError;
-using testing::RandomVector;
-using testing::ToHost;
-using testing::ToHostInt;
+using test_support::MakeBuffer;
+using test_support::MaxRelativeError;
+using test_support::RandomVector;
+using test_support::ToHost;
+using test_support::ToHostInt;
 
 struct PoolCase {
   const char* name;

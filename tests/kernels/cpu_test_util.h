@@ -14,7 +14,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 
-namespace mt::kernels::testing {
+namespace mt::kernels::test_support {
 
 inline std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -70,4 +70,4 @@ inline std::vector<double> ToDouble(const std::vector<float>& v) {
 
 constexpr double kTolerance = 1e-4;
 
-}  // namespace mt::kernels::testing
+}  // namespace mt::kernels::test_support

@@ -15,7 +15,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 
-namespace mt::kernels::testing {
+namespace mt::kernels::test_support {
 
 class LeNetStep {
  public:
@@ -154,4 +154,4 @@ class LeNetStep {
   std::vector<std::pair<std::string, std::function<void()>>> ops_;
 };
 
-}  // namespace mt::kernels::testing
+}  // namespace mt::kernels::test_support

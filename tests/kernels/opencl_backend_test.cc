@@ -20,10 +20,10 @@
 namespace mt::kernels {
 namespace {
 
-using testing::MakeBuffer;
-using testing::MakeIntBuffer;
-using testing::RandomVector;
-using testing::ToHost;
+using test_support::MakeBuffer;
+using test_support::MakeIntBuffer;
+using test_support::RandomVector;
+using test_support::ToHost;
 
 #ifndef MT_HAVE_OPENCL
 TEST(OpenClBackend, Skipped) { GTEST_SKIP() << "this build has no OpenCL backend (OpenCL or CLBlast not found)"; }

@@ -117,9 +117,11 @@ TEST(ThreadPool, IdleHelpersBlockAndWakeAgain) {
   // An idle pool stops spinning: both helpers end up asleep.
   ASSERT_TRUE(WaitUntil([&] { return pool.BlockedHelpers() == 2; })) << pool.BlockedHelpers();
 
-  // Sleeping helpers wake for the next loop. The caller holds its own chunk
-  // until the other two have run on other threads; helpers that did not wake
+  // Sleeping helpers wake for the next loop. A chunk the caller runs waits
+  // until two others have run on other threads; helpers that did not wake
   // would leave them to the caller after the bound, and `elsewhere` at 0.
+  // (A quick helper may also take the caller's first chunk: then all three
+  // run elsewhere.)
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> elsewhere{0};
   pool.ParallelFor(3, [&](int64_t, int64_t, int) {
@@ -129,7 +131,7 @@ TEST(ThreadPool, IdleHelpersBlockAndWakeAgain) {
     }
     WaitUntil([&] { return elsewhere.load() == 2; });
   });
-  EXPECT_EQ(elsewhere.load(), 2);
+  EXPECT_GE(elsewhere.load(), 2);
   EXPECT_TRUE(WaitUntil([&] { return pool.BlockedHelpers() == 2; })) << pool.BlockedHelpers();
 }
 
