@@ -118,9 +118,11 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     bool fits = true;
     for (size_t i = 0; i < n; ++i) fits = fits && last_batches_[i] <= std::max(1, caps[i]);
     const std::vector<double> last(last_batches_.begin(), last_batches_.end());
-    if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target)) return last_batches_;
+    if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target))
+      return last_batches_;
     // Damped: part of the way from the last batches towards the target.
-    for (size_t i = 0; i < n; ++i) target[i] = last_batches_[i] + options_.damping * (target[i] - last_batches_[i]);
+    for (size_t i = 0; i < n; ++i)
+      target[i] = last_batches_[i] + options_.damping * (target[i] - last_batches_[i]);
   }
   std::vector<int> next = SplitBatch(total, target, caps);
   last_workers_ = workers;

@@ -19,7 +19,7 @@ BatchPolicy ParseBatchPolicy(const std::string& name);
 
 struct BatchControllerOptions {
   double smoothing = 0.15;  // weight of a new measurement in the running estimates
-  double damping = 0.5;    // fraction of the way to the target taken each step
+  double damping = 0.5;     // fraction of the way to the target taken each step
   // Batches stay as they are unless the target would shorten the predicted
   // step by more than this fraction.
   double dead_band = 0.08;
@@ -63,7 +63,8 @@ class BatchController {
     double StepMs(const std::vector<double>& batches) const;
   };
   Speeds SpeedsOf(const std::vector<Member>& members) const;
-  std::vector<double> BalancedTargets(int total, const std::vector<Member>& members, const Speeds& speeds) const;
+  std::vector<double> BalancedTargets(int total, const std::vector<Member>& members,
+                                      const Speeds& speeds) const;
 
   BatchPolicy policy_;
   BatchControllerOptions options_;

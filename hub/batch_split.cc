@@ -11,15 +11,18 @@ namespace {
 // Real-valued shares of `total` in proportion to w, none above its cap:
 // a capped worker keeps its cap and the rest is shared again among the
 // others (water filling).
-std::vector<double> CappedShares(double total, std::vector<double> w, const std::vector<double>& cap) {
+std::vector<double> CappedShares(double total, std::vector<double> w,
+                                 const std::vector<double>& cap) {
   const size_t n = w.size();
   std::vector<double> out(n, 0.0);
   std::vector<bool> fixed(n, false);
   for (;;) {
     double rest = total, sum = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (fixed[i]) rest -= out[i];
-      else sum += w[i];
+      if (fixed[i])
+        rest -= out[i];
+      else
+        sum += w[i];
     }
     bool changed = false;
     for (size_t i = 0; i < n; ++i) {
@@ -37,7 +40,8 @@ std::vector<double> CappedShares(double total, std::vector<double> w, const std:
 
 }  // namespace
 
-std::vector<int> SplitBatch(int total, const std::vector<double>& targets, const std::vector<int>& caps) {
+std::vector<int> SplitBatch(int total, const std::vector<double>& targets,
+                            const std::vector<int>& caps) {
   const int n = static_cast<int>(targets.size());
   std::vector<int> out(n, 0);
   if (n == 0 || total <= 0) return out;

@@ -20,14 +20,17 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   if (!expecting_ || complete_)
     return "gradient chunk for step " + std::to_string(c.step()) + " while no gradient is expected";
   if (c.step() != step_)
-    return "gradient chunk for step " + std::to_string(c.step()) + ", expected step " + std::to_string(step_);
+    return "gradient chunk for step " + std::to_string(c.step()) + ", expected step " +
+           std::to_string(step_);
   if (c.offset() != received_)
-    return "gradient chunk at offset " + std::to_string(c.offset()) + ", expected " + std::to_string(received_);
+    return "gradient chunk at offset " + std::to_string(c.offset()) + ", expected " +
+           std::to_string(received_);
   size_t bad = 0, n = 0;
   float* dst = grad_.data() + received_;
   if (compression_ == Compression::kNone) {
     n = static_cast<size_t>(c.values_size());
-    if (n > wire::kChunkFloats) return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
+    if (n > wire::kChunkFloats)
+      return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
     if (received_ + n > grad_.size())
       return "gradient longer than the model's " + std::to_string(grad_.size()) + " parameters";
     // Copy and check in one pass over the payload.
@@ -39,9 +42,11 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
     }
   } else {
     // Every chunk but the last is full, so its length follows from its offset.
-    if (c.values_size() != 0) return "uncompressed gradient values while the run compresses gradients";
+    if (c.values_size() != 0)
+      return "uncompressed gradient values while the run compresses gradients";
     n = std::min<size_t>(wire::kChunkFloats, grad_.size() - received_);
-    const std::string why = DecodeFloats(compression_, c.packed().data(), c.packed().size(), n, dst);
+    const std::string why =
+        DecodeFloats(compression_, c.packed().data(), c.packed().size(), n, dst);
     if (!why.empty()) {
       expecting_ = false;
       return "gradient chunk at offset " + std::to_string(received_) + ": " + why;
@@ -50,19 +55,23 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   }
   if (bad) {
     expecting_ = false;
-    return "gradient for step " + std::to_string(step_) + " has " + std::to_string(bad) + " non-finite values";
+    return "gradient for step " + std::to_string(step_) + " has " + std::to_string(bad) +
+           " non-finite values";
   }
   received_ += n;
   if (!c.last()) return "";
   if (received_ != grad_.size()) {
     expecting_ = false;
-    return "gradient has " + std::to_string(received_) + " values, the model has " + std::to_string(grad_.size());
+    return "gradient has " + std::to_string(received_) + " values, the model has " +
+           std::to_string(grad_.size());
   }
   if (c.batch() != batch_) {
     expecting_ = false;
-    return "gradient computed on " + std::to_string(c.batch()) + " samples, assigned " + std::to_string(batch_);
+    return "gradient computed on " + std::to_string(c.batch()) + " samples, assigned " +
+           std::to_string(batch_);
   }
-  if (!std::isfinite(c.loss_sum()) || c.loss_sum() < 0 || !std::isfinite(c.compute_ms()) || c.compute_ms() < 0) {
+  if (!std::isfinite(c.loss_sum()) || c.loss_sum() < 0 || !std::isfinite(c.compute_ms()) ||
+      c.compute_ms() < 0) {
     expecting_ = false;
     return "step report has a non-finite or negative loss or time";
   }

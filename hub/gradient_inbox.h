@@ -15,7 +15,8 @@ namespace mt {
 
 class GradientInbox {
  public:
-  GradientInbox(size_t param_count, Compression compression) : grad_(param_count), compression_(compression) {}
+  GradientInbox(size_t param_count, Compression compression)
+      : grad_(param_count), compression_(compression) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);

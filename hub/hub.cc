@@ -25,11 +25,13 @@ RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
   int64_t global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
   if (!c.worker_batches.empty()) {
     if (static_cast<int>(c.worker_batches.size()) != c.workers)
-      throw std::invalid_argument("--worker-batches needs one size per worker (" + std::to_string(c.workers) + ")");
+      throw std::invalid_argument("--worker-batches needs one size per worker (" +
+                                  std::to_string(c.workers) + ")");
     global_batch = std::accumulate(c.worker_batches.begin(), c.worker_batches.end(), int64_t{0});
   }
   if (global_batch < c.workers)
-    throw std::invalid_argument("global batch " + std::to_string(global_batch) + " is smaller than the worker count");
+    throw std::invalid_argument("global batch " + std::to_string(global_batch) +
+                                " is smaller than the worker count");
   return RunPlan(train_samples, global_batch, c.epochs, c.max_steps);
 }
 
@@ -38,26 +40,31 @@ RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
 Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), events_(events) {
   if (config_.workers < 1) throw std::invalid_argument("--workers must be at least 1");
   if (config_.min_workers < 1 || config_.min_workers > config_.workers)
-    throw std::invalid_argument("--min-workers must be between 1 and --workers (" + std::to_string(config_.workers) +
-                                ")");
-  if (config_.resume && config_.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs a checkpoint directory");
-  if (!config_.checkpoint_dir.empty()) EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
+    throw std::invalid_argument("--min-workers must be between 1 and --workers (" +
+                                std::to_string(config_.workers) + ")");
+  if (config_.resume && config_.checkpoint_dir.empty())
+    throw std::invalid_argument("--resume needs a checkpoint directory");
+  if (!config_.checkpoint_dir.empty())
+    EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
   spec_ = LoadModelSpec(config_.model);
   // The hub needs only the training set's size; the workers read the samples.
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
   test_ = LoadDataset(config_.dataset, Split::kTest);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
-  master_ = std::make_unique<MasterModel>(spec_, config_.optimizer, ParseCompression(config_.compression),
-                                          static_cast<int>(config_.threads), config_.seed, kEvalBatch);
+  master_ =
+      std::make_unique<MasterModel>(spec_, config_.optimizer, ParseCompression(config_.compression),
+                                    static_cast<int>(config_.threads), config_.seed, kEvalBatch);
   if (master_->model().input_shape() != train.sample)
-    throw std::runtime_error("dataset " + config_.dataset + " has samples of " + train.sample.ToString() +
-                             " but model " + spec_.name() + " takes " + master_->model().input_shape().ToString());
+    throw std::runtime_error("dataset " + config_.dataset + " has samples of " +
+                             train.sample.ToString() + " but model " + spec_.name() + " takes " +
+                             master_->model().input_shape().ToString());
   if (!config_.events_path.empty()) {
     event_file_ = std::make_unique<EventFileSink>(config_.events_path, events_);
     events_ = event_file_.get();
   }
   encoder_ = std::make_unique<GrpcEncoder>();
-  coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_, metrics_, events_);
+  coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
+                                                   metrics_, events_);
   if (config_.resume) ResumeFromCheckpoint();
 }
 
@@ -66,24 +73,32 @@ Hub::~Hub() = default;
 void Hub::ResumeFromCheckpoint() {
   const std::string latest = LatestCheckpoint(config_.checkpoint_dir);
   if (latest.empty()) {
-    spdlog::info("--resume: no checkpoint in {} yet; starting from scratch", config_.checkpoint_dir);
+    spdlog::info("--resume: no checkpoint in {} yet; starting from scratch",
+                 config_.checkpoint_dir);
     return;
   }
   const Checkpoint ck = LoadCheckpoint(latest);
   if (ck.model_spec != master_->spec_text())
-    throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " + config_.model);
+    throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " +
+                             config_.model);
   plan_->CheckResumable(ck.step, latest);
   master_->Restore(ck, latest);
   if (ck.seed != config_.seed)
-    spdlog::warn("--seed {} differs from the checkpoint's {}; keeping the checkpoint's so the data order continues",
-                 config_.seed, ck.seed);
+    spdlog::warn(
+        "--seed {} differs from the checkpoint's {}; keeping the checkpoint's so the data order "
+        "continues",
+        config_.seed, ck.seed);
   config_.seed = ck.seed;
   coordinator_->StartAt(ck.step);
   resumed_from_ = ck.step;
-  spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step, plan_->EpochOf(ck.step) + 1);
+  spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step,
+               plan_->EpochOf(ck.step) + 1);
 }
 
-void Hub::Start() { server_ = std::make_unique<HubServer>(*coordinator_, config_.bind, config_.port, &metrics_.write_cpu_ns); }
+void Hub::Start() {
+  server_ = std::make_unique<HubServer>(*coordinator_, config_.bind, config_.port,
+                                        &metrics_.write_cpu_ns);
+}
 
 int Hub::port() const { return server_ ? server_->port() : 0; }
 
@@ -94,17 +109,19 @@ std::vector<float> Hub::Weights() const { return coordinator_->MasterWeights(); 
 int64_t Hub::steps_done() const { return coordinator_->steps_done(); }
 
 int Hub::Run() {
-  spdlog::info("hub: model {} ({} parameters), dataset {} ({} train, {} test), global batch {}, {} steps; "
-               "listening on {}:{}, waiting for {} worker(s)",
-               spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
-               plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
+  spdlog::info(
+      "hub: model {} ({} parameters), dataset {} ({} train, {} test), global batch {}, {} steps; "
+      "listening on {}:{}, waiting for {} worker(s)",
+      spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
+      plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
   if (!coordinator_->WaitForWorkers()) {
     coordinator_->Finish("hub shutting down", -1);
     WriteReport(0);
     return 0;
   }
   const auto started = Clock::now();
-  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, plan_->total_steps(), coordinator_->steps_done());
+  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, plan_->total_steps(),
+                                              coordinator_->steps_done());
   const double process_cpu_start = ProcessCpuSeconds();
   while (coordinator_->steps_done() < plan_->total_steps() && stop_reason_.empty()) {
     if (!coordinator_->PublishStep()) break;
@@ -132,7 +149,8 @@ int Hub::Run() {
   if (steps > 0 && (metrics_.epochs.empty() || metrics_.epochs.back().step != steps))
     EvaluateEpoch(plan_->EpochsBegun(steps), plan_->EpochEnded(steps));
   spdlog::info("stopping: {}", stop_reason_);
-  coordinator_->Finish(stop_reason_, metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
+  coordinator_->Finish(stop_reason_,
+                       metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
   SaveCheckpoint();
   WriteReport(train_seconds);
   return 0;
@@ -144,9 +162,10 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   epoch_samples_ += outcome.samples;
   const int64_t step = coordinator_->steps_done();
   if (progress_->Step(step, outcome.samples)) {
-    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step, plan_->total_steps(),
-                 plan_->EpochOf(step) + 1, last_loss_, progress_->samples_per_second(),
-                 progress_->eta_seconds(), coordinator_->ParticipantSummary());
+    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step,
+                 plan_->total_steps(), plan_->EpochOf(step) + 1, last_loss_,
+                 progress_->samples_per_second(), progress_->eta_seconds(),
+                 coordinator_->ParticipantSummary());
     if (events_) events_->OnEvent({HubEvent::Kind::kProgress, step, -1, {}, {}});
   }
   if (plan_->CheckpointDue(step, config_.checkpoint_every)) SaveCheckpoint();
@@ -167,14 +186,18 @@ void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
   metrics_.epochs.push_back(e);
   epoch_loss_sum_ = 0;
   epoch_samples_ = 0;
-  if (events_) events_->OnEvent({HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy), {}});
-  spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}", epoch,
-               complete ? "done" : "stopped part way", e.step, e.train_loss, e.test_loss, e.test_accuracy);
+  if (events_)
+    events_->OnEvent(
+        {HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy), {}});
+  spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}",
+               epoch, complete ? "done" : "stopped part way", e.step, e.train_loss, e.test_loss,
+               e.test_accuracy);
   if (r.mean_loss < best_test_loss_) {
     best_test_loss_ = r.mean_loss;
     epochs_without_improvement_ = 0;
   } else if (config_.patience > 0 && ++epochs_without_improvement_ >= config_.patience) {
-    stop_reason_ = "early stop: test loss has not improved for " + std::to_string(config_.patience) + " epoch(s)";
+    stop_reason_ = "early stop: test loss has not improved for " +
+                   std::to_string(config_.patience) + " epoch(s)";
   }
 }
 

@@ -19,16 +19,16 @@ struct HubConfig {
   // benchmarks); empty: equal shares.
   std::vector<int> worker_batches;
   std::string batch_policy = "balanced";  // fixed | balanced (hub/batch_controller.h)
-  int min_workers = 1;  // below this many the hub waits instead of training on
+  int min_workers = 1;                    // below this many the hub waits instead of training on
   // A step waits this long for every gradient; 0: adaptive, deadline_factor
   // times the recent step time but at least deadline_floor.
   double step_deadline_seconds = 0;
   double deadline_factor = 8;
   double deadline_floor_seconds = 3;
-  bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
+  bool resume = false;               // continue from the newest checkpoint in checkpoint_dir
   std::string compression = "none";  // none | fp16 | int8, both directions
-  int64_t epochs = 0;     // 0: as many as max_steps needs, else 1
-  int64_t max_steps = 0;  // 0: whole epochs
+  int64_t epochs = 0;                // 0: as many as max_steps needs, else 1
+  int64_t max_steps = 0;             // 0: whole epochs
   OptimizerConfig optimizer;
   uint64_t seed = 1;
   int64_t patience = 0;  // epochs without a better test loss before stopping; 0: never
@@ -37,7 +37,7 @@ struct HubConfig {
   int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
   std::string report_path;
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
-  int64_t threads = 1;  // hub compute threads (averaging, optimizer, evaluation)
+  int64_t threads = 1;      // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
   double log_every_seconds = 2.0;
 };

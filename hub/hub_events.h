@@ -21,7 +21,7 @@ struct HubEvent {
     kBatchesChanged,  // the split of the global batch changed
     kEpochEvaluated,
     kCheckpointSaved,
-    kProgress,        // the run's progress line, at most one per --log-every
+    kProgress,  // the run's progress line, at most one per --log-every
     kRunEnded,
   };
   Kind kind;

@@ -20,70 +20,89 @@ using cli::UsageError;
 void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
   const bool fixed_batches = app.count("--worker-batches") > 0;
   if (fixed_batches && app.count("--batch-policy") > 0 && cfg.batch_policy != "fixed")
-    throw UsageError("--worker-batches fixes each worker's batch; it cannot go with --batch-policy " +
-                     cfg.batch_policy);
+    throw UsageError(
+        "--worker-batches fixes each worker's batch; it cannot go with --batch-policy " +
+        cfg.batch_policy);
   if (fixed_batches && static_cast<int>(cfg.worker_batches.size()) != cfg.workers)
     throw UsageError("--worker-batches gives " + std::to_string(cfg.worker_batches.size()) +
-                     " sizes but --workers is " + std::to_string(cfg.workers) + "; give one size per worker");
+                     " sizes but --workers is " + std::to_string(cfg.workers) +
+                     "; give one size per worker");
   if (fixed_batches && cfg.global_batch > 0) {
-    const int64_t sum = std::accumulate(cfg.worker_batches.begin(), cfg.worker_batches.end(), int64_t{0});
+    const int64_t sum =
+        std::accumulate(cfg.worker_batches.begin(), cfg.worker_batches.end(), int64_t{0});
     if (sum != cfg.global_batch)
-      throw UsageError("--global-batch " + std::to_string(cfg.global_batch) + " is not the sum of --worker-batches (" +
-                       std::to_string(sum) + "), which sets the global batch; give one of them");
+      throw UsageError("--global-batch " + std::to_string(cfg.global_batch) +
+                       " is not the sum of --worker-batches (" + std::to_string(sum) +
+                       "), which sets the global batch; give one of them");
   }
   if (cfg.global_batch > 0 && cfg.global_batch < cfg.workers)
-    throw UsageError("--global-batch " + std::to_string(cfg.global_batch) + " is smaller than --workers " +
-                     std::to_string(cfg.workers) + ": every worker needs at least one sample per step");
+    throw UsageError("--global-batch " + std::to_string(cfg.global_batch) +
+                     " is smaller than --workers " + std::to_string(cfg.workers) +
+                     ": every worker needs at least one sample per step");
   if (cfg.min_workers > cfg.workers)
-    throw UsageError("--min-workers " + std::to_string(cfg.min_workers) + " cannot exceed --workers " +
-                     std::to_string(cfg.workers));
+    throw UsageError("--min-workers " + std::to_string(cfg.min_workers) +
+                     " cannot exceed --workers " + std::to_string(cfg.workers));
 }
 
 }  // namespace
 
 std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions& options) {
   HubConfig& cfg = options.config;
-  CLI::App app("mthub coordinates synchronous data-parallel training: workers (mtworker --hub) join, compute "
-               "gradients on their shares of each step's batch, and the hub averages them.",
-               "mthub");
-  cli::Configure(app, "mthub --workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
+  CLI::App app(
+      "mthub coordinates synchronous data-parallel training: workers (mtworker --hub) join, "
+      "compute "
+      "gradients on their shares of each step's batch, and the hub averages them.",
+      "mthub");
+  cli::Configure(app,
+                 "mthub --workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
 
   cli::Section(app, "Cluster");
-  app.add_option("--workers", cfg.workers, "workers to wait for before training starts")->transform(Integer(1, 4096));
-  app.add_option("--min-workers", cfg.min_workers, "below this many workers the hub waits instead of training on")
+  app.add_option("--workers", cfg.workers, "workers to wait for before training starts")
+      ->transform(Integer(1, 4096));
+  app.add_option("--min-workers", cfg.min_workers,
+                 "below this many workers the hub waits instead of training on")
       ->transform(Integer(1, 4096));
   app.add_option("--bind", cfg.bind, "address to listen on")->type_name("ADDRESS");
-  app.add_option("--port", cfg.port, "port to listen on (0: any free port)")->transform(Integer(0, 65535));
-  app.add_option("--port-file", options.port_file, "write the port actually bound here once listening (with --port 0)")
+  app.add_option("--port", cfg.port, "port to listen on (0: any free port)")
+      ->transform(Integer(0, 65535));
+  app.add_option("--port-file", options.port_file,
+                 "write the port actually bound here once listening (with --port 0)")
       ->type_name("FILE");
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret workers must present");
 
   cli::Section(app, "Batches");
-  app.add_option("--global-batch", cfg.global_batch, "samples per step over all workers (0: 64 per worker)")
+  app.add_option("--global-batch", cfg.global_batch,
+                 "samples per step over all workers (0: 64 per worker)")
       ->transform(Integer(0, 1 << 24));
   app.add_option("--worker-batches", cfg.worker_batches,
-                 "fixed batch per worker in join order, e.g. 16,32,16 (implies --batch-policy fixed; sets the global "
+                 "fixed batch per worker in join order, e.g. 16,32,16 (implies --batch-policy "
+                 "fixed; sets the global "
                  "batch)")
       ->delimiter(',')
       ->trigger_on_parse()  // given twice, the last list counts, as for every other flag
       ->transform(Integer(1, 1 << 20));
   app.add_option("--batch-policy", cfg.batch_policy,
-                 "how the global batch is split: balanced (by each worker's measured speed, so all finish together) "
+                 "how the global batch is split: balanced (by each worker's measured speed, so all "
+                 "finish together) "
                  "or fixed (equal shares)")
       ->check(CLI::IsMember({"fixed", "balanced"}));
 
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.step_deadline_seconds,
-                 "seconds a step waits for a worker before going on without it (0: adaptive, --deadline-factor times "
+                 "seconds a step waits for a worker before going on without it (0: adaptive, "
+                 "--deadline-factor times "
                  "the recent step time, at least --deadline-floor)")
       ->check(Real(0, 1e6));
-  app.add_option("--deadline-factor", cfg.deadline_factor, "adaptive deadline: multiple of the recent step time")
+  app.add_option("--deadline-factor", cfg.deadline_factor,
+                 "adaptive deadline: multiple of the recent step time")
       ->check(Real(1, 1e6));
-  app.add_option("--deadline-floor", cfg.deadline_floor_seconds, "adaptive deadline: never shorter than this (seconds)")
+  app.add_option("--deadline-floor", cfg.deadline_floor_seconds,
+                 "adaptive deadline: never shorter than this (seconds)")
       ->check(Real(0.01, 1e6));
   app.add_option("--compress", cfg.compression,
-                 "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per 256 values, with "
+                 "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
+                 "256 values, with "
                  "error feedback)")
       ->check(CLI::IsMember({"none", "fp16", "int8"}));
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
@@ -92,21 +111,24 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::Section(app, "Model, data and training");
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
-  app.add_option("--patience", cfg.patience, "stop when the test loss has not improved for this many epochs (0: never)")
+  app.add_option("--patience", cfg.patience,
+                 "stop when the test loss has not improved for this many epochs (0: never)")
       ->transform(Integer(0));
   cli::AddSeed(app, cfg.seed, "initial weights and shuffles");
   cli::AddOptimizer(app, cfg.optimizer);
 
   cli::Section(app, "Checkpoints");
-  app.add_option("--checkpoint-dir", cfg.checkpoint_dir,
-                 "directory for checkpoints (every --checkpoint-every steps, epoch ends and shutdown)")
+  app.add_option(
+         "--checkpoint-dir", cfg.checkpoint_dir,
+         "directory for checkpoints (every --checkpoint-every steps, epoch ends and shutdown)")
       ->type_name("DIR");
   app.add_option("--checkpoint-every", cfg.checkpoint_every,
                  "checkpoint every N steps (0: epoch ends and shutdown only)")
       ->transform(Integer(0));
   std::string resume_dir;
   app.add_option("--resume", resume_dir,
-                 "continue from the newest checkpoint in DIR (and keep checkpointing there); starts afresh if there is "
+                 "continue from the newest checkpoint in DIR (and keep checkpointing there); "
+                 "starts afresh if there is "
                  "none yet; --checkpoint-dir, if given too, must name the same directory")
       ->type_name("DIR");
 
@@ -114,7 +136,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::AddThreads(app, cfg.threads, "hub compute threads (averaging, optimizer, evaluation)");
   cli::AddReport(app, cfg.report_path);
   app.add_option("--events", cfg.events_path,
-                 "write the run's events here as JSON lines, as they happen (workers joining, left out, back, "
+                 "write the run's events here as JSON lines, as they happen (workers joining, left "
+                 "out, back, "
                  "dropped, leaving; progress as logged, epochs, checkpoints, the end)")
       ->type_name("FILE");
   cli::AddLogEvery(app, cfg.log_every_seconds);

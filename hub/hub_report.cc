@@ -43,7 +43,9 @@ void Hub::WriteReport(double train_seconds) {
   d["hub_broadcast_seconds"] = m.broadcast_seconds + write_cpu;
   // CPU seconds of the hub's own work (averaging, optimizer, broadcast
   // including the writer threads) over the run's wall time.
-  d["hub_share"] = train_seconds > 0 ? (m.reduce_seconds + m.broadcast_seconds + write_cpu) / train_seconds : 0.0;
+  d["hub_share"] = train_seconds > 0
+                       ? (m.reduce_seconds + m.broadcast_seconds + write_cpu) / train_seconds
+                       : 0.0;
   // The same work in wall time of the step loop: inflated when workers
   // share the hub's cores, as on one machine.
   d["hub_wall_share"] = train_seconds > 0 ? m.wall_seconds / train_seconds : 0.0;
@@ -56,7 +58,8 @@ void Hub::WriteReport(double train_seconds) {
   d["result_bytes_out"] = m.result_bytes_out;
   const int64_t trained_here = steps - std::max<int64_t>(0, resumed_from_);
   d["gradient_bytes_per_step"] =
-      trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out) / static_cast<double>(trained_here)
+      trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out) /
+                             static_cast<double>(trained_here)
                        : 0.0;
   ReportJson workers = ReportJson::array();
   coordinator_->ForEachWorker([&](const WorkerSlot& s, const BatchController& controller) {
@@ -68,7 +71,8 @@ void Hub::WriteReport(double train_seconds) {
     w["placement"] = s.placement;
     w["samples"] = st.samples;
     w["steps"] = st.steps;
-    w["mean_batch"] = st.steps ? static_cast<double>(st.samples) / static_cast<double>(st.steps) : 0.0;
+    w["mean_batch"] =
+        st.steps ? static_cast<double>(st.samples) / static_cast<double>(st.steps) : 0.0;
     w["mean_compute_ms"] = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
     w["steps_missed"] = st.steps_missed;
     w["resyncs"] = st.resyncs;

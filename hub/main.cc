@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "core/util/atomic_file.h"
 #include "core/train/run_plan.h"
+#include "core/util/atomic_file.h"
 #include "core/util/malloc_tuning.h"
 #include "core/util/stop_signal.h"
 #include "hub/hub.h"
@@ -16,13 +16,15 @@
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();
   mt::HubOptions options;
-  if (const std::optional<int> exit_code = mt::ParseHubOptions(argc, argv, options)) return *exit_code;
+  if (const std::optional<int> exit_code = mt::ParseHubOptions(argc, argv, options))
+    return *exit_code;
 
   try {
     mt::Hub hub(options.config);
     mt::StopOnSignals on_signal([&hub] { hub.RequestStop(); });
     hub.Start();
-    if (!options.port_file.empty()) mt::WriteFileAtomically(options.port_file, std::to_string(hub.port()) + "\n");
+    if (!options.port_file.empty())
+      mt::WriteFileAtomically(options.port_file, std::to_string(hub.port()) + "\n");
     return hub.Run();
   } catch (const mt::RunLengthError& e) {
     // --steps and --epochs that disagree: known only once the data's size is.

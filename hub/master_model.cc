@@ -11,8 +11,8 @@
 
 namespace mt {
 
-MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer, Compression compression,
-                         int threads, uint64_t seed, int eval_batch)
+MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
+                         Compression compression, int threads, uint64_t seed, int eval_batch)
     : backend_(threads), spec_text_(ModelSpecToText(spec)), compression_(compression) {
   model_ = BuildModel(spec, backend_);
   model_->Reserve(eval_batch);
@@ -21,12 +21,13 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   const size_t model_per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
   bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
   const size_t slots = optimizer_->SaveState().slots.size();
-  fixed_bytes_ =
-      model_->MemoryBytes(1) - model_per_sample + 2 * (model_->ParamCount() + slots) * sizeof(float);
+  fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample +
+                 2 * (model_->ParamCount() + slots) * sizeof(float);
   if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
 }
 
-void MasterModel::Average(const std::vector<const float*>& gradients, const std::vector<float>& weights) {
+void MasterModel::Average(const std::vector<const float*>& gradients,
+                          const std::vector<float>& weights) {
   const size_t n = model_->ParamCount();
   float* out = average();
   for (size_t k = 0; k < gradients.size(); ++k) {
@@ -50,7 +51,8 @@ void MasterModel::EncodeAverage() {
                  &encoded_average_[c]);
     // The master copy takes the step the workers will take: from the bytes.
     const std::string& bytes = encoded_average_[c];
-    const std::string why = DecodeFloats(compression_, bytes.data(), bytes.size(), r.size, average() + r.begin);
+    const std::string why =
+        DecodeFloats(compression_, bytes.data(), bytes.size(), r.size, average() + r.begin);
     if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
   }
 }
@@ -78,15 +80,18 @@ std::vector<float> MasterModel::FullState(OptimizerState* state) const {
 }
 
 void MasterModel::Restore(const Checkpoint& ck, const std::string& origin) {
-  if (ck.model_spec != spec_text_) throw std::runtime_error("checkpoint " + origin + " is for a different model");
+  if (ck.model_spec != spec_text_)
+    throw std::runtime_error("checkpoint " + origin + " is for a different model");
   if (ck.weights.size() != model_->ParamCount())
     throw std::runtime_error("checkpoint " + origin + ": weight count does not match the model");
   model_->SetParams(ck.weights.data());
   optimizer_->LoadState(ck.optimizer);
 }
 
-std::string MasterModel::SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch, uint64_t seed) const {
-  return SaveTrainingCheckpoint(dir, spec_text_, *model_, *optimizer_, RunPosition{step, epoch, seed});
+std::string MasterModel::SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch,
+                                        uint64_t seed) const {
+  return SaveTrainingCheckpoint(dir, spec_text_, *model_, *optimizer_,
+                                RunPosition{step, epoch, seed});
 }
 
 }  // namespace mt

@@ -22,8 +22,8 @@ class MasterModel {
  public:
   // Builds the model with initial weights from `seed`, reserved for
   // evaluation batches of `eval_batch`.
-  MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer, Compression compression, int threads,
-              uint64_t seed, int eval_batch);
+  MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
+              Compression compression, int threads, uint64_t seed, int eval_batch);
 
   size_t param_count() const { return model_->ParamCount(); }
   Model& model() { return *model_; }
@@ -59,7 +59,8 @@ class MasterModel {
   // Continue from a checkpoint of this model; throws when it does not fit.
   void Restore(const Checkpoint& checkpoint, const std::string& origin);
   // Writes a checkpoint into dir, keeping the newest few; returns its path.
-  std::string SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch, uint64_t seed) const;
+  std::string SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch,
+                             uint64_t seed) const;
 
  private:
   kernels::CpuBackend backend_;

@@ -28,19 +28,22 @@ HubStatus Membership::BatchCap(int64_t budget, int* max_batch) const {
                        static_cast<int64_t>(std::max<size_t>(rules_.bytes_per_sample, 1));
   if (fits < 1)
     return HubStatus::Error(Code::kResourceExhausted,
-                            "memory budget of " + std::to_string(budget >> 10) + " KiB holds no batch: the model needs " +
+                            "memory budget of " + std::to_string(budget >> 10) +
+                                " KiB holds no batch: the model needs " +
                                 std::to_string(rules_.fixed_bytes >> 10) + " KiB plus " +
                                 std::to_string(rules_.bytes_per_sample >> 10) + " KiB per sample");
   *max_batch = static_cast<int>(std::min<int64_t>(fits, rules_.global_batch));
   return HubStatus::Ok();
 }
 
-HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& peer, WorkerSlot** out) {
+HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& peer,
+                            WorkerSlot** out) {
   if (req.protocol_version() != wire::kProtocolVersion)
-    return HubStatus::Error(Code::kFailedPrecondition,
-                            "protocol version " + std::to_string(req.protocol_version()) +
-                                " is not supported (hub speaks " + std::to_string(wire::kProtocolVersion) +
-                                "); upgrade the older side");
+    return HubStatus::Error(Code::kFailedPrecondition, "protocol version " +
+                                                           std::to_string(req.protocol_version()) +
+                                                           " is not supported (hub speaks " +
+                                                           std::to_string(wire::kProtocolVersion) +
+                                                           "); upgrade the older side");
   if (!rules_.token.empty() && req.token() != rules_.token)
     return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
   // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
@@ -54,8 +57,8 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->device = wire::DeviceName(req.device().device());
   slot->peer = peer;
   slot->max_batch = max_batch;
-  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name, slot->device,
-               req.device().cores(), req.device().threads(),
+  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
+               slot->device, req.device().cores(), req.device().threads(),
                max_batch < rules_.global_batch
                    ? ", batch at most " + std::to_string(max_batch) + " by its memory budget"
                    : "",
@@ -68,13 +71,15 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
 HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** out) {
   WorkerSlot* slot = Find(hello.worker_id());
   if (!slot)
-    return HubStatus::Error(Code::kNotFound,
-                            "unknown worker id " + std::to_string(hello.worker_id()) + " (Join first)");
+    return HubStatus::Error(Code::kNotFound, "unknown worker id " +
+                                                 std::to_string(hello.worker_id()) +
+                                                 " (Join first)");
   if (!rules_.token.empty() && hello.token() != rules_.token)
     return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
   if (slot->state != WorkerSlot::State::kJoined)
-    return HubStatus::Error(Code::kFailedPrecondition, "worker " + std::to_string(slot->id) + " is " +
-                                                           StateName(slot->state) + ", not waiting for a stream");
+    return HubStatus::Error(Code::kFailedPrecondition, "worker " + std::to_string(slot->id) +
+                                                           " is " + StateName(slot->state) +
+                                                           ", not waiting for a stream");
   slot->SetLink(link);
   slot->state = WorkerSlot::State::kWaiting;
   slot->placement = hello.placement();
@@ -85,7 +90,9 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
 
 HubStatus Membership::FindLeaving(const proto::LeaveRequest& req, WorkerSlot** out) {
   WorkerSlot* slot = Find(req.worker_id());
-  if (!slot) return HubStatus::Error(Code::kNotFound, "unknown worker id " + std::to_string(req.worker_id()));
+  if (!slot)
+    return HubStatus::Error(Code::kNotFound,
+                            "unknown worker id " + std::to_string(req.worker_id()));
   if (!rules_.token.empty() && req.token() != rules_.token)
     return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
   *out = slot;

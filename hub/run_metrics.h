@@ -19,12 +19,12 @@ struct BatchChange {
 
 struct RunMetrics {
   // The hub's own work per step, barrier waits and evaluation excluded.
-  double reduce_seconds = 0;     // averaging and the optimizer step
-  double broadcast_seconds = 0;  // preparing the result and queueing it
+  double reduce_seconds = 0;             // averaging and the optimizer step
+  double broadcast_seconds = 0;          // preparing the result and queueing it
   std::atomic<int64_t> write_cpu_ns{0};  // starting writes off the step loop's thread
-  double wall_seconds = 0;       // the same work in wall time
-  double eval_seconds = 0;       // CPU spent evaluating (kept out of the shares)
-  double process_seconds = 0;    // the whole process's CPU in the step loop, evaluation excluded
+  double wall_seconds = 0;               // the same work in wall time
+  double eval_seconds = 0;               // CPU spent evaluating (kept out of the shares)
+  double process_seconds = 0;  // the whole process's CPU in the step loop, evaluation excluded
   int64_t samples = 0;
   // Gradient payload bytes (values or packed) in from workers and out in
   // step results, headers excluded: what --compress changes.

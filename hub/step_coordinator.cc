@@ -12,7 +12,9 @@
 namespace mt {
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace
 
@@ -33,8 +35,9 @@ bool StepCoordinator::WaitForMinWorkers(std::unique_lock<std::mutex>& lock) {
     if (n == 0)
       spdlog::warn("no workers left; waiting for one to join");
     else
-      spdlog::warn("{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}", n,
-                   config_.min_workers, step_ + 1);
+      spdlog::warn(
+          "{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}",
+          n, config_.min_workers, step_ + 1);
   });
 }
 
@@ -97,9 +100,10 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
   const int total = plan_.BatchAt(step_);
   std::vector<BatchController::Member> members;
   for (auto* s : who) {
-    const double share = config_.worker_batches.empty()
-                             ? 1.0
-                             : config_.worker_batches[static_cast<size_t>(s->id) % config_.worker_batches.size()];
+    const double share =
+        config_.worker_batches.empty()
+            ? 1.0
+            : config_.worker_batches[static_cast<size_t>(s->id) % config_.worker_batches.size()];
     members.push_back({s->id, s->max_batch, share});
   }
   const std::vector<int> batches = controller_.Next(total, members);
@@ -120,7 +124,8 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
   if (changed && total == plan_.batch()) RecordBatchChange(who, batches);
 }
 
-void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches) {
+void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who,
+                                        const std::vector<int>& batches) {
   BatchChange change{step_, {}};
   std::string text;
   for (size_t i = 0; i < who.size(); ++i) {
@@ -188,7 +193,8 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
       chunks.push_back(encoder_.Encode(m));
     }
   }
-  const int64_t result_payload = !with_result ? 0 : static_cast<int64_t>(EncodedBytes(compression, p));
+  const int64_t result_payload =
+      !with_result ? 0 : static_cast<int64_t>(EncodedBytes(compression, p));
   Encoded plan_alone;
   for (auto* s : who) {
     if (s->gets_state) {
@@ -208,9 +214,10 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
 }
 
 double StepCoordinator::DeadlineSeconds(const std::vector<WorkerSlot*>& who) const {
-  const double d = config_.step_deadline_seconds > 0
-                       ? config_.step_deadline_seconds
-                       : std::max(config_.deadline_floor_seconds, config_.deadline_factor * step_seconds_ema_);
+  const double d =
+      config_.step_deadline_seconds > 0
+          ? config_.step_deadline_seconds
+          : std::max(config_.deadline_floor_seconds, config_.deadline_factor * step_seconds_ema_);
   // The full model has to travel first: give those steps a floor more.
   for (auto* s : who)
     if (s->gets_state) return d + config_.deadline_floor_seconds;
@@ -224,8 +231,8 @@ void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
   // It took at least this long: the controller gives it less next time.
   controller_.Observe(s->id, s->assignment.batch(), 1e3 * waited_seconds, -1);
   char reason[128];
-  std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)", static_cast<long long>(step_ + 1),
-                waited_seconds);
+  std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)",
+                static_cast<long long>(step_ + 1), waited_seconds);
   spdlog::warn("worker {} ({}) {}; the step goes on without it", s->id, s->name, reason);
   Emit(HubEvent::Kind::kWorkerLeftOut, s->id, reason);
   proto::HubMessage m;
@@ -240,13 +247,15 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
                             std::chrono::duration<double>(DeadlineSeconds(round_)));
   for (;;) {
     bool all = true;
-    for (auto* s : round_) all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
+    for (auto* s : round_)
+      all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
     if (all) return true;
     if (stop_) return false;
     const auto now = Clock::now();
     if (now >= deadline) {
       for (auto* s : round_)
-        if (s->state == WorkerSlot::State::kActive && !s->inbox.complete()) LeaveOut(s, Seconds(now - published_at_));
+        if (s->state == WorkerSlot::State::kActive && !s->inbox.complete())
+          LeaveOut(s, Seconds(now - published_at_));
       return true;
     }
     cv_.wait_until(lock, deadline);
@@ -295,8 +304,8 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
     controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
                         s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_));
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
-      spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing", s->id, s->name,
-                   s->inbox.step());
+      spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
+                   s->id, s->name, s->inbox.step());
       Emit(HubEvent::Kind::kWorkerResync, s->id);
       s->needs_resync = true;
     }
@@ -324,7 +333,8 @@ void StepCoordinator::UpdateStepTime() {
     if (s->inbox.complete()) last = std::max(last, s->complete_at);
   }
   const double took = Seconds(last - published_at_);
-  if (steady) step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+  if (steady)
+    step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
 }
 
 std::string StepCoordinator::ParticipantSummary() const {
@@ -333,7 +343,8 @@ std::string StepCoordinator::ParticipantSummary() const {
   for (auto* s : round_) {
     if (!s->inbox.complete()) continue;
     char buf[96];
-    std::snprintf(buf, sizeof buf, " %s:b%d/%.1fms", s->name.c_str(), s->inbox.batch(), s->inbox.compute_ms());
+    std::snprintf(buf, sizeof buf, " %s:b%d/%.1fms", s->name.c_str(), s->inbox.batch(),
+                  s->inbox.compute_ms());
     out += buf;
   }
   return out;

@@ -17,8 +17,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,11 +43,13 @@ class StepCoordinator {
 
   // `events` may be null.
   // `plan`: the run's length at the global batch (core/train/run_plan.h).
-  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan, MasterModel& master,
-                  MessageEncoder& encoder, RunMetrics& metrics, HubEventSink* events);
+  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan,
+                  MasterModel& master, MessageEncoder& encoder, RunMetrics& metrics,
+                  HubEventSink* events);
 
   // ---- Events from the transport; thread-safe. ----
-  HubStatus Join(const proto::JoinRequest& request, const std::string& peer, proto::JoinReply* reply);
+  HubStatus Join(const proto::JoinRequest& request, const std::string& peer,
+                 proto::JoinReply* reply);
   // The first message on a worker's stream.
   HubStatus Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id);
   // A refused chunk ends the stream: the transport closes it with the status.
@@ -99,7 +101,8 @@ class StepCoordinator {
   bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
   // Until `needed` workers take part (false when stopped first); say_why
   // logs, every 10 s, how many there are.
-  bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed, const std::function<void(int)>& say_why);
+  bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed,
+                           const std::function<void(int)>& say_why);
   void Assign(const std::vector<WorkerSlot*>& who);
   void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
   void Broadcast(const std::vector<WorkerSlot*>& who, bool with_result);
@@ -138,7 +141,7 @@ class StepCoordinator {
   bool have_result_ = false;
   int64_t average_step_ = -1;
   double last_loss_ = 0;
-  uint64_t digest_before_ = 0;  // master weights' digest when the step began
+  uint64_t digest_before_ = 0;   // master weights' digest when the step began
   double step_seconds_ema_ = 0;  // recent whole-step time, for the adaptive deadline
   // Reused by every Reduce, so a steady step allocates nothing here.
   std::vector<WorkerSlot*> reduce_done_;

@@ -31,9 +31,9 @@ const char* EventName(HubEvent::Kind kind) {
   return "?";
 }
 
-StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan,
-                                 MasterModel& master, MessageEncoder& encoder, RunMetrics& metrics,
-                                 HubEventSink* events)
+StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec,
+                                 const RunPlan& plan, MasterModel& master, MessageEncoder& encoder,
+                                 RunMetrics& metrics, HubEventSink* events)
     : config_(config),
       spec_(spec),
       plan_(plan),
@@ -42,16 +42,20 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       metrics_(metrics),
       events_(events),
       membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
-                                 master.worker_bytes_per_sample(), master.param_count(), master.compression()}),
-      controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy) : BatchPolicy::kFixed) {}
+                                 master.worker_bytes_per_sample(), master.param_count(),
+                                 master.compression()}),
+      controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
+                                                : BatchPolicy::kFixed) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
   if (!events_) return;
   const WorkerSlot* slot = membership_.Find(worker);
-  events_->OnEvent(HubEvent{kind, step_, worker, std::move(detail), slot ? slot->name : std::string()});
+  events_->OnEvent(
+      HubEvent{kind, step_, worker, std::move(detail), slot ? slot->name : std::string()});
 }
 
-HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer, proto::JoinReply* reply) {
+HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer,
+                                proto::JoinReply* reply) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.Admit(req, peer, &slot); !s.ok()) return s;
@@ -82,14 +86,16 @@ HubStatus StepCoordinator::Hello(const proto::Hello& hello, WorkerLink* link, in
 HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& chunk) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerSlot* slot = membership_.Find(worker_id);
-  if (!slot) return HubStatus::Error(Code::kNotFound, "unknown worker id " + std::to_string(worker_id));
+  if (!slot)
+    return HubStatus::Error(Code::kNotFound, "unknown worker id " + std::to_string(worker_id));
   if (slot->state == WorkerSlot::State::kLate) {
     // The step it was late for went on without it; its gradient is stale.
     // Once the whole of it is in, the worker is evidently back: it takes
     // part again from the next step, with the current weights.
     if (chunk.last()) {
       slot->state = WorkerSlot::State::kWaiting;
-      spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step", slot->id, slot->name);
+      spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step",
+                   slot->id, slot->name);
       Emit(HubEvent::Kind::kWorkerBack, slot->id);
       cv_.notify_all();
     }
@@ -98,7 +104,8 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
   metrics_.gradient_bytes_in +=
       static_cast<int64_t>(chunk.values_size() * sizeof(float) + chunk.packed().size());
   if (slot->state != WorkerSlot::State::kActive)
-    return HubStatus::Error(Code::kInvalidArgument, "gradient from a worker that is not in the step loop");
+    return HubStatus::Error(Code::kInvalidArgument,
+                            "gradient from a worker that is not in the step loop");
   if (std::string why = slot->inbox.Accept(chunk); !why.empty())
     return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   if (slot->inbox.complete()) {

@@ -44,9 +44,9 @@ struct WorkerSlot {
   GradientInbox inbox;
   WorkerStats stats;
   bool needs_resync = false;
-  bool gets_state = false;  // this step starts with the full model (join, resync)
-  int max_batch = 0;        // what fits in its memory budget
-  int last_batch = 0;       // of the previous step it took part in
+  bool gets_state = false;            // this step starts with the full model (join, resync)
+  int max_batch = 0;                  // what fits in its memory budget
+  int last_batch = 0;                 // of the previous step it took part in
   proto::DeviceStatus device_status;  // as of its last gradient
   std::string left_because;           // its Leave reason
   std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole

@@ -20,6 +20,8 @@ inline float UniformAt(uint64_t seed, uint64_t index) {
   return static_cast<float>(MixBits(seed ^ MixBits(index)) >> 40) * (1.0f / 16777216.0f);
 }
 
-inline bool KeepAt(uint64_t seed, uint64_t index, float rate) { return UniformAt(seed, index) >= rate; }
+inline bool KeepAt(uint64_t seed, uint64_t index, float rate) {
+  return UniformAt(seed, index) >= rate;
+}
 
 }  // namespace mt::kernels

@@ -15,7 +15,7 @@ struct ConvGeometry {
   int out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
   // Rows of the im2col matrix: one per (input channel, kernel row, kernel col).
   int patch() const { return in_c * kernel * kernel; }
-  int in_size() const { return in_c * in_h * in_w; }       // per sample
+  int in_size() const { return in_c * in_h * in_w; }          // per sample
   int out_size() const { return out_c * out_h() * out_w(); }  // per sample
   int weight_count() const { return out_c * patch(); }
 };

@@ -28,7 +28,9 @@ constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
 constexpr int kHttp2FrameBytes = 1 << 20;
 constexpr int kHttp2WindowBytes = 4 << 20;
 
-inline size_t ChunkCount(size_t floats) { return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats; }
+inline size_t ChunkCount(size_t floats) {
+  return floats == 0 ? 1 : (floats + kChunkFloats - 1) / kChunkFloats;
+}
 
 // Where chunk c of a sequence of `total` floats lies: every chunk but the
 // last is full, so a chunk's length follows from its index.

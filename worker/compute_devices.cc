@@ -13,7 +13,8 @@
 
 namespace mt {
 
-ComputeDevices::ComputeDevices(const std::string& device, int threads) : choice_(device), cpu_(threads) {
+ComputeDevices::ComputeDevices(const std::string& device, int threads)
+    : choice_(device), cpu_(threads) {
   if (device != "cpu" && device != "opencl" && device != "auto")
     throw std::runtime_error("--device " + device + ": expected auto, cpu or opencl");
   if (device == "cpu") return;
@@ -40,16 +41,18 @@ ComputeDevices::ComputeDevices(const std::string& device, int threads) : choice_
   spdlog::info("device auto: no OpenCL GPU here; training on the CPU");
 #else
   if (device == "opencl")
-    throw std::runtime_error("--device opencl: this mtworker was built without OpenCL (install "
-                             "ocl-icd-opencl-dev, opencl-headers and libclblast-dev, then rebuild)");
+    throw std::runtime_error(
+        "--device opencl: this mtworker was built without OpenCL (install "
+        "ocl-icd-opencl-dev, opencl-headers and libclblast-dev, then rebuild)");
   spdlog::info("device auto: built without OpenCL; training on the CPU");
 #endif
 }
 
 ComputeDevices::~ComputeDevices() = default;
 
-std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spec, const float* images,
-                                                     const int32_t* labels, int batch, uint64_t seed) {
+std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spec,
+                                                     const float* images, const int32_t* labels,
+                                                     int batch, uint64_t seed) {
   const size_t layers = static_cast<size_t>(spec.layer_size());
   if (!opencl_) return std::vector<kernels::Backend*>(layers, &cpu_);
   if (choice_ == "opencl") {
@@ -57,12 +60,15 @@ std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spe
     // up front, before training starts.
     std::vector<kernels::Backend*> all(layers, opencl_.get());
     for (const PlacementFallback& f : BuildModel(spec, cpu_, all)->fallbacks())
-      spdlog::warn("device opencl: {} runs on the {}: {} lacks {}", f.name, cpu_.Name(), f.wanted, f.missing.Names());
+      spdlog::warn("device opencl: {} runs on the {}: {} lacks {}", f.name, cpu_.Name(), f.wanted,
+                   f.missing.Names());
     return all;
   }
   const std::vector<kernels::Backend*> candidates{&cpu_, opencl_.get()};
-  spdlog::info("device auto: timing each layer on {} and {} at batch {}", cpu_.Name(), opencl_->Name(), batch);
-  const PlacementChoice choice = ChoosePlacement(spec, cpu_, candidates, images, labels, batch, seed);
+  spdlog::info("device auto: timing each layer on {} and {} at batch {}", cpu_.Name(),
+               opencl_->Name(), batch);
+  const PlacementChoice choice =
+      ChoosePlacement(spec, cpu_, candidates, images, labels, batch, seed);
   spdlog::info("device auto: placement\n{}", choice.Table(candidates));
   return choice.placement;
 }

@@ -40,8 +40,8 @@ class ComputeDevices {
 
   // One backend per layer of `spec`. For auto with a GPU, measures on the
   // given batch and logs the placement table.
-  std::vector<kernels::Backend*> Place(const proto::ModelSpec& spec, const float* images, const int32_t* labels,
-                                       int batch, uint64_t seed);
+  std::vector<kernels::Backend*> Place(const proto::ModelSpec& spec, const float* images,
+                                       const int32_t* labels, int batch, uint64_t seed);
 
  private:
   std::string choice_;

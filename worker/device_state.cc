@@ -37,7 +37,8 @@ DeviceState ReadSystemDeviceState(const std::string& sys_root) {
     if (!ReadLine(e.path() / "type", &type)) continue;
     long v = 0;
     if (type == "Battery") {
-      if (ReadLong(e.path() / "capacity", &v)) s.battery_percent = static_cast<int>(std::clamp(v, 0L, 100L));
+      if (ReadLong(e.path() / "capacity", &v))
+        s.battery_percent = static_cast<int>(std::clamp(v, 0L, 100L));
       // "Not charging" is a full battery held on external power.
       if (ReadLine(e.path() / "status", &status) && status != "Unknown")
         s.charging = status == "Charging" || status == "Full" || status == "Not charging";
@@ -50,25 +51,30 @@ DeviceState ReadSystemDeviceState(const std::string& sys_root) {
   const fs::path thermal = fs::path(sys_root) / "class" / "thermal";
   for (const auto& e : fs::directory_iterator(thermal, ec)) {
     long milli = 0;
-    if (e.path().filename().string().rfind("thermal_zone", 0) != 0 || !ReadLong(e.path() / "temp", &milli)) continue;
+    if (e.path().filename().string().rfind("thermal_zone", 0) != 0 ||
+        !ReadLong(e.path() / "temp", &milli))
+      continue;
     const double c = milli / 1000.0;
-    if (c > -50 && c < 200) s.temperature_c = std::isnan(s.temperature_c) ? c : std::max(s.temperature_c, c);
+    if (c > -50 && c < 200)
+      s.temperature_c = std::isnan(s.temperature_c) ? c : std::max(s.temperature_c, c);
   }
   return s;
 }
 
 std::string PolicyStopReason(const DevicePolicy& p, const DeviceState& s) {
   char buf[128];
-  if (p.min_battery_percent > 0 && s.battery_percent >= 0 && s.battery_percent < p.min_battery_percent &&
-      s.charging != 1) {
-    std::snprintf(buf, sizeof buf, "battery at %d%% and not charging (minimum %d%%)", s.battery_percent,
-                  p.min_battery_percent);
+  if (p.min_battery_percent > 0 && s.battery_percent >= 0 &&
+      s.battery_percent < p.min_battery_percent && s.charging != 1) {
+    std::snprintf(buf, sizeof buf, "battery at %d%% and not charging (minimum %d%%)",
+                  s.battery_percent, p.min_battery_percent);
     return buf;
   }
   if (p.require_charging && s.charging == 0) return "not charging (charging required)";
   if (p.require_unmetered && s.unmetered == 0) return "on a metered network (unmetered required)";
-  if (p.max_temperature_c > 0 && !std::isnan(s.temperature_c) && s.temperature_c > p.max_temperature_c) {
-    std::snprintf(buf, sizeof buf, "temperature %.1f C above %.1f C", s.temperature_c, p.max_temperature_c);
+  if (p.max_temperature_c > 0 && !std::isnan(s.temperature_c) &&
+      s.temperature_c > p.max_temperature_c) {
+    std::snprintf(buf, sizeof buf, "temperature %.1f C above %.1f C", s.temperature_c,
+                  p.max_temperature_c);
     return buf;
   }
   return "";
@@ -78,9 +84,11 @@ std::string DescribeDeviceState(const DeviceState& s) {
   auto tri = [](int v) { return v < 0 ? "unknown" : v ? "yes" : "no"; };
   char buf[160];
   std::snprintf(buf, sizeof buf, "battery %s, charging %s, unmetered %s, temperature %s",
-                s.battery_percent < 0 ? "none" : (std::to_string(s.battery_percent) + "%").c_str(), tri(s.charging),
-                tri(s.unmetered),
-                std::isnan(s.temperature_c) ? "unknown" : (std::to_string(static_cast<int>(s.temperature_c)) + " C").c_str());
+                s.battery_percent < 0 ? "none" : (std::to_string(s.battery_percent) + "%").c_str(),
+                tri(s.charging), tri(s.unmetered),
+                std::isnan(s.temperature_c)
+                    ? "unknown"
+                    : (std::to_string(static_cast<int>(s.temperature_c)) + " C").c_str());
   return buf;
 }
 

@@ -12,9 +12,9 @@
 namespace mt {
 
 struct DeviceState {
-  int battery_percent = -1;  // -1: unknown (no battery)
-  int charging = -1;         // on external power: 1, 0, -1 unknown
-  int unmetered = -1;        // on an unmetered network: 1, 0, -1 unknown
+  int battery_percent = -1;    // -1: unknown (no battery)
+  int charging = -1;           // on external power: 1, 0, -1 unknown
+  int unmetered = -1;          // on an unmetered network: 1, 0, -1 unknown
   double temperature_c = NAN;  // hottest thermal zone; NaN unknown
 };
 
@@ -23,10 +23,10 @@ struct DeviceState {
 DeviceState ReadSystemDeviceState(const std::string& sys_root = "/sys");
 
 struct DevicePolicy {
-  int min_battery_percent = 0;    // leave below this while not charging; 0: never
-  bool require_charging = false;  // leave when known not to be charging
+  int min_battery_percent = 0;     // leave below this while not charging; 0: never
+  bool require_charging = false;   // leave when known not to be charging
   bool require_unmetered = false;  // leave when known to be on a metered network
-  double max_temperature_c = 0;   // leave above this; 0: never
+  double max_temperature_c = 0;    // leave above this; 0: never
 };
 
 // Why the policy says leave, or "" to keep training. Unknown values never

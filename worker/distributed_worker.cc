@@ -17,8 +17,8 @@
 #include "worker/hub_connection.h"
 #include "worker/hub_session.h"
 #include "worker/local_trainer.h"
-#include "worker/worker_control.h"
 #include "worker/worker_config.h"
+#include "worker/worker_control.h"
 
 namespace mt {
 namespace {
@@ -35,27 +35,28 @@ std::string HostName() {
 
 // The trainer for this Join: the one kept from an earlier session when it
 // serves the hub's settings as they are, else a new one.
-LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join, ComputeDevices& devices,
-                         std::unique_ptr<LocalTrainer>& kept) {
+LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
+                         ComputeDevices& devices, std::unique_ptr<LocalTrainer>& kept) {
   TrainerSpec spec;
   spec.model = join.model();
   spec.dataset = cfg.data_dir.empty() ? join.dataset() : cfg.data_dir;
   spec.optimizer = FromProto(join.optimizer());
-  spec.capacity =
-      std::max(1, join.max_batch() > 0 ? std::min(join.max_batch(), join.global_batch()) : join.global_batch());
+  spec.capacity = std::max(1, join.max_batch() > 0 ? std::min(join.max_batch(), join.global_batch())
+                                                   : join.global_batch());
   spec.seed = join.seed();
   if (kept && kept->Serves(spec)) return *kept;
   if (kept) spdlog::info("the hub's model, data or optimizer changed: building the trainer anew");
   kept.reset();  // the old one's memory goes before the new one's comes
   kept = std::make_unique<LocalTrainer>(devices, spec);
   if (kept->model().ParamCount() != join.param_count())
-    throw std::runtime_error("model from the hub has " + std::to_string(kept->model().ParamCount()) +
-                             " parameters here but " + std::to_string(join.param_count()) + " at the hub");
+    throw std::runtime_error("model from the hub has " +
+                             std::to_string(kept->model().ParamCount()) + " parameters here but " +
+                             std::to_string(join.param_count()) + " at the hub");
   return *kept;
 }
 
-RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer, const ComputeDevices& devices,
-                     const WorkerTotals& totals) {
+RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
+                     const ComputeDevices& devices, const WorkerTotals& totals) {
   RunSummary r;
   r.mode = "worker";
   r.model = trainer.model_name();
@@ -72,7 +73,8 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer, const
   r.details["hub"] = cfg.hub;
   r.details["opencl_device"] = devices.opencl_name();
   r.details["local_data"] = !cfg.data_dir.empty();
-  r.details["mean_compute_ms"] = totals.steps ? 1e3 * totals.compute_seconds / static_cast<double>(totals.steps) : 0.0;
+  r.details["mean_compute_ms"] =
+      totals.steps ? 1e3 * totals.compute_seconds / static_cast<double>(totals.steps) : 0.0;
   r.details["resyncs"] = totals.resyncs;
   r.details["steps_left_out"] = totals.steps_left_out;
   r.details["reconnects"] = totals.reconnects;
@@ -134,7 +136,8 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       write_report(e.what());
       throw;
     }
-    spdlog::info("joined as worker {}: model {}, dataset {}{}", join.worker_id(), join.model().name(),
+    spdlog::info("joined as worker {}: model {}, dataset {}{}", join.worker_id(),
+                 join.model().name(),
                  cfg.data_dir.empty() ? join.dataset() : cfg.data_dir + " (local)",
                  join.compression() == proto::COMPRESSION_NONE
                      ? ""
@@ -170,10 +173,14 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     if (outcome == HubSession::Outcome::kLeave) return finish(loop.leave_reason());
     if (Seconds(Clock::now() - started) > 30) backoff_s = 0.5;
     control.SetState(WorkerState::kReconnecting);
-    if (events) events->Write("hub_lost", {{"reason", status.ok() ? "stream closed" : status.error_message()}});
+    if (events)
+      events->Write("hub_lost",
+                    {{"reason", status.ok() ? "stream closed" : status.error_message()}});
     spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
-                 status.ok() ? "stream closed without a goodbye" : status.error_message(), backoff_s);
-    for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s); Clock::now() < until && !stop();)
+                 status.ok() ? "stream closed without a goodbye" : status.error_message(),
+                 backoff_s);
+    for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s);
+         Clock::now() < until && !stop();)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (stop()) return finish(control.stop_request_reason());
     backoff_s = std::min(2 * backoff_s, 8.0);

@@ -21,7 +21,8 @@ std::string HubTarget(const std::string& hub) {
   return hub + ":50051";
 }
 
-HubConnection::HubConnection(const std::string& hub, EventFile* events) : target_(HubTarget(hub)), events_(events) {
+HubConnection::HubConnection(const std::string& hub, EventFile* events)
+    : target_(HubTarget(hub)), events_(events) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
@@ -43,14 +44,18 @@ void CheckHubAddress(const std::string& hub) {
   char* end = nullptr;
   const long p = std::strtol(port.c_str(), &end, 10);
   if (port.empty() || *end != '\0' || p < 1 || p > 65535)
-    throw std::invalid_argument("hub address '" + hub + "': port '" + port + "' is not a number in 1..65535");
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    throw std::invalid_argument("hub address '" + hub + "': port '" + port +
+                                "' is not a number in 1..65535");
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (host.empty()) throw std::invalid_argument("hub address '" + hub + "' has no host");
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
-  if (rc != 0) throw std::invalid_argument("hub address '" + hub + "': cannot resolve '" + host + "': " + gai_strerror(rc));
+  if (rc != 0)
+    throw std::invalid_argument("hub address '" + hub + "': cannot resolve '" + host +
+                                "': " + gai_strerror(rc));
   freeaddrinfo(found);
 }
 
@@ -59,7 +64,8 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
   auto next_log = Clock::now() + std::chrono::seconds(10);
-  if (!channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(500))) {
+  if (!channel_->WaitForConnected(std::chrono::system_clock::now() +
+                                  std::chrono::milliseconds(500))) {
     spdlog::info("hub at {} is not up yet; waiting for it (up to {:.0f} s)", target_, timeout_s);
     if (events_) events_->Write("waiting_for_hub", {{"hub", target_}, {"timeout_s", timeout_s}});
   }
@@ -77,10 +83,12 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
       throw RunEnded("hub " + target_ + ": " + status.error_message());
     const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-    if (!retry) throw std::runtime_error("hub " + target_ + " refused to let this worker join: " + status.error_message());
+    if (!retry)
+      throw std::runtime_error("hub " + target_ +
+                               " refused to let this worker join: " + status.error_message());
     if (Clock::now() >= give_up)
-      throw std::runtime_error("hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
-                               " s");
+      throw std::runtime_error("hub " + target_ + " not reachable after " +
+                               std::to_string(static_cast<int>(timeout_s)) + " s");
     if (should_stop()) throw JoinStopped("stopped before the hub at " + target_ + " was reachable");
     if (Clock::now() >= next_log) {
       spdlog::info("hub at {} is not up yet; retrying", target_);
@@ -89,8 +97,8 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
   }
 }
 
-std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> HubConnection::OpenTrain(
-    grpc::ClientContext* context) {
+std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>>
+HubConnection::OpenTrain(grpc::ClientContext* context) {
   return stub_->Train(context);
 }
 

@@ -39,7 +39,8 @@ class HubConnection {
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
   // Throws RunEnded when the run is over, JoinStopped once should_stop()
   // says so, std::runtime_error with the hub's reason when it refuses.
-  proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s, const std::function<bool()>& should_stop);
+  proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s,
+                        const std::function<bool()>& should_stop);
   std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
       grpc::ClientContext* context);
   // Best effort: tells the hub this worker leaves on purpose.

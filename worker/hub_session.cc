@@ -17,13 +17,22 @@
 namespace mt {
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace
 
-HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
-                       WorkerTotals& totals, WorkerControl& control, EventFile* events)
-    : cfg_(cfg), join_(join), stream_(stream), trainer_(trainer), totals_(totals), control_(control), events_(events) {
+HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
+                       LocalTrainer& trainer, WorkerTotals& totals, WorkerControl& control,
+                       EventFile* events)
+    : cfg_(cfg),
+      join_(join),
+      stream_(stream),
+      trainer_(trainer),
+      totals_(totals),
+      control_(control),
+      events_(events) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
@@ -39,8 +48,8 @@ HubSession::Outcome HubSession::Run() {
       return Outcome::kLeave;
     }
     if (m.has_stop()) {
-      spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(), m.stop().steps(),
-                   m.stop().test_accuracy());
+      spdlog::info("hub says goodbye: {} (after {} steps; test accuracy {:.4f})", m.stop().reason(),
+                   m.stop().steps(), m.stop().test_accuracy());
       totals_.hub_accuracy = m.stop().test_accuracy();
       if (events_)
         events_->Write("goodbye", {{"reason", m.stop().reason()},
@@ -51,9 +60,11 @@ HubSession::Outcome HubSession::Run() {
     }
     if (m.has_left_out()) {
       ++totals_.steps_left_out;
-      if (events_) events_->Write("left_out", {{"step", m.left_out().step()}, {"reason", m.left_out().reason()}});
-      spdlog::warn("left out of step {}: {}; waiting for the current weights", m.left_out().step() + 1,
-                   m.left_out().reason());
+      if (events_)
+        events_->Write("left_out",
+                       {{"step", m.left_out().step()}, {"reason", m.left_out().reason()}});
+      spdlog::warn("left out of step {}: {}; waiting for the current weights",
+                   m.left_out().step() + 1, m.left_out().reason());
       continue;
     }
     const proto::StepPlan* plan = nullptr;
@@ -74,7 +85,8 @@ HubSession::Outcome HubSession::Run() {
   return Outcome::kLeave;
 }
 
-void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit) {
+void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values,
+                       size_t limit) {
   const size_t n = static_cast<size_t>(values.size());
   if (offset > limit || n > limit - offset)
     throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
@@ -105,9 +117,12 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
   if (compression_ == Compression::kNone) {
     Stage(r.offset(), r.values(), p);
   } else {
-    if (r.offset() >= p) throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) + ")");
+    if (r.offset() >= p)
+      throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
+                               ")");
     const size_t n = std::min<size_t>(wire::kChunkFloats, p - r.offset());
-    const std::string why = DecodeFloats(compression_, r.packed().data(), r.packed().size(), n, staging_.data() + r.offset());
+    const std::string why = DecodeFloats(compression_, r.packed().data(), r.packed().size(), n,
+                                         staging_.data() + r.offset());
     if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;
@@ -142,23 +157,27 @@ void HubSession::FillIndices(const proto::Assignment& a) {
   }
   if (a.offset() < 0 || static_cast<size_t>(a.offset() + b) > order_.size())
     throw std::runtime_error("hub assigned samples [" + std::to_string(a.offset()) + ", " +
-                             std::to_string(a.offset() + b) + ") beyond the " + std::to_string(order_.size()) +
+                             std::to_string(a.offset() + b) + ") beyond the " +
+                             std::to_string(order_.size()) +
                              " training samples here; is the dataset the same on hub and worker?");
   std::copy(order_.begin() + a.offset(), order_.begin() + a.offset() + b, indices_.begin());
 }
 
 void HubSession::Compute(const proto::Assignment& a) {
   const int b = a.batch();
-  if (b < 1 || b > trainer_.capacity()) throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
+  if (b < 1 || b > trainer_.capacity())
+    throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
   const auto t0 = Clock::now();
   FillIndices(a);
   Model& model = trainer_.model();
   const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
   const uint64_t weights_digest =
       digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
-  const double loss = trainer_.ComputeGradients(indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()));
+  const double loss = trainer_.ComputeGradients(indices_.data(), b,
+                                                DropoutSeed(join_.seed(), a.step(), a.offset()));
   if (cfg_.slowdown > 1)
-    std::this_thread::sleep_for(std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
   const double ms = 1e3 * Seconds(Clock::now() - t0);
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
@@ -168,8 +187,8 @@ void HubSession::Compute(const proto::Assignment& a) {
   SendGradient(a, loss, ms, digest, weights_digest);
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
-    spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1, a.epoch() + 1, b, loss / b,
-                 ms);
+    spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
+                 a.epoch() + 1, b, loss / b, ms);
     last_log_ = now;
   }
 }
@@ -191,7 +210,8 @@ void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms
     if (compression_ == Compression::kNone)
       wire::PackFloats(g + r.begin, r.size, gc->mutable_values());
     else
-      EncodeFloats(compression_, g + r.begin, r.size, residual_.data() + r.begin, gc->mutable_packed());
+      EncodeFloats(compression_, g + r.begin, r.size, residual_.data() + r.begin,
+                   gc->mutable_packed());
     const bool last = c + 1 == chunks;
     gc->set_last(last);
     if (last) {

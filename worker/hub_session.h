@@ -33,8 +33,9 @@ class HubSession {
   using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
 
   // `events` (may be null) gets what happens, as --events lines.
-  HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream, LocalTrainer& trainer,
-             WorkerTotals& totals, WorkerControl& control, EventFile* events);
+  HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
+             LocalTrainer& trainer, WorkerTotals& totals, WorkerControl& control,
+             EventFile* events);
 
   enum class Outcome { kGoodbye, kBroken, kLeave };
 
@@ -51,7 +52,8 @@ class HubSession {
   void Follow(const proto::StepPlan& plan);
   void FillIndices(const proto::Assignment& a);
   void Compute(const proto::Assignment& a);
-  void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest, uint64_t weights_digest);
+  void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
+                    uint64_t weights_digest);
   // The device's state, pushed by the embedder or read from /sys at most
   // every few seconds (reading it costs file opens; it changes slowly).
   const DeviceState& Device();

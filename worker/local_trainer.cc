@@ -9,11 +9,13 @@ namespace mt {
 
 void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name) {
   if (model.input_shape() != data.SampleShape())
-    throw std::runtime_error("dataset " + name + " has samples of " + data.SampleShape().ToString() +
-                             " but the model takes " + model.input_shape().ToString());
+    throw std::runtime_error("dataset " + name + " has samples of " +
+                             data.SampleShape().ToString() + " but the model takes " +
+                             model.input_shape().ToString());
   if (model.num_classes() < data.NumClasses())
     throw std::runtime_error("dataset " + name + " has " + std::to_string(data.NumClasses()) +
-                             " classes but the model outputs " + std::to_string(model.num_classes()));
+                             " classes but the model outputs " +
+                             std::to_string(model.num_classes()));
 }
 
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
@@ -23,11 +25,13 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
   CheckDataFitsModel(*BuildModel(spec.model, home), *data_, spec.dataset);
   batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), spec.capacity);
   // Placement is timed on this device's own data at a typical batch.
-  const int n = static_cast<int>(std::min<size_t>({static_cast<size_t>(spec.capacity), 64, data_->Size()}));
+  const int n =
+      static_cast<int>(std::min<size_t>({static_cast<size_t>(spec.capacity), 64, data_->Size()}));
   std::vector<uint32_t> first(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) first[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
   batch_->Fill(*data_, first.data(), n);
-  model_ = BuildModel(spec.model, home, devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed));
+  model_ = BuildModel(spec.model, home,
+                      devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed));
   model_->Reserve(spec.capacity);
   model_->InitParams(spec.seed);
   // Parameters, gradients and the optimizer stay on the CPU whatever the
@@ -39,8 +43,8 @@ bool LocalTrainer::Serves(const TrainerSpec& spec) const {
   const OptimizerConfig& a = spec_.optimizer;
   const OptimizerConfig& b = spec.optimizer;
   const bool same_optimizer = a.kind == b.kind && a.lr == b.lr && a.momentum == b.momentum &&
-                              a.weight_decay == b.weight_decay && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
-                              a.eps == b.eps;
+                              a.weight_decay == b.weight_decay && a.beta1 == b.beta1 &&
+                              a.beta2 == b.beta2 && a.eps == b.eps;
   return same_optimizer && spec.dataset == spec_.dataset && spec.capacity <= spec_.capacity &&
          ModelSpecToText(spec.model) == spec_text_;
 }

@@ -22,7 +22,7 @@ struct TrainerSpec {
   proto::ModelSpec model;
   std::string dataset;  // name or path (core/data/dataset.h)
   OptimizerConfig optimizer;
-  int capacity = 1;  // the largest batch it will be given
+  int capacity = 1;   // the largest batch it will be given
   uint64_t seed = 1;  // initial weights (the hub replaces them with its own)
 };
 

@@ -16,7 +16,8 @@
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();
   mt::WorkerOptions options;
-  if (const std::optional<int> exit_code = mt::ParseWorkerOptions(argc, argv, options)) return *exit_code;
+  if (const std::optional<int> exit_code = mt::ParseWorkerOptions(argc, argv, options))
+    return *exit_code;
 
   try {
     mt::WorkerControl control;

@@ -34,13 +34,13 @@ extern "C" {
 typedef struct mt_worker mt_worker;
 
 typedef struct mt_worker_config {
-  size_t struct_size;     /* sizeof(mt_worker_config); set by mt_worker_config_init */
-  const char* hub;        /* "host", "host:port" or "[v6]:port"; required */
-  const char* name;       /* shown by the hub; NULL: the host name */
-  const char* token;      /* shared secret the hub expects; NULL: none */
-  const char* device;     /* "cpu" (NULL), "opencl" or "auto" */
-  int threads;            /* compute threads; 0: 1; negative: refused */
-  const char* data_dir;   /* train on these local files; NULL: the hub's dataset */
+  size_t struct_size;             /* sizeof(mt_worker_config); set by mt_worker_config_init */
+  const char* hub;                /* "host", "host:port" or "[v6]:port"; required */
+  const char* name;               /* shown by the hub; NULL: the host name */
+  const char* token;              /* shared secret the hub expects; NULL: none */
+  const char* device;             /* "cpu" (NULL), "opencl" or "auto" */
+  int threads;                    /* compute threads; 0: 1; negative: refused */
+  const char* data_dir;           /* train on these local files; NULL: the hub's dataset */
   int64_t memory_budget_bytes;    /* for the model and its batch; 0: no limit */
   double connect_timeout_seconds; /* keep trying to (re)join this long; <= 0: 600 */
   const char* report_path;        /* JSON report written when the worker ends; NULL: none */
@@ -64,20 +64,20 @@ typedef enum mt_worker_state {
   MT_WORKER_TRAINING = 2,
   MT_WORKER_RECONNECTING = 3, /* lost the hub; joining again with backoff */
   MT_WORKER_STOPPING = 4,
-  MT_WORKER_DONE = 5,         /* ended normally: see stop_reason */
-  MT_WORKER_FAILED = 6        /* ended on an error: see last_error */
+  MT_WORKER_DONE = 5,  /* ended normally: see stop_reason */
+  MT_WORKER_FAILED = 6 /* ended on an error: see last_error */
 } mt_worker_state;
 
 typedef struct mt_worker_status {
-  size_t struct_size;      /* the caller sets sizeof(mt_worker_status) */
-  int state;               /* mt_worker_state */
-  int64_t step;            /* the hub's step this worker last trained (0-based) */
-  int64_t steps_trained;   /* steps this worker trained */
-  double loss;             /* the hub's mean training loss of the last step */
-  int batch;               /* this worker's batch in its last step */
-  double test_accuracy;    /* the hub's at the end of the run; -1 before */
-  char last_error[256];    /* "" unless FAILED */
-  char stop_reason[256];   /* why the run ended for this worker; "" while running */
+  size_t struct_size;    /* the caller sets sizeof(mt_worker_status) */
+  int state;             /* mt_worker_state */
+  int64_t step;          /* the hub's step this worker last trained (0-based) */
+  int64_t steps_trained; /* steps this worker trained */
+  double loss;           /* the hub's mean training loss of the last step */
+  int batch;             /* this worker's batch in its last step */
+  double test_accuracy;  /* the hub's at the end of the run; -1 before */
+  char last_error[256];  /* "" unless FAILED */
+  char stop_reason[256]; /* why the run ended for this worker; "" while running */
 } mt_worker_status;
 
 typedef struct mt_device_state {

@@ -65,7 +65,8 @@ mt_worker* mt_worker_start(const mt_worker_config* c, char* error, size_t error_
   CopyText("", error, error_size);
   try {
     if (!c || c->struct_size < offsetof(mt_worker_config, read_system_device_state) + sizeof(int))
-      throw std::invalid_argument("no configuration, or one from an older header (call mt_worker_config_init)");
+      throw std::invalid_argument(
+          "no configuration, or one from an older header (call mt_worker_config_init)");
     if (!c->hub || !*c->hub) throw std::invalid_argument("no hub address");
     mt::CheckHubAddress(c->hub);
     const std::string device = c->device ? c->device : "cpu";
@@ -74,7 +75,8 @@ mt_worker* mt_worker_start(const mt_worker_config* c, char* error, size_t error_
     if (c->threads < 0) throw std::invalid_argument("threads must not be negative (0: 1)");
     if (c->min_battery_percent < 0 || c->min_battery_percent > 100)
       throw std::invalid_argument("min_battery_percent must be within 0..100");
-    if (c->memory_budget_bytes < 0) throw std::invalid_argument("memory_budget_bytes must not be negative");
+    if (c->memory_budget_bytes < 0)
+      throw std::invalid_argument("memory_budget_bytes must not be negative");
     auto w = std::make_unique<mt_worker>();
     mt::WorkerConfig& cfg = w->config;
     cfg.hub = c->hub;
@@ -119,7 +121,8 @@ int mt_worker_poll(const mt_worker* w, mt_worker_status* s) {
 void mt_worker_set_device_state(mt_worker* w, const mt_device_state* d) {
   if (!w || !d) return;
   mt::DeviceState s;
-  s.battery_percent = d->battery_percent >= 0 && d->battery_percent <= 100 ? d->battery_percent : -1;
+  s.battery_percent =
+      d->battery_percent >= 0 && d->battery_percent <= 100 ? d->battery_percent : -1;
   s.charging = d->charging < 0 ? -1 : d->charging != 0;
   s.unmetered = d->unmetered < 0 ? -1 : d->unmetered != 0;
   s.temperature_c = d->temperature_c > -1000 ? d->temperature_c : NAN;

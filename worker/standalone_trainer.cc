@@ -30,7 +30,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 // Continues from the newest checkpoint in the run's directory, if any;
 // returns its step, or -1 when starting afresh.
-int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::string& spec_text, LocalTrainer& t) {
+int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::string& spec_text,
+               LocalTrainer& t) {
   const std::string latest = LatestCheckpoint(cfg.checkpoint_dir);
   if (latest.empty()) {
     spdlog::info("no checkpoint in {}: starting from scratch", cfg.checkpoint_dir);
@@ -38,7 +39,8 @@ int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::stri
   }
   const Checkpoint ck = LoadCheckpoint(latest);
   if (ck.model_spec != spec_text)
-    throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " + cfg.model);
+    throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " +
+                             cfg.model);
   if (ck.weights.size() != t.model().ParamCount())
     throw std::runtime_error("checkpoint " + latest + ": weight count does not match the model");
   plan.CheckResumable(ck.step, latest);
@@ -78,19 +80,24 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.details["opencl_device"] = devices.opencl_name();
 
   int64_t step = 0;
-  if (cfg.resume) summary.resumed_from_step = step = std::max<int64_t>(0, Resume(cfg, plan, spec_text, trainer));
+  if (cfg.resume)
+    summary.resumed_from_step = step = std::max<int64_t>(0, Resume(cfg, plan, spec_text, trainer));
 
-  spdlog::info("standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} steps in {} "
-               "epoch(s), device {}, {} thread(s), {} lr {}; memory {} KiB at this batch, {} KiB per extra sample",
-               spec.name(), model.ParamCount(), cfg.dataset, plan.train_samples(), test->Size(), batch,
-               plan.total_steps(), plan.epochs(), summary.device, cfg.threads, trainer.optimizer().Kind(),
-               cfg.optimizer.lr, model.MemoryBytes(batch) / 1024,
-               (model.MemoryBytes(2) - model.MemoryBytes(1)) / 1024);
+  spdlog::info(
+      "standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} steps in "
+      "{} "
+      "epoch(s), device {}, {} thread(s), {} lr {}; memory {} KiB at this batch, {} KiB per extra "
+      "sample",
+      spec.name(), model.ParamCount(), cfg.dataset, plan.train_samples(), test->Size(), batch,
+      plan.total_steps(), plan.epochs(), summary.device, cfg.threads, trainer.optimizer().Kind(),
+      cfg.optimizer.lr, model.MemoryBytes(batch) / 1024,
+      (model.MemoryBytes(2) - model.MemoryBytes(1)) / 1024);
 
   auto save = [&](int64_t at_step) {
     if (cfg.checkpoint_dir.empty()) return;
-    const std::string path = SaveTrainingCheckpoint(cfg.checkpoint_dir, spec_text, model, trainer.optimizer(),
-                                                    RunPosition{at_step, plan.EpochOf(at_step), cfg.seed});
+    const std::string path =
+        SaveTrainingCheckpoint(cfg.checkpoint_dir, spec_text, model, trainer.optimizer(),
+                               RunPosition{at_step, plan.EpochOf(at_step), cfg.seed});
     spdlog::info("checkpoint {}", path);
   };
   auto stop_wanted = [&] { return stop && stop->load(); };
@@ -112,10 +119,12 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     current.test_accuracy = r.accuracy;
     summary.train_seconds += current.train_seconds;
     summary.epochs.push_back(current);
-    spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, {:.0f} "
-                 "samples/s",
-                 current.epoch, complete ? "done" : "stopped part way", step, current.train_loss, r.mean_loss,
-                 r.accuracy, static_cast<double>(current.samples) / std::max(current.train_seconds, 1e-9));
+    spdlog::info(
+        "epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, {:.0f} "
+        "samples/s",
+        current.epoch, complete ? "done" : "stopped part way", step, current.train_loss,
+        r.mean_loss, r.accuracy,
+        static_cast<double>(current.samples) / std::max(current.train_seconds, 1e-9));
     current = EpochSummary{};
     loss_sum = 0;
     t_epoch = Clock::now();
@@ -129,7 +138,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     }
     const int64_t first = plan.FirstSample(step);
     const int count = plan.BatchAt(step);
-    const double loss = trainer.ComputeGradients(order.data() + first, count, DropoutSeed(cfg.seed, step, first));
+    const double loss =
+        trainer.ComputeGradients(order.data() + first, count, DropoutSeed(cfg.seed, step, first));
     trainer.ApplyGradients();
     if (!std::isfinite(loss))
       throw std::runtime_error("training diverged at step " + std::to_string(step + 1) +
@@ -140,9 +150,10 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     summary.samples += count;
     summary.last_step_loss = loss / count;
     if (progress.Step(step, count))
-      spdlog::info("step {}/{} epoch {}/{} loss {:.4f} {:.0f} samples/s ETA {:.0f}s", step, plan.total_steps(),
-                   epoch + 1, plan.epochs(), loss_sum / static_cast<double>(current.samples),
-                   progress.samples_per_second(), progress.eta_seconds());
+      spdlog::info("step {}/{} epoch {}/{} loss {:.4f} {:.0f} samples/s ETA {:.0f}s", step,
+                   plan.total_steps(), epoch + 1, plan.epochs(),
+                   loss_sum / static_cast<double>(current.samples), progress.samples_per_second(),
+                   progress.eta_seconds());
     if (plan.EpochEnded(step)) evaluate(true);
     if (plan.CheckpointDue(step, cfg.checkpoint_every)) save(step);
     if (stop_wanted() && step < plan.total_steps()) {

@@ -9,8 +9,8 @@ namespace mt {
 
 struct WorkerConfig {
   std::string hub = "127.0.0.1:50051";  // HOST[:PORT]
-  std::string name;                      // default: host name
-  std::string device = "cpu";  // cpu | opencl | auto (worker/compute_devices.h)
+  std::string name;                     // default: host name
+  std::string device = "cpu";           // cpu | opencl | auto (worker/compute_devices.h)
   int64_t threads = 1;
   std::string data_dir;  // train on these local files instead of the hub's dataset
   std::string token;

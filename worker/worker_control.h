@@ -29,7 +29,7 @@ struct WorkerStatus {
   int batch = 0;              // this worker's last batch
   double test_accuracy = -1;  // the hub's, once it said goodbye
   std::string last_error;
-  std::string stop_reason;    // why the run ended for this worker
+  std::string stop_reason;  // why the run ended for this worker
 };
 
 class WorkerControl {

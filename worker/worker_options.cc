@@ -23,13 +23,15 @@ using cli::UsageError;
 const char kModeSection[] = "Mode (exactly one)";
 const char kHubSection[] = "Hub mode only (with --hub)";
 const char kSharedSection[] = "Both modes";
-const char kStandaloneSection[] = "Standalone only (with --standalone; in hub mode the hub decides these)";
+const char kStandaloneSection[] =
+    "Standalone only (with --standalone; in hub mode the hub decides these)";
 
 // The flags of one help section that were given, as "--a, --b".
 std::string GivenIn(const CLI::App& app, const std::string& section) {
   std::string names;
   for (const CLI::Option* opt : app.get_options())
-    if (opt->get_group() == section && opt->count() > 0) names += (names.empty() ? "" : ", ") + opt->get_name();
+    if (opt->get_group() == section && opt->count() > 0)
+      names += (names.empty() ? "" : ", ") + opt->get_name();
   return names;
 }
 
@@ -37,7 +39,8 @@ bool OneName(const std::string& names) { return names.find(',') == std::string::
 
 void CheckModes(const CLI::App& app, bool standalone) {
   const bool hub = app.count("--hub") > 0;
-  if (standalone && hub) throw UsageError("--hub and --standalone cannot go together; give one of them");
+  if (standalone && hub)
+    throw UsageError("--hub and --standalone cannot go together; give one of them");
   if (!standalone && !hub) throw UsageError("give either --hub HOST[:PORT] or --standalone");
   if (hub) {
     const std::string wrong = GivenIn(app, kStandaloneSection);
@@ -45,7 +48,8 @@ void CheckModes(const CLI::App& app, bool standalone) {
       throw UsageError(wrong +
                        (OneName(wrong) ? " belongs to the hub (set it on mthub)"
                                        : " belong to the hub (set them on mthub)") +
-                       " or to --standalone: in hub mode the hub decides the model, data, batches, optimizer and "
+                       " or to --standalone: in hub mode the hub decides the model, data, batches, "
+                       "optimizer and "
                        "checkpoints");
   } else {
     const std::string wrong = GivenIn(app, kHubSection);
@@ -60,37 +64,45 @@ void CheckModes(const CLI::App& app, bool standalone) {
 std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerOptions& options) {
   WorkerConfig& hub_mode = options.hub_mode;
   StandaloneConfig& alone = options.standalone_mode;
-  CLI::App app("mtworker trains on this device's CPU or OpenCL GPU: with a hub (mthub), or alone.", "mtworker");
-  cli::Configure(app,
-                 "mtworker --hub HOST[:PORT] [--device auto|cpu|opencl] [--threads T] [--name NAME] "
-                 "[--report FILE]\n"
-                 "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] "
-                 "[--epochs E] ...");
+  CLI::App app("mtworker trains on this device's CPU or OpenCL GPU: with a hub (mthub), or alone.",
+               "mtworker");
+  cli::Configure(
+      app,
+      "mtworker --hub HOST[:PORT] [--device auto|cpu|opencl] [--threads T] [--name NAME] "
+      "[--report FILE]\n"
+      "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] "
+      "[--epochs E] ...");
 
   cli::Section(app, kModeSection);
   app.add_option("--hub", hub_mode.hub, "train with the hub at HOST[:PORT] (port 50051 by default)")
-      ->option_text("HOST[:PORT]")  // not type_name: a ':' there would split it (CLI::Option::get_type_name)
+      ->option_text(
+          "HOST[:PORT]")  // not type_name: a ':' there would split it (CLI::Option::get_type_name)
       ->default_str("");
   app.add_flag("--standalone", options.standalone, "train on this device alone (no hub)");
 
   cli::Section(app, kHubSection);
-  app.add_option("--name", hub_mode.name, "name shown in the hub's logs and report (default: host name)")
+  app.add_option("--name", hub_mode.name,
+                 "name shown in the hub's logs and report (default: host name)")
       ->type_name("NAME");
-  app.add_option("--data", hub_mode.data_dir,
-                 "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset")
+  app.add_option(
+         "--data", hub_mode.data_dir,
+         "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset")
       ->type_name("DIR");
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret the hub expects");
-  app.add_option("--connect-timeout", hub_mode.connect_timeout_seconds, "seconds to keep trying to reach the hub")
+  app.add_option("--connect-timeout", hub_mode.connect_timeout_seconds,
+                 "seconds to keep trying to reach the hub")
       ->check(Real(1, 1e7));
   app.add_option("--memory-budget", hub_mode.memory_budget_bytes,
-                 "memory the model and its batch may use, e.g. 256M, 1G or 300000K (K, M, G: powers of 1024); the hub "
+                 "memory the model and its batch may use, e.g. 256M, 1G or 300000K (K, M, G: "
+                 "powers of 1024); the hub "
                  "caps this worker's batch to fit")
       ->type_name("SIZE")
       ->transform(cli::ByteSize())
       ->default_str("no limit");
-  app.add_option("--min-battery", hub_mode.policy.min_battery_percent,
-                 "leave the run when the battery is below this percentage and not charging (0: never)")
+  app.add_option(
+         "--min-battery", hub_mode.policy.min_battery_percent,
+         "leave the run when the battery is below this percentage and not charging (0: never)")
       ->transform(Integer(0, 100));
   app.add_flag("--require-charging", hub_mode.policy.require_charging,
                "leave the run when the device is not on external power");
@@ -98,17 +110,21 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "leave the run when the hottest thermal zone is above this (degrees C; 0: never)")
       ->check(Real(0, 200));
   app.add_option("--events", hub_mode.events_path,
-                 "write what happens with the hub here as JSON lines, as it happens (waiting for the hub, joined, "
+                 "write what happens with the hub here as JSON lines, as it happens (waiting for "
+                 "the hub, joined, "
                  "state received, left out, hub lost, goodbye, finished)")
       ->type_name("FILE");
   app.add_option("--slowdown", hub_mode.slowdown,
-                 "for benchmarks and tests only: make every step take F times as long, to play a slower device")
+                 "for benchmarks and tests only: make every step take F times as long, to play a "
+                 "slower device")
       ->check(Real(1, 1000));
 
   cli::Section(app, kSharedSection);
-  app.add_option("--device", alone.device,
-                 "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and an OpenCL GPU, "
-                 "measured at start; loading the OpenCL driver costs memory, so cpu is the default)")
+  app.add_option(
+         "--device", alone.device,
+         "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and an "
+         "OpenCL GPU, "
+         "measured at start; loading the OpenCL driver costs memory, so cpu is the default)")
       ->check(CLI::IsMember({"auto", "cpu", "opencl"}));
   cli::AddThreads(app, alone.threads, "CPU threads for the compute kernels");
   cli::AddReport(app, alone.report_path);
@@ -124,16 +140,19 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   cli::AddRunLength(app, alone.epochs, alone.max_steps);
   cli::AddOptimizer(app, alone.optimizer);
   cli::AddSeed(app, alone.seed, "initial weights, shuffling and dropout");
-  app.add_option("--checkpoint-dir", alone.checkpoint_dir, "directory for checkpoints (written at each epoch end)")
+  app.add_option("--checkpoint-dir", alone.checkpoint_dir,
+                 "directory for checkpoints (written at each epoch end)")
       ->type_name("DIR");
-  app.add_option("--checkpoint-every", alone.checkpoint_every, "also checkpoint every N steps (0: epoch ends only)")
+  app.add_option("--checkpoint-every", alone.checkpoint_every,
+                 "also checkpoint every N steps (0: epoch ends only)")
       ->transform(Integer(0));
   app.add_flag("--resume", alone.resume, "continue from the newest checkpoint in --checkpoint-dir");
 
   return cli::Parse(app, argc, argv, [&] {
     CheckModes(app, options.standalone);
     if (options.standalone) {
-      if (alone.resume && alone.checkpoint_dir.empty()) throw UsageError("--resume needs --checkpoint-dir");
+      if (alone.resume && alone.checkpoint_dir.empty())
+        throw UsageError("--resume needs --checkpoint-dir");
     } else {
       try {
         CheckHubAddress(hub_mode.hub);

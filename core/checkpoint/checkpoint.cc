@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/util/atomic_file.h"
 #include "core/optim/optimizer_proto.h"
+#include "core/util/atomic_file.h"
 #include "core/util/byte_io.h"
 #include "train_state.pb.h"
 
@@ -74,11 +74,14 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
   uint32_t version;
   std::memcpy(&version, bytes.data() + 4, 4);
   if (version == 1)
-    throw CheckpointError(origin + ": checkpoint format 1 comes from an older mt, which this build does not read; "
-                                   "finish that run with the mt that wrote it, or start afresh");
+    throw CheckpointError(
+        origin +
+        ": checkpoint format 1 comes from an older mt, which this build does not read; "
+        "finish that run with the mt that wrote it, or start afresh");
   if (version != kCheckpointVersion)
     throw CheckpointError(origin + ": checkpoint format version " + std::to_string(version) +
-                          " is not supported (this build reads version " + std::to_string(kCheckpointVersion) + ")");
+                          " is not supported (this build reads version " +
+                          std::to_string(kCheckpointVersion) + ")");
   uint32_t stored;
   std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
   const uint32_t actual = Crc(bytes.data(), bytes.size() - 4);

@@ -4,8 +4,9 @@
 
 namespace mt {
 
-std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& spec_text, const Model& model,
-                                   const Optimizer& optimizer, const RunPosition& at, int keep) {
+std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& spec_text,
+                                   const Model& model, const Optimizer& optimizer,
+                                   const RunPosition& at, int keep) {
   Checkpoint ck;
   ck.model_spec = spec_text;
   ck.step = at.step;

@@ -17,7 +17,8 @@ struct RunPosition {
 // Snapshots the model's weights and the optimizer's state into
 // dir/ckpt-<step>.mtc (atomically), keeps the newest `keep` checkpoints and
 // returns the path. Throws CheckpointError.
-std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& spec_text, const Model& model,
-                                   const Optimizer& optimizer, const RunPosition& at, int keep = 3);
+std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& spec_text,
+                                   const Model& model, const Optimizer& optimizer,
+                                   const RunPosition& at, int keep = 3);
 
 }  // namespace mt

@@ -23,12 +23,14 @@ void RefuseEmptyValues(const CLI::App& app) {
 
 void Configure(CLI::App& app, const std::string& usage) {
   app.formatter(std::make_shared<HelpFormatter>(usage));
-  app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.option_defaults()->always_capture_default()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
 }
 
 void Section(CLI::App& app, const std::string& name) { app.option_defaults()->group(name); }
 
-std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv, const std::function<void()>& check) {
+std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv,
+                         const std::function<void()>& check) {
   try {
     app.parse(argc, argv);
     RefuseEmptyValues(app);
@@ -37,7 +39,8 @@ std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv, const
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << app.get_name() << ": " << e.what() << " (see " << app.get_name() << " --help)" << std::endl;
+    std::cerr << app.get_name() << ": " << e.what() << " (see " << app.get_name() << " --help)"
+              << std::endl;
     return kUsageExitCode;
   }
 }

@@ -17,7 +17,8 @@ constexpr int kUsageExitCode = 2;
 // go together, a file named by an option that cannot be read).
 class UsageError : public CLI::ParseError {
  public:
-  explicit UsageError(const std::string& message) : CLI::ParseError("UsageError", message, kUsageExitCode) {}
+  explicit UsageError(const std::string& message)
+      : CLI::ParseError("UsageError", message, kUsageExitCode) {}
 };
 
 // Sets up `app` for a daemon: the help layout (usage: `usage`), a repeated
@@ -30,6 +31,7 @@ void Section(CLI::App& app, const std::string& name);
 // Parses argv, refuses empty values ("--report ''"), then runs `check`,
 // which throws UsageError for relations between options. Returns
 // std::nullopt when the program goes on, else the exit code to return now.
-std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv, const std::function<void()>& check);
+std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv,
+                         const std::function<void()>& check);
 
 }  // namespace mt::cli

@@ -1,7 +1,7 @@
 #include "core/cli/common_options.h"
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -15,24 +15,30 @@
 
 namespace mt::cli {
 
-void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset, const std::string& dataset_note) {
-  app.add_option("--model", model, "preset (lenet5, mentee) or text-format model spec file")->type_name("NAME|FILE");
+void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
+                        const std::string& dataset_note) {
+  app.add_option("--model", model, "preset (lenet5, mentee) or text-format model spec file")
+      ->type_name("NAME|FILE");
   app.add_option("--dataset", dataset,
-                 "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), or a directory of IDX or CIFAR-10 files" +
+                 "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), or a directory of IDX "
+                 "or CIFAR-10 files" +
                      dataset_note)
       ->type_name("NAME|DIR");
 }
 
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps) {
   app.add_option("--epochs", epochs,
-                 "passes over the training set (0: as many as --steps needs, else 1); with --steps too, the "
+                 "passes over the training set (0: as many as --steps needs, else 1); with --steps "
+                 "too, the "
                  "epochs must cover the steps")
       ->transform(Integer(0, 1 << 20));
-  app.add_option("--steps", max_steps, "stop after this many steps in all (0: run all epochs)")->transform(Integer(0));
+  app.add_option("--steps", max_steps, "stop after this many steps in all (0: run all epochs)")
+      ->transform(Integer(0));
 }
 
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
-  app.add_option("--optimizer", optimizer.kind, "the optimizer")->check(CLI::IsMember({"sgd", "adam"}));
+  app.add_option("--optimizer", optimizer.kind, "the optimizer")
+      ->check(CLI::IsMember({"sgd", "adam"}));
   app.add_option("--lr", optimizer.lr, "learning rate")->check(Real(1e-9, 100));
   app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));
   app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")->check(Real(0, 1));
@@ -60,16 +66,20 @@ void AddLogLevel(CLI::App& app, std::string& level) {
 }
 
 void AddVersionAndHelp(CLI::App& app, const std::string& program) {
-  app.footer("Exit codes: 0 done, 1 runtime failure (data, model, network, I/O), 2 bad command line.");
+  app.footer(
+      "Exit codes: 0 done, 1 runtime failure (data, model, network, I/O), 2 bad command line.");
   app.set_version_flag("--version", VersionText(program),
                        "print the program, its version and its wire protocol version, and exit");
   app.set_help_flag("-h,--help", "this text");
 }
 
 void AddToken(CLI::App& app, TokenSources& sources, const std::string& role) {
-  app.add_option("--token", sources.token,
-                 role + "; shows in the process list (ps), so prefer --token-file or the environment variable "
-                        "MT_TOKEN. Precedence: --token or --token-file (not both), else MT_TOKEN, else no secret")
+  app.add_option(
+         "--token", sources.token,
+         role +
+             "; shows in the process list (ps), so prefer --token-file or the environment variable "
+             "MT_TOKEN. Precedence: --token or --token-file (not both), else MT_TOKEN, else no "
+             "secret")
       ->type_name("SECRET");
   app.add_option("--token-file", sources.file,
                  "read the secret from the first line of FILE (trailing white space dropped)")
@@ -84,10 +94,12 @@ std::string ResolveToken(const TokenSources& sources) {
     std::ifstream in(sources.file);
     std::string line;
     if (!in || (!std::getline(in, line) && !in.eof()))
-      throw UsageError("--token-file " + sources.file + ": cannot read it" +
-                       (errno != 0 ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
+      throw UsageError(
+          "--token-file " + sources.file + ": cannot read it" +
+          (errno != 0 ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
     line.erase(line.find_last_not_of(" \t\r\n\v\f") + 1);
-    if (line.empty()) throw UsageError("--token-file " + sources.file + ": its first line is empty");
+    if (line.empty())
+      throw UsageError("--token-file " + sources.file + ": its first line is empty");
     return line;
   }
   if (!sources.token.empty()) return sources.token;
@@ -97,8 +109,9 @@ std::string ResolveToken(const TokenSources& sources) {
 
 void ApplyLogLevel(const std::string& level) {
   static const std::pair<const char*, spdlog::level::level_enum> kLevels[] = {
-      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug}, {"info", spdlog::level::info},
-      {"warn", spdlog::level::warn},   {"error", spdlog::level::err},   {"off", spdlog::level::off}};
+      {"trace", spdlog::level::trace}, {"debug", spdlog::level::debug},
+      {"info", spdlog::level::info},   {"warn", spdlog::level::warn},
+      {"error", spdlog::level::err},   {"off", spdlog::level::off}};
   for (const auto& [name, value] : kLevels)
     if (level == name) spdlog::set_level(value);
 }
@@ -106,9 +119,11 @@ void ApplyLogLevel(const std::string& level) {
 void WarnIfMoreThreadsThanCores(int64_t threads) {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores > 0 && threads > static_cast<int64_t>(cores))
-    spdlog::warn("--threads {} is more than this machine's {} hardware threads; the extra threads only compete "
-                 "for them",
-                 threads, cores);
+    spdlog::warn(
+        "--threads {} is more than this machine's {} hardware threads; the extra threads only "
+        "compete "
+        "for them",
+        threads, cores);
 }
 
 }  // namespace mt::cli

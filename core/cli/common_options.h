@@ -16,7 +16,8 @@ class App;
 namespace mt::cli {
 
 // --model, --dataset. `dataset_note` ends the --dataset help.
-void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset, const std::string& dataset_note);
+void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
+                        const std::string& dataset_note);
 // --epochs, --steps.
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
 // --optimizer, --lr, --momentum, --weight-decay.

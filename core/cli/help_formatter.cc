@@ -32,9 +32,12 @@ TypeParts SplitTypeName(const CLI::Option* opt) {
   std::vector<std::string> all = Split(opt->get_type_name(), ':');
   if (all.empty()) return parts;
   parts.word = all[0];
-  if (parts.word == "INT" || parts.word == "UINT") parts.word = "N";
-  else if (parts.word == "FLOAT") parts.word = "X";
-  else if (parts.word == "TEXT") parts.word = "VALUE";
+  if (parts.word == "INT" || parts.word == "UINT")
+    parts.word = "N";
+  else if (parts.word == "FLOAT")
+    parts.word = "X";
+  else if (parts.word == "TEXT")
+    parts.word = "VALUE";
   for (size_t i = 1; i < all.size(); ++i) {
     const std::string& c = all[i];
     // CLI::IsMember describes itself as {a,b,c}: shown as the value's word.
@@ -54,7 +57,8 @@ TypeParts SplitTypeName(const CLI::Option* opt) {
 std::string Notes(const CLI::Option* opt) {
   std::vector<std::string> notes = SplitTypeName(opt).constraints;
   const std::string& def = opt->get_default_str();
-  if (opt->get_expected_max() != 0 && !def.empty() && def != "[]") notes.push_back("default " + def);
+  if (opt->get_expected_max() != 0 && !def.empty() && def != "[]")
+    notes.push_back("default " + def);
   if (notes.empty()) return "";
   std::string out = "[";
   for (size_t i = 0; i < notes.size(); ++i) out += (i ? "; " : "") + notes[i];
@@ -86,13 +90,16 @@ std::string Wrap(const std::string& text, size_t indent, size_t width) {
 
 }  // namespace
 
-HelpFormatter::HelpFormatter(std::string usage) : usage_(std::move(usage)) { column_width(kNameColumn); }
+HelpFormatter::HelpFormatter(std::string usage) : usage_(std::move(usage)) {
+  column_width(kNameColumn);
+}
 
-std::string HelpFormatter::make_help(const CLI::App* app, std::string /*name*/, CLI::AppFormatMode /*mode*/) const {
+std::string HelpFormatter::make_help(const CLI::App* app, std::string /*name*/,
+                                     CLI::AppFormatMode /*mode*/) const {
   std::string out = "usage: " + usage_ + "\n\n" + Wrap(app->get_description(), 0, kWidth) + "\n";
   for (const std::string& group : app->get_groups()) {
-    const std::vector<const CLI::Option*> opts =
-        app->get_options([&](const CLI::Option* opt) { return opt->get_group() == group && opt->nonpositional(); });
+    const std::vector<const CLI::Option*> opts = app->get_options(
+        [&](const CLI::Option* opt) { return opt->get_group() == group && opt->nonpositional(); });
     if (!group.empty() && !opts.empty()) out += make_group(group, false, opts);
   }
   if (!app->get_footer().empty()) out += "\n" + Wrap(app->get_footer(), 0, kWidth) + "\n";
@@ -125,12 +132,15 @@ std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const {
 std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positional) const {
   const std::string name = "  " + make_option_name(opt, is_positional) + make_option_opts(opt);
   std::string out = name;
-  if (name.size() + 1 >= kNameColumn) out += "\n" + std::string(kNameColumn, ' ');
-  else out += std::string(kNameColumn - name.size(), ' ');
+  if (name.size() + 1 >= kNameColumn)
+    out += "\n" + std::string(kNameColumn, ' ');
+  else
+    out += std::string(kNameColumn - name.size(), ' ');
   // The notes wrap as one word, so "[1..256; default 1]" stays on one line.
   std::string notes = Notes(opt);
   std::replace(notes.begin(), notes.end(), ' ', kGlue);
-  std::string text = Wrap(opt->get_description() + (notes.empty() ? "" : " " + notes), kNameColumn, kWidth);
+  std::string text =
+      Wrap(opt->get_description() + (notes.empty() ? "" : " " + notes), kNameColumn, kWidth);
   std::replace(text.begin(), text.end(), kGlue, ' ');
   return out + text + "\n";
 }

@@ -16,7 +16,8 @@ class HelpFormatter : public CLI::Formatter {
   // `usage`: the synopsis lines after "usage: ".
   explicit HelpFormatter(std::string usage);
 
-  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override;
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override;
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;
   std::string make_option_opts(const CLI::Option* opt) const override;
   std::string make_option_desc(const CLI::Option* opt) const override;

@@ -20,14 +20,16 @@ std::string NumberText(double x) {
 }  // namespace
 
 CLI::Validator Integer(int64_t min, int64_t max) {
-  std::string range = max == kNoMax ? ">= " + std::to_string(min) : std::to_string(min) + ".." + std::to_string(max);
+  std::string range = max == kNoMax ? ">= " + std::to_string(min)
+                                    : std::to_string(min) + ".." + std::to_string(max);
   const std::string want = "expected an integer " + (max == kNoMax ? range : "in " + range);
   return CLI::Validator(
       [min, max, want](std::string& text) -> std::string {
         errno = 0;
         char* end = nullptr;
         const long long x = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0' || errno == ERANGE || x < min || x > max) return want + Got(text);
+        if (text.empty() || *end != '\0' || errno == ERANGE || x < min || x > max)
+          return want + Got(text);
         text = std::to_string(x);
         return {};
       },
@@ -41,7 +43,8 @@ CLI::Validator Real(double min, double max) {
       [min, max, want](std::string& text) -> std::string {
         char* end = nullptr;
         const double x = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(x) || x < min || x > max) return want + Got(text);
+        if (text.empty() || *end != '\0' || !std::isfinite(x) || x < min || x > max)
+          return want + Got(text);
         return {};
       },
       range, "Real");
@@ -54,10 +57,14 @@ CLI::Validator ByteSize() {
         const double v = std::strtod(text.c_str(), &end);
         const std::string suffix = end ? std::string(end) : "";
         double unit = 1;
-        if (suffix == "K" || suffix == "k" || suffix == "KiB") unit = 1024.0;
-        else if (suffix == "M" || suffix == "m" || suffix == "MiB") unit = 1024.0 * 1024;
-        else if (suffix == "G" || suffix == "g" || suffix == "GiB") unit = 1024.0 * 1024 * 1024;
-        else if (!suffix.empty()) unit = -1;
+        if (suffix == "K" || suffix == "k" || suffix == "KiB")
+          unit = 1024.0;
+        else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+          unit = 1024.0 * 1024;
+        else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+          unit = 1024.0 * 1024 * 1024;
+        else if (!suffix.empty())
+          unit = -1;
         if (end == text.c_str() || unit < 0 || !(v > 0) || v * unit > 1e15 || v * unit < 1)
           return "expected a size such as 256M or 1G" + Got(text);
         text = std::to_string(static_cast<int64_t>(v * unit));

@@ -9,7 +9,8 @@
 namespace mt::cli {
 
 std::string VersionText(const std::string& program) {
-  return program + " " + MT_VERSION + " (wire protocol " + std::to_string(wire::kProtocolVersion) + ")";
+  return program + " " + MT_VERSION + " (wire protocol " + std::to_string(wire::kProtocolVersion) +
+         ")";
 }
 
 }  // namespace mt::cli

@@ -1,9 +1,9 @@
 // The codec's Compression as it travels (proto::Compression in hub.proto).
 #pragma once
 
-#include "core/compress/gradient_codec.h"
 #include <stdexcept>
 #include <string>
+#include "core/compress/gradient_codec.h"
 
 #include "hub.pb.h"
 

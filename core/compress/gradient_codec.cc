@@ -53,7 +53,8 @@ uint16_t FloatToHalf(float f) {
   const uint32_t shift = 126 - e;  // 14..24
   const uint32_t kept = m >> shift, dropped = m & ((1u << shift) - 1), half = 1u << (shift - 1);
   const uint32_t up = dropped > half || (dropped == half && (kept & 1));
-  return sign | static_cast<uint16_t>(kept + up);  // may carry into the smallest normal, as it should
+  return sign |
+         static_cast<uint16_t>(kept + up);  // may carry into the smallest normal, as it should
 }
 
 // Finite halves only (DecodeFloats rejects the others). Both arms are exact,
@@ -103,8 +104,8 @@ void EncodeInt8(const float* src, size_t n, float* residual, char* out) {
 }
 
 std::string SizeError(Compression c, size_t size, size_t n) {
-  return std::string(CompressionName(c)) + ": " + std::to_string(size) + " bytes for " + std::to_string(n) +
-         " values, expected " + std::to_string(EncodedBytes(c, n));
+  return std::string(CompressionName(c)) + ": " + std::to_string(size) + " bytes for " +
+         std::to_string(n) + " values, expected " + std::to_string(EncodedBytes(c, n));
 }
 
 }  // namespace
@@ -147,13 +148,12 @@ void EncodeFloats(Compression c, const float* src, size_t n, float* residual, st
 
 std::string DecodeFloats(Compression c, const char* bytes, size_t size, size_t n, float* dst) {
   // Beyond this, EncodedBytes could wrap around and match a short input.
-  if (n > std::numeric_limits<size_t>::max() / 8) return std::string(CompressionName(c)) + ": too many values";
+  if (n > std::numeric_limits<size_t>::max() / 8)
+    return std::string(CompressionName(c)) + ": too many values";
   if (size != EncodedBytes(c, n)) return SizeError(c, size, n);
   if (n == 0) return "";
   switch (c) {
-    case Compression::kNone:
-      std::memcpy(dst, bytes, 4 * n);
-      return "";
+    case Compression::kNone: std::memcpy(dst, bytes, 4 * n); return "";
     case Compression::kFp16: {
       const auto* p = reinterpret_cast<const uint8_t*>(bytes);
       uint32_t bad = 0;  // checked once after the loop, to keep it branch-free
@@ -171,8 +171,8 @@ std::string DecodeFloats(Compression c, const char* bytes, size_t size, size_t n
         float scale;
         std::memcpy(&scale, bytes, 4);
         if (!(scale >= 0.0f && scale <= kMaxScale))  // also catches NaN
-          return "int8: block " + std::to_string(b / kInt8Block) + " has scale " + std::to_string(scale) +
-                 " (must be finite, >= 0 and <= FLT_MAX/128)";
+          return "int8: block " + std::to_string(b / kInt8Block) + " has scale " +
+                 std::to_string(scale) + " (must be finite, >= 0 and <= FLT_MAX/128)";
         const auto* q = reinterpret_cast<const int8_t*>(bytes + 4);
         for (size_t j = 0; j < k; ++j) dst[b + j] = static_cast<float>(q[j]) * scale;
         bytes += 4 + k;

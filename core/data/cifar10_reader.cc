@@ -18,7 +18,8 @@ size_t CountRecords(const std::vector<std::string>& files) {
     const auto size = std::filesystem::file_size(f, ec);
     if (ec) throw DataError(f + ": cannot read: " + ec.message());
     if (size == 0 || size % kRecord != 0)
-      throw DataError(f + ": size " + std::to_string(size) + " is not a whole number of 3073-byte CIFAR-10 records");
+      throw DataError(f + ": size " + std::to_string(size) +
+                      " is not a whole number of 3073-byte CIFAR-10 records");
     total += size / kRecord;
   }
   return total;
@@ -26,7 +27,9 @@ size_t CountRecords(const std::vector<std::string>& files) {
 
 }  // namespace
 
-DatasetInfo PeekCifar10(const std::vector<std::string>& files) { return {CountRecords(files), Shape{3, 32, 32}}; }
+DatasetInfo PeekCifar10(const std::vector<std::string>& files) {
+  return {CountRecords(files), Shape{3, 32, 32}};
+}
 
 std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {
   const size_t total = CountRecords(files);
@@ -38,12 +41,13 @@ std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {
     for (size_t r = 0; r < records; ++r, ++at) {
       in.ReadExactly(&labels[at], 1, "label");
       if (labels[at] >= kClasses)
-        throw DataError(f + ": label " + std::to_string(labels[at]) + " in record " + std::to_string(r) +
-                        " is not a class in [0, 9]");
+        throw DataError(f + ": label " + std::to_string(labels[at]) + " in record " +
+                        std::to_string(r) + " is not a class in [0, 9]");
       in.ReadExactly(&pixels[at * kPixels], kPixels, "pixels");
     }
   }
-  return std::make_unique<InMemoryDataset>(Shape{3, 32, 32}, kClasses, std::move(pixels), std::move(labels));
+  return std::make_unique<InMemoryDataset>(Shape{3, 32, 32}, kClasses, std::move(pixels),
+                                           std::move(labels));
 }
 
 }  // namespace mt

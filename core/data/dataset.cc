@@ -20,7 +20,8 @@ int InMemoryDataset::Get(size_t index, float* image) const {
   return labels_[index];
 }
 
-void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images, int32_t* labels) {
+void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images,
+               int32_t* labels) {
   const size_t per = data.SampleShape().count();
   for (int i = 0; i < n; ++i) labels[i] = data.Get(indices[i], images + per * i);
 }

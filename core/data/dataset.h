@@ -37,7 +37,8 @@ constexpr float kPixelOffset = -1.0f;
 
 class InMemoryDataset : public Dataset {
  public:
-  InMemoryDataset(Shape sample, int classes, std::vector<uint8_t> pixels, std::vector<uint8_t> labels);
+  InMemoryDataset(Shape sample, int classes, std::vector<uint8_t> pixels,
+                  std::vector<uint8_t> labels);
 
   size_t Size() const override { return labels_.size(); }
   Shape SampleShape() const override { return sample_; }

@@ -27,7 +27,8 @@ size_t GzReader::Read(void* out, size_t n) {
     const int got = gzread(static_cast<gzFile>(file_), dst + done, want);
     if (got < 0) {
       int code = 0;
-      throw DataError(path_ + ": corrupt compressed data: " + gzerror(static_cast<gzFile>(file_), &code));
+      throw DataError(path_ +
+                      ": corrupt compressed data: " + gzerror(static_cast<gzFile>(file_), &code));
     }
     if (got == 0) break;
     done += static_cast<size_t>(got);
@@ -38,8 +39,8 @@ size_t GzReader::Read(void* out, size_t n) {
 void GzReader::ReadExactly(void* out, size_t n, const char* what) {
   const size_t got = Read(out, n);
   if (got != n)
-    throw DataError(path_ + ": truncated: expected " + std::to_string(n) + " bytes of " + what + ", got " +
-                    std::to_string(got));
+    throw DataError(path_ + ": truncated: expected " + std::to_string(n) + " bytes of " + what +
+                    ", got " + std::to_string(got));
 }
 
 bool GzReader::AtEnd() {

@@ -27,7 +27,8 @@ std::string Hex(uint32_t v) {
 void ExpectMagic(GzReader& in, uint32_t want, const char* what) {
   const uint32_t magic = BigEndian32(in, "header");
   if (magic != want)
-    throw DataError(in.path() + ": bad magic " + Hex(magic) + ", expected " + Hex(want) + " (" + what + ")");
+    throw DataError(in.path() + ": bad magic " + Hex(magic) + ", expected " + Hex(want) + " (" +
+                    what + ")");
 }
 
 void ExpectEnd(GzReader& in) {
@@ -44,8 +45,8 @@ ImagesHeader ReadImagesHeader(GzReader& images) {
   const uint32_t h = BigEndian32(images, "header");
   const uint32_t w = BigEndian32(images, "header");
   if (n == 0 || h == 0 || w == 0 || h > 4096 || w > 4096 || n > (1u << 28))
-    throw DataError(images.path() + ": implausible dimensions " + std::to_string(n) + "x" + std::to_string(h) + "x" +
-                    std::to_string(w));
+    throw DataError(images.path() + ": implausible dimensions " + std::to_string(n) + "x" +
+                    std::to_string(h) + "x" + std::to_string(w));
   return {n, h, w};
 }
 
@@ -65,22 +66,22 @@ std::unique_ptr<Dataset> LoadIdx(const std::string& images_path, const std::stri
   ExpectMagic(labels_in, kLabelsMagic, "IDX labels");
   const uint32_t label_count = BigEndian32(labels_in, "header");
   if (label_count != n)
-    throw DataError(labels_path + ": label count " + std::to_string(label_count) + " does not match image count " +
-                    std::to_string(n) + " in " + images_path);
+    throw DataError(labels_path + ": label count " + std::to_string(label_count) +
+                    " does not match image count " + std::to_string(n) + " in " + images_path);
 
   std::vector<uint8_t> labels(n);
   labels_in.ReadExactly(labels.data(), n, "labels");
   ExpectEnd(labels_in);
   for (uint32_t i = 0; i < n; ++i)
     if (labels[i] >= kClasses)
-      throw DataError(labels_path + ": label " + std::to_string(labels[i]) + " at index " + std::to_string(i) +
-                      " is not a class in [0, 9]");
+      throw DataError(labels_path + ": label " + std::to_string(labels[i]) + " at index " +
+                      std::to_string(i) + " is not a class in [0, 9]");
 
   std::vector<uint8_t> pixels(static_cast<size_t>(n) * h * w);
   images.ReadExactly(pixels.data(), pixels.size(), "pixels");
   ExpectEnd(images);
-  return std::make_unique<InMemoryDataset>(Shape{1, static_cast<int>(h), static_cast<int>(w)}, kClasses,
-                                           std::move(pixels), std::move(labels));
+  return std::make_unique<InMemoryDataset>(Shape{1, static_cast<int>(h), static_cast<int>(w)},
+                                           kClasses, std::move(pixels), std::move(labels));
 }
 
 }  // namespace mt

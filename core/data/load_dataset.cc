@@ -32,7 +32,7 @@ std::string FindIdx(const fs::path& dir, const std::string& stem) {
 // The files of one split, before any is read.
 struct DatasetFiles {
   bool idx = false;
-  std::string images, labels;       // IDX
+  std::string images, labels;        // IDX
   std::vector<std::string> batches;  // CIFAR-10
 };
 
@@ -42,8 +42,12 @@ DatasetFiles FindFiles(const fs::path& dir, Split split) {
   f.images = FindIdx(dir, prefix + "-images-idx3-ubyte");
   f.labels = FindIdx(dir, prefix + "-labels-idx1-ubyte");
   if (!f.images.empty() || !f.labels.empty()) {
-    if (f.images.empty()) throw DataError(dir.string() + ": has " + f.labels + " but no " + prefix + "-images-idx3-ubyte[.gz]");
-    if (f.labels.empty()) throw DataError(dir.string() + ": has " + f.images + " but no " + prefix + "-labels-idx1-ubyte[.gz]");
+    if (f.images.empty())
+      throw DataError(dir.string() + ": has " + f.labels + " but no " + prefix +
+                      "-images-idx3-ubyte[.gz]");
+    if (f.labels.empty())
+      throw DataError(dir.string() + ": has " + f.images + " but no " + prefix +
+                      "-labels-idx1-ubyte[.gz]");
     f.idx = true;
     return f;
   }
@@ -62,16 +66,18 @@ DatasetFiles FindFiles(const fs::path& dir, Split split) {
       return f;
     }
   }
-  throw DataError(dir.string() + ": no dataset found: looked for " + prefix + "-images-idx3-ubyte[.gz] and " +
-                  prefix + "-labels-idx1-ubyte[.gz] (IDX), or " +
-                  (split == Split::kTrain ? "data_batch_1..5.bin" : "test_batch.bin") + " (CIFAR-10 binary)");
+  throw DataError(dir.string() + ": no dataset found: looked for " + prefix +
+                  "-images-idx3-ubyte[.gz] and " + prefix + "-labels-idx1-ubyte[.gz] (IDX), or " +
+                  (split == Split::kTrain ? "data_batch_1..5.bin" : "test_batch.bin") +
+                  " (CIFAR-10 binary)");
 }
 
 DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
   for (const auto& k : kKnown) {
     if (name_or_dir != k.name) continue;
     if (!fs::is_directory(k.dir))
-      throw DataError(std::string(k.name) + ": " + k.dir + " does not exist (Debian package dataset-" +
+      throw DataError(std::string(k.name) + ": " + k.dir +
+                      " does not exist (Debian package dataset-" +
                       (name_or_dir.rfind("cifar", 0) == 0 ? std::string("cifar-10") : name_or_dir) +
                       ", or pass a directory)");
     return FindFiles(k.dir, split);
@@ -79,7 +85,8 @@ DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
   if (fs::is_directory(name_or_dir)) return FindFiles(name_or_dir, split);
   std::string known;
   for (const auto& k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k.name);
-  throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" + known + ")");
+  throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" + known +
+                  ")");
 }
 
 }  // namespace

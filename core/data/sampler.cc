@@ -16,7 +16,8 @@ std::vector<uint32_t> EpochOrder(size_t n, uint64_t seed, int64_t epoch) {
 }
 
 std::pair<size_t, size_t> ShardRange(size_t n, int index, int count) {
-  if (count <= 0 || index < 0 || index >= count) throw std::invalid_argument("ShardRange: bad shard index");
+  if (count <= 0 || index < 0 || index >= count)
+    throw std::invalid_argument("ShardRange: bad shard index");
   const size_t base = n / count, extra = n % count;
   const size_t i = static_cast<size_t>(index);
   const size_t begin = i * base + std::min(i, extra);

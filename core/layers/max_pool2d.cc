@@ -5,7 +5,8 @@
 namespace mt {
 
 MaxPool2D::MaxPool2D(int size, int stride) {
-  if (size <= 0 || stride <= 0) throw std::invalid_argument("maxpool: size and stride must be positive");
+  if (size <= 0 || stride <= 0)
+    throw std::invalid_argument("maxpool: size and stride must be positive");
   geom_.size = size;
   geom_.stride = stride;
 }
@@ -33,7 +34,9 @@ void MaxPool2D::Reshape(int capacity) {
   if (!argmax_ || argmax_->count() < need) argmax_ = backend().Allocate(need);
 }
 
-size_t MaxPool2D::StateBytes(int capacity) const { return capacity * geom_.out_size() * sizeof(int32_t); }
+size_t MaxPool2D::StateBytes(int capacity) const {
+  return capacity * geom_.out_size() * sizeof(int32_t);
+}
 
 void MaxPool2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {
   backend().MaxPoolForward(GeometryFor(in.batch()), in.view, out.view, kernels::WholeOf(*argmax_));

@@ -15,7 +15,8 @@ class ReLU : public Layer {
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
     backend().ReluForward(in.view, out.view);
   }
-  void Backward(const Tensor&, const Tensor& out, const Tensor& d_out, const Tensor& d_in) override {
+  void Backward(const Tensor&, const Tensor& out, const Tensor& d_out,
+                const Tensor& d_in) override {
     if (!d_in.view.empty()) backend().ReluBackward(out.view, d_out.view, d_in.view);
   }
 };

@@ -46,11 +46,13 @@ double StepMs(Model& model, const float* images, const int32_t* labels, int batc
 }  // namespace
 
 PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& home,
-                                const std::vector<kernels::Backend*>& candidates, const float* images,
-                                const int32_t* labels, int batch, uint64_t seed, int repeats) {
+                                const std::vector<kernels::Backend*>& candidates,
+                                const float* images, const int32_t* labels, int batch,
+                                uint64_t seed, int repeats) {
   if (candidates.empty()) throw std::invalid_argument("placement: no candidate backends");
   if (std::find(candidates.begin(), candidates.end(), &home) == candidates.end())
-    throw std::invalid_argument("placement: the home backend " + home.Name() + " is not a candidate");
+    throw std::invalid_argument("placement: the home backend " + home.Name() +
+                                " is not a candidate");
   repeats = std::max(repeats, 1);
   PlacementChoice choice;
   // [candidate][layer]: in the all-on-that-candidate model, wherever the layer ran.
@@ -68,7 +70,8 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
     LayerTimes t;
     for (int r = 0; r < repeats; ++r) {
       model->ComputeGradients(seed + r, &t);
-      for (size_t i = 0; i < samples.size(); ++i) samples[i].push_back(1e3 * (t.forward[i] + t.backward[i]));
+      for (size_t i = 0; i < samples.size(); ++i)
+        samples[i].push_back(1e3 * (t.forward[i] + t.backward[i]));
     }
     const std::vector<kernels::Backend*>& ran = model->placement();
     for (size_t i = 0; i < samples.size(); ++i) {
@@ -76,7 +79,8 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
       choice.rows[i].ms.push_back(ran[i] == candidates[c] ? layer_ms[c][i] : kNotRun);
     }
     const std::string name = "all " + candidates[c]->Name() + (ran == all ? "" : " where it can");
-    choice.candidates.push_back(PlacementCandidate{name, ran, StepMs(*model, images, labels, batch, seed, repeats)});
+    choice.candidates.push_back(
+        PlacementCandidate{name, ran, StepMs(*model, images, labels, batch, seed, repeats)});
   }
 
   // Per layer: in-place layers follow their input, so a layer's cost is its
@@ -98,12 +102,13 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
     // The home candidate runs every layer, so there is always a best.
     for (size_t j = i; j < end; ++j) per_layer[j] = choice.candidates[best].placement[j];
   }
-  const bool same_as_one = std::any_of(choice.candidates.begin(), choice.candidates.end(),
-                                       [&](const PlacementCandidate& c) { return c.placement == per_layer; });
+  const bool same_as_one =
+      std::any_of(choice.candidates.begin(), choice.candidates.end(),
+                  [&](const PlacementCandidate& c) { return c.placement == per_layer; });
   if (!same_as_one) {
     auto model = Prepared(spec, home, per_layer, images, labels, batch, seed);
-    choice.candidates.push_back(
-        PlacementCandidate{"per layer", model->placement(), StepMs(*model, images, labels, batch, seed, repeats)});
+    choice.candidates.push_back(PlacementCandidate{
+        "per layer", model->placement(), StepMs(*model, images, labels, batch, seed, repeats)});
   }
 
   choice.chosen = 0;
@@ -114,8 +119,8 @@ PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& 
       choice.chosen = static_cast<int>(c);
   choice.placement = choice.candidates[choice.chosen].placement;
   for (size_t i = 0; i < choice.rows.size(); ++i)
-    choice.rows[i].chosen = static_cast<int>(std::find(candidates.begin(), candidates.end(), choice.placement[i]) -
-                                             candidates.begin());
+    choice.rows[i].chosen = static_cast<int>(
+        std::find(candidates.begin(), candidates.end(), choice.placement[i]) - candidates.begin());
   return choice;
 }
 
@@ -142,8 +147,8 @@ std::string PlacementChoice::Table(const std::vector<kernels::Backend*>& backend
     s += "  " + backends[r.chosen]->Name() + "\n";
   }
   for (size_t c = 0; c < candidates.size(); ++c) {
-    std::snprintf(line, sizeof line, "step, %-12s %9.3f ms%s\n", candidates[c].name.c_str(), candidates[c].step_ms,
-                  static_cast<int>(c) == chosen ? "  <- chosen" : "");
+    std::snprintf(line, sizeof line, "step, %-12s %9.3f ms%s\n", candidates[c].name.c_str(),
+                  candidates[c].step_ms, static_cast<int>(c) == chosen ? "  <- chosen" : "");
     s += line;
   }
   return s;

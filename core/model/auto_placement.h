@@ -35,7 +35,7 @@ struct PlacementCandidate {
   // there and run on the home backend), "per layer"
   std::string name;
   std::vector<kernels::Backend*> placement;  // where each layer really runs
-  double step_ms = 0;  // whole forward + backward step, median
+  double step_ms = 0;                        // whole forward + backward step, median
 };
 
 struct PlacementChoice {
@@ -52,10 +52,11 @@ struct PlacementChoice {
 constexpr double kPlacementMargin = 0.03;
 
 // `home` holds parameters and gradients (as in training); `candidates`
-// starts with the CPU and includes `home` (where layers fall back to). Times `repeats` steps of `batch` samples after
-// warm-up; the model's parameters come from `seed`, nothing is trained.
+// starts with the CPU and includes `home` (where layers fall back to). Times `repeats` steps of
+// `batch` samples after warm-up; the model's parameters come from `seed`, nothing is trained.
 PlacementChoice ChoosePlacement(const proto::ModelSpec& spec, kernels::Backend& home,
-                                const std::vector<kernels::Backend*>& candidates, const float* images,
-                                const int32_t* labels, int batch, uint64_t seed, int repeats = 5);
+                                const std::vector<kernels::Backend*>& candidates,
+                                const float* images, const int32_t* labels, int batch,
+                                uint64_t seed, int repeats = 5);
 
 }  // namespace mt

@@ -13,7 +13,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // The loss on the training pass, the predictions on evaluation.
 constexpr kernels::OpSet kLossOps{kernels::Op::kSoftmaxCrossEntropy, kernels::Op::kArgmaxRows};
@@ -33,7 +35,8 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   int slots = 1;
   for (size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
-    if (!placement_[i]) throw std::invalid_argument("model: no backend for layer " + std::to_string(i + 1));
+    if (!placement_[i])
+      throw std::invalid_argument("model: no backend for layer " + std::to_string(i + 1));
     if (layer.name().empty()) layer.set_name(std::string(layer.Type()) + std::to_string(i + 1));
     // An in-place layer writes over its input, so it runs where that lives.
     if (layer.InPlace() && i > 0) placement_[i] = placement_[i - 1];
@@ -65,10 +68,12 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   for (size_t i = 0; i < layers_.size(); ++i) {
     const size_t n = layers_[i]->ParamCount();
     if (n == 0 || placement_[i] == &home_) continue;
-    if (!mirrors_.empty() && mirrors_.back().backend == placement_[i] && mirrors_.back().end == param_offset_[i])
+    if (!mirrors_.empty() && mirrors_.back().backend == placement_[i] &&
+        mirrors_.back().end == param_offset_[i])
       mirrors_.back().end += n;
     else
-      mirrors_.push_back(Mirror{placement_[i], param_offset_[i], param_offset_[i] + n, nullptr, nullptr});
+      mirrors_.push_back(
+          Mirror{placement_[i], param_offset_[i], param_offset_[i] + n, nullptr, nullptr});
   }
   size_t staging = 0;
   for (Mirror& m : mirrors_) {
@@ -95,8 +100,8 @@ kernels::Backend* Model::Supporting(kernels::Backend* wanted, kernels::OpSet ops
   if (missing.empty()) return wanted;
   const kernels::OpSet home_missing = ops - home_.SupportedOps();
   if (!home_missing.empty())
-    throw std::invalid_argument(name + " needs " + home_missing.Names() + ", which the home backend " +
-                                home_.Name() + " lacks");
+    throw std::invalid_argument(name + " needs " + home_missing.Names() +
+                                ", which the home backend " + home_.Name() + " lacks");
   fallbacks_.push_back(PlacementFallback{step, name, wanted->Name(), missing});
   return &home_;
 }
@@ -144,7 +149,8 @@ void Model::Reserve(int capacity) {
   if (capacity <= capacity_) return;
   for (size_t i = 0; i < shapes_.size(); ++i) {
     if (i > 0 && act_slot_[i] == act_slot_[i - 1]) continue;
-    act_buffers_[act_slot_[i]] = SlotBackend(static_cast<int>(i)).Allocate(shapes_[i].count() * capacity);
+    act_buffers_[act_slot_[i]] =
+        SlotBackend(static_cast<int>(i)).Allocate(shapes_[i].count() * capacity);
   }
   size_t staging = staging_.size();
   for (size_t i = 0; i <= layers_.size(); ++i) {
@@ -172,8 +178,10 @@ void Model::Reserve(int capacity) {
 size_t Model::MemoryBytes(int capacity) const {
   std::vector<const kernels::Backend*> in_use;
   for (size_t i = 0; i <= layers_.size(); ++i)
-    if (std::find(in_use.begin(), in_use.end(), &StepBackend(i)) == in_use.end()) in_use.push_back(&StepBackend(i));
-  size_t per_sample = 2 * in_use.size() * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
+    if (std::find(in_use.begin(), in_use.end(), &StepBackend(i)) == in_use.end())
+      in_use.push_back(&StepBackend(i));
+  size_t per_sample =
+      2 * in_use.size() * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
   for (size_t i = 0; i < shapes_.size(); ++i)
     if (i == 0 || act_slot_[i] != act_slot_[i - 1]) per_sample += shapes_[i].count();
   for (size_t i = 0; i <= layers_.size(); ++i)
@@ -196,7 +204,8 @@ Tensor Model::LayerInput(int i, int n) const {
   return Tensor{s, kernels::View{bridges_[i].get(), 0, s.count()}};
 }
 
-void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to, kernels::View dst) {
+void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to,
+                     kernels::View dst) {
   from.Download(src, staging_.data());
   to.Upload(staging_.data(), dst);
 }
@@ -205,18 +214,21 @@ void Model::BridgeIn(size_t i, LayerTimes* times) {
   if (!bridges_[i]) return;
   const int si = static_cast<int>(i);
   const Clock::time_point t = times ? Clock::now() : Clock::time_point{};
-  Transfer(SlotBackend(si), Activation(si, batch_).view, StepBackend(i), LayerInput(si, batch_).view);
+  Transfer(SlotBackend(si), Activation(si, batch_).view, StepBackend(i),
+           LayerInput(si, batch_).view);
   if (times) times->transfer += Since(t);
 }
 
 void Model::UploadMirrors() {
   for (Mirror& m : mirrors_)
-    Transfer(home_, params().Slice(m.begin, m.end - m.begin), *m.backend, kernels::WholeOf(*m.params));
+    Transfer(home_, params().Slice(m.begin, m.end - m.begin), *m.backend,
+             kernels::WholeOf(*m.params));
 }
 
 void Model::GatherMirroredGrads() {
   for (Mirror& m : mirrors_)
-    Transfer(*m.backend, kernels::WholeOf(*m.grads), home_, grads().Slice(m.begin, m.end - m.begin));
+    Transfer(*m.backend, kernels::WholeOf(*m.grads), home_,
+             grads().Slice(m.begin, m.end - m.begin));
 }
 
 void Model::SetBatch(const float* images, const int32_t* labels, int n) {
@@ -252,8 +264,8 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   if (times) t = Clock::now();
   const Tensor logits = LayerInput(static_cast<int>(layers_.size()), batch_);
   const double loss = LossBackend().SoftmaxCrossEntropy(
-      logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)}, batch_, num_classes(),
-      kernels::View{GradsOn(&LossBackend()).ping.get(), 0, logits.count()});
+      logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)}, batch_,
+      num_classes(), kernels::View{GradsOn(&LossBackend()).ping.get(), 0, logits.count()});
   if (times) times->loss = Since(t);
   return loss;
 }
@@ -290,7 +302,8 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
     kernels::Buffer* d_in = RunsInPlace(i) ? d_out : spare;
     const Tensor d_out_t{out_shape, kernels::View{d_out, 0, out_shape.count()}};
     // The first layer's input gradient is never used, so it is never computed.
-    const Tensor d_in_t{in_shape, i == 0 ? kernels::View{} : kernels::View{d_in, 0, in_shape.count()}};
+    const Tensor d_in_t{in_shape,
+                        i == 0 ? kernels::View{} : kernels::View{d_in, 0, in_shape.count()}};
     layer.Backward(LayerInput(i, batch_), Activation(i + 1, batch_), d_out_t, d_in_t);
     if (times) {
       on->Synchronize();

@@ -31,16 +31,16 @@ namespace mt {
 // synchronised around each layer, so the figures are real, not queued).
 struct LayerTimes {
   std::vector<double> forward, backward;  // per layer
-  double loss = 0;                         // softmax cross-entropy
-  double transfer = 0;                     // copies between backends
+  double loss = 0;                        // softmax cross-entropy
+  double transfer = 0;                    // copies between backends
 };
 
 // A step that runs on the home backend because the backend it was placed on
 // lacks ops it uses.
 struct PlacementFallback {
-  size_t step;            // layer index, or the layer count for the loss
-  std::string name;       // the layer's name, or "loss"
-  std::string wanted;     // the backend it was placed on
+  size_t step;             // layer index, or the layer count for the loss
+  std::string name;        // the layer's name, or "loss"
+  std::string wanted;      // the backend it was placed on
   kernels::OpSet missing;  // what that backend lacks
 };
 
@@ -114,14 +114,17 @@ class Model {
   Tensor Activation(int i, int n) const;  // i = 0 is the input, i = k is layer k-1's output
   Tensor LayerInput(int i, int n) const;  // step i's input on step i's backend
   kernels::Backend& SlotBackend(int i) const { return *placement_[i == 0 ? 0 : i - 1]; }
-  kernels::Backend& StepBackend(size_t i) const { return i < layers_.size() ? *placement_[i] : *loss_backend_; }
+  kernels::Backend& StepBackend(size_t i) const {
+    return i < layers_.size() ? *placement_[i] : *loss_backend_;
+  }
   kernels::Backend& LossBackend() const { return *loss_backend_; }
   // Whether layer i writes over its input (an in-place layer on its input's backend).
   bool RunsInPlace(size_t i) const {
     return layers_[i]->InPlace() && (i == 0 || placement_[i] == placement_[i - 1]);
   }
   // `wanted` when it has every op of `ops`, else home (recorded in fallbacks_).
-  kernels::Backend* Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step, const std::string& name);
+  kernels::Backend* Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step,
+                               const std::string& name);
   // Copies step i's input onto its backend when it lives elsewhere.
   void BridgeIn(size_t i, LayerTimes* times);
   GradPair& GradsOn(kernels::Backend* b);
@@ -136,9 +139,9 @@ class Model {
   std::vector<kernels::Backend*> placement_;  // per layer
   kernels::Backend* loss_backend_ = nullptr;
   std::vector<PlacementFallback> fallbacks_;
-  std::vector<Shape> shapes_;                 // per-sample, layers_.size() + 1 entries
-  std::vector<int> act_slot_;                 // which activation buffer holds shapes_[i]
-  std::vector<size_t> param_offset_;          // per layer
+  std::vector<Shape> shapes_;         // per-sample, layers_.size() + 1 entries
+  std::vector<int> act_slot_;         // which activation buffer holds shapes_[i]
+  std::vector<size_t> param_offset_;  // per layer
   std::vector<std::unique_ptr<kernels::Buffer>> act_buffers_;
   // bridges_[i]: step i's input copied onto its backend (null when the
   // producer runs on the same backend).

@@ -21,7 +21,8 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
     if (first.empty())
-      first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " + message;
+      first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " +
+              message;
   }
   std::string first;
 };
@@ -30,22 +31,18 @@ std::unique_ptr<Layer> MakeLayer(const proto::Layer& l) {
   switch (l.kind_case()) {
     case proto::Layer::kConv: {
       const auto& c = l.conv();
-      return std::make_unique<Conv2D>(c.filters(), c.kernel(), c.stride() ? c.stride() : 1, c.padding());
+      return std::make_unique<Conv2D>(c.filters(), c.kernel(), c.stride() ? c.stride() : 1,
+                                      c.padding());
     }
     case proto::Layer::kMaxpool: {
       const auto& p = l.maxpool();
       return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size());
     }
-    case proto::Layer::kRelu:
-      return std::make_unique<ReLU>();
-    case proto::Layer::kDense:
-      return std::make_unique<Dense>(l.dense().units());
-    case proto::Layer::kFlatten:
-      return std::make_unique<Flatten>();
-    case proto::Layer::kDropout:
-      return std::make_unique<Dropout>(l.dropout().rate());
-    case proto::Layer::KIND_NOT_SET:
-      break;
+    case proto::Layer::kRelu: return std::make_unique<ReLU>();
+    case proto::Layer::kDense: return std::make_unique<Dense>(l.dense().units());
+    case proto::Layer::kFlatten: return std::make_unique<Flatten>();
+    case proto::Layer::kDropout: return std::make_unique<Dropout>(l.dropout().rate());
+    case proto::Layer::KIND_NOT_SET: break;
   }
   throw std::invalid_argument("no layer kind given (conv, maxpool, relu, dense, flatten, dropout)");
 }
@@ -58,7 +55,8 @@ proto::ModelSpec ParseModelSpec(const std::string& text, const std::string& orig
   CollectErrors errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, &spec))
-    throw ModelSpecError("model spec " + origin + ": " + (errors.first.empty() ? "parse error" : errors.first));
+    throw ModelSpecError("model spec " + origin + ": " +
+                         (errors.first.empty() ? "parse error" : errors.first));
   if (!spec.has_input() || spec.input().channels() <= 0 || spec.input().height() <= 0 ||
       spec.input().width() <= 0)
     throw ModelSpecError("model spec " + origin +
@@ -68,7 +66,8 @@ proto::ModelSpec ParseModelSpec(const std::string& text, const std::string& orig
 }
 
 proto::ModelSpec LoadModelSpec(const std::string& name_or_path) {
-  if (const char* preset = PresetSpecText(name_or_path)) return ParseModelSpec(preset, name_or_path);
+  if (const char* preset = PresetSpecText(name_or_path))
+    return ParseModelSpec(preset, name_or_path);
   std::ifstream in(name_or_path);
   if (!in) {
     std::string known;

@@ -7,7 +7,8 @@
 
 namespace mt {
 
-Optimizer::Optimizer(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count, int slots)
+Optimizer::Optimizer(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count,
+                     int slots)
     : config_(config), backend_(backend), param_count_(param_count), slot_count_(slots) {
   if (slots > 0) {
     slots_ = backend_.Allocate(param_count * slots);
@@ -31,10 +32,11 @@ OptimizerState Optimizer::SaveState() const {
 
 void Optimizer::LoadState(const OptimizerState& s) {
   if (s.config.kind != config_.kind)
-    throw std::invalid_argument("optimizer state is for '" + s.config.kind + "', not '" + config_.kind + "'");
+    throw std::invalid_argument("optimizer state is for '" + s.config.kind + "', not '" +
+                                config_.kind + "'");
   if (s.slots.size() != param_count_ * slot_count_)
-    throw std::invalid_argument("optimizer state has " + std::to_string(s.slots.size()) + " values, expected " +
-                                std::to_string(param_count_ * slot_count_));
+    throw std::invalid_argument("optimizer state has " + std::to_string(s.slots.size()) +
+                                " values, expected " + std::to_string(param_count_ * slot_count_));
   config_ = s.config;
   steps_ = s.steps;
   if (slots_) backend_.Upload(s.slots.data(), kernels::WholeOf(*slots_));

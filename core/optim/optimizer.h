@@ -29,7 +29,8 @@ struct OptimizerState {
 
 class Optimizer {
  public:
-  Optimizer(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count, int slots);
+  Optimizer(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count,
+            int slots);
   virtual ~Optimizer() = default;
 
   const char* Kind() const { return config_.kind.c_str(); }

@@ -12,8 +12,8 @@ class Sgd : public Optimizer {
       : Optimizer(config, backend, param_count, config.momentum != 0.0f ? 1 : 0) {}
 
   void Step(kernels::View params, kernels::View grads) override {
-    backend_.SgdUpdate(kernels::SgdHyper{config_.lr, config_.momentum, config_.weight_decay}, params, grads,
-                       Slot(0));
+    backend_.SgdUpdate(kernels::SgdHyper{config_.lr, config_.momentum, config_.weight_decay},
+                       params, grads, Slot(0));
     ++steps_;
   }
 };

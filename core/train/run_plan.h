@@ -34,9 +34,13 @@ class RunPlan {
   int64_t FirstSample(int64_t step) const { return (step % steps_per_epoch_) * batch_; }
   int BatchAt(int64_t step) const;
   // After `steps_done` steps: an epoch has just ended.
-  bool EpochEnded(int64_t steps_done) const { return steps_done > 0 && steps_done % steps_per_epoch_ == 0; }
+  bool EpochEnded(int64_t steps_done) const {
+    return steps_done > 0 && steps_done % steps_per_epoch_ == 0;
+  }
   // Epochs begun after `steps_done` steps (a partial last one counts).
-  int64_t EpochsBegun(int64_t steps_done) const { return (steps_done + steps_per_epoch_ - 1) / steps_per_epoch_; }
+  int64_t EpochsBegun(int64_t steps_done) const {
+    return (steps_done + steps_per_epoch_ - 1) / steps_per_epoch_;
+  }
   // Checkpoints fall every `every` steps (0: none) and at every epoch end.
   bool CheckpointDue(int64_t steps_done, int64_t every) const {
     return (every > 0 && steps_done % every == 0) || EpochEnded(steps_done);

@@ -44,6 +44,8 @@ ReportJson RunSummary::ToJson() const {
   return r;
 }
 
-void RunSummary::Write(const std::string& path) const { WriteFileAtomically(path, ToJson().dump(2) + "\n"); }
+void RunSummary::Write(const std::string& path) const {
+  WriteFileAtomically(path, ToJson().dump(2) + "\n");
+}
 
 }  // namespace mt

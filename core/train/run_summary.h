@@ -15,9 +15,9 @@ namespace mt {
 using ReportJson = nlohmann::ordered_json;
 
 struct EpochSummary {
-  int64_t epoch = 0;   // 1-based
-  int64_t step = 0;    // steps done when it was evaluated
-  bool complete = true;  // false: the run ended inside this epoch
+  int64_t epoch = 0;      // 1-based
+  int64_t step = 0;       // steps done when it was evaluated
+  bool complete = true;   // false: the run ended inside this epoch
   double train_loss = 0;  // mean over the epoch's samples trained in this run
   double test_loss = 0;
   double test_accuracy = 0;

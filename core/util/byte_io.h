@@ -37,12 +37,29 @@ class ByteWriter {
 
 class ByteReader {
  public:
-  ByteReader(const char* data, size_t size, std::string what) : p_(data), end_(data + size), what_(std::move(what)) {}
+  ByteReader(const char* data, size_t size, std::string what)
+      : p_(data), end_(data + size), what_(std::move(what)) {}
 
-  uint32_t U32() { uint32_t v; Raw(&v, 4); return v; }
-  uint64_t U64() { uint64_t v; Raw(&v, 8); return v; }
-  int64_t I64() { int64_t v; Raw(&v, 8); return v; }
-  float F32() { float v; Raw(&v, 4); return v; }
+  uint32_t U32() {
+    uint32_t v;
+    Raw(&v, 4);
+    return v;
+  }
+  uint64_t U64() {
+    uint64_t v;
+    Raw(&v, 8);
+    return v;
+  }
+  int64_t I64() {
+    int64_t v;
+    Raw(&v, 8);
+    return v;
+  }
+  float F32() {
+    float v;
+    Raw(&v, 4);
+    return v;
+  }
   std::string Str() {
     const uint64_t n = Length(1);
     std::string s(p_, n);
@@ -66,7 +83,8 @@ class ByteReader {
  private:
   uint64_t Length(size_t element) {
     const uint64_t n = U64();
-    if (n > left() / element) throw std::out_of_range(what_ + ": truncated (length " + std::to_string(n) + ")");
+    if (n > left() / element)
+      throw std::out_of_range(what_ + ": truncated (length " + std::to_string(n) + ")");
     return n;
   }
   const char* p_;

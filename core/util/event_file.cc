@@ -8,7 +8,8 @@ namespace mt {
 
 EventFile::EventFile(const std::string& path) : opened_(std::chrono::steady_clock::now()) {
   file_ = std::fopen(path.c_str(), "w");
-  if (!file_) throw std::runtime_error("cannot write events to " + path + ": " + std::strerror(errno));
+  if (!file_)
+    throw std::runtime_error("cannot write events to " + path + ": " + std::strerror(errno));
 }
 
 EventFile::~EventFile() {

@@ -24,7 +24,8 @@ class EventFile {
 
   // Writes {"t": seconds since opened, "event": name, ...fields}. Thread-safe;
   // a failed write is dropped (events never stop a run).
-  void Write(const std::string& name, nlohmann::ordered_json fields = nlohmann::ordered_json::object());
+  void Write(const std::string& name,
+             nlohmann::ordered_json fields = nlohmann::ordered_json::object());
 
  private:
   std::mutex mu_;

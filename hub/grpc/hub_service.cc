@@ -28,11 +28,13 @@ grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinReq
   return Guarded("Join", [&] { return coordinator_.Join(*request, context->peer(), reply); });
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
+    grpc::CallbackServerContext* context) {
   return new TrainStream(coordinator_, context->peer(), write_cpu_ns_);
 }
 
-grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request, proto::LeaveReply*) {
+grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request,
+                               proto::LeaveReply*) {
   return Guarded("Leave", [&] { return coordinator_.Leave(*request); });
 }
 
@@ -48,7 +50,8 @@ HubServer::HubServer(StepCoordinator& coordinator, const std::string& bind, int 
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
-  if (!server_ || port_ == 0) throw std::runtime_error("cannot listen on " + address + " (port in use?)");
+  if (!server_ || port_ == 0)
+    throw std::runtime_error("cannot listen on " + address + " (port in use?)");
 }
 
 HubServer::~HubServer() {

@@ -22,7 +22,8 @@ class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::H
   grpc::Status Join(grpc::ServerContext* context, const proto::JoinRequest* request,
                     proto::JoinReply* reply) override;
   // Raw bytes, so that one serialised broadcast serves every worker.
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Train(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Train(
+      grpc::CallbackServerContext* context) override;
   grpc::Status Leave(grpc::ServerContext* context, const proto::LeaveRequest* request,
                      proto::LeaveReply* reply) override;
 
@@ -35,7 +36,8 @@ class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::H
 class HubServer {
  public:
   // Throws when the address cannot be bound.
-  HubServer(StepCoordinator& coordinator, const std::string& bind, int port, std::atomic<int64_t>* write_cpu_ns);
+  HubServer(StepCoordinator& coordinator, const std::string& bind, int port,
+            std::atomic<int64_t>* write_cpu_ns);
   ~HubServer();
   int port() const { return port_; }
 

@@ -28,8 +28,10 @@ struct GrpcEncoded final : EncodedMessage {
 Encoded GrpcEncoder::Encode(const proto::HubMessage& message) {
   auto encoded = std::make_shared<GrpcEncoded>();
   bool own = false;
-  const grpc::Status s = grpc::SerializationTraits<proto::HubMessage>::Serialize(message, &encoded->bytes, &own);
-  if (!s.ok()) throw std::runtime_error("cannot serialise a message to the workers: " + s.error_message());
+  const grpc::Status s =
+      grpc::SerializationTraits<proto::HubMessage>::Serialize(message, &encoded->bytes, &own);
+  if (!s.ok())
+    throw std::runtime_error("cannot serialise a message to the workers: " + s.error_message());
   return encoded;
 }
 
@@ -58,7 +60,8 @@ HubStatus FromGrpc(const grpc::Status& status) {
 
 }  // namespace
 
-TrainStream::TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns)
+TrainStream::TrainStream(StepCoordinator& coordinator, std::string peer,
+                         std::atomic<int64_t>* write_cpu_ns)
     : coordinator_(coordinator), peer_(std::move(peer)), write_cpu_ns_(write_cpu_ns) {
   StartRead(&incoming_);
 }
@@ -106,8 +109,10 @@ void TrainStream::OnWriteDone(bool ok) {
       finished_ = finished_ || finish;
     }
   }
-  if (more) StartNextWrite(true);
-  else if (finish) Finish(final_status_);
+  if (more)
+    StartNextWrite(true);
+  else if (finish)
+    Finish(final_status_);
 }
 
 void TrainStream::OnReadDone(bool ok) {
@@ -116,15 +121,17 @@ void TrainStream::OnReadDone(bool ok) {
   try {
     status = grpc::SerializationTraits<proto::WorkerMessage>::Deserialize(&incoming_, &message_);
     if (!status.ok())
-      status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unreadable message: " + status.error_message());
+      status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "unreadable message: " + status.error_message());
     else if (worker_id_ < 0)
       status = message_.has_hello()
                    ? ToGrpc(coordinator_.Hello(message_.hello(), this, &worker_id_))
                    : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                   "the first message on a Train stream must be Hello");
     else
-      status = message_.has_gradient() ? ToGrpc(coordinator_.Gradient(worker_id_, message_.gradient()))
-                                       : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected a gradient chunk");
+      status = message_.has_gradient()
+                   ? ToGrpc(coordinator_.Gradient(worker_id_, message_.gradient()))
+                   : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected a gradient chunk");
   } catch (const std::exception& e) {
     spdlog::error("Train stream from {}: {}", peer_, e.what());
     status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());

@@ -31,7 +31,8 @@ class GrpcEncoder final : public MessageEncoder {
   Encoded Encode(const proto::HubMessage& message) override;
 };
 
-class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>, public WorkerLink {
+class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
+                          public WorkerLink {
  public:
   // CPU time spent starting writes off the step loop's thread (the next
   // chunk after one is done) is added to *write_cpu_ns: part of the hub's

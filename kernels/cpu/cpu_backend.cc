@@ -51,10 +51,22 @@ void CpuBackend::ForEachRange(size_t n, Fn&& fn) {
 }
 
 OpSet CpuBackend::SupportedOps() const {
-  return {Op::kGemm,           Op::kAxpy,           Op::kScale,          Op::kConv2dForward,
-          Op::kConv2dBackward, Op::kMaxPoolForward, Op::kMaxPoolBackward, Op::kAddBias,
-          Op::kBiasGrad,       Op::kReluForward,    Op::kReluBackward,   Op::kDropoutForward,
-          Op::kDropoutBackward, Op::kSoftmaxCrossEntropy, Op::kArgmaxRows, Op::kSgdUpdate,
+  return {Op::kGemm,
+          Op::kAxpy,
+          Op::kScale,
+          Op::kConv2dForward,
+          Op::kConv2dBackward,
+          Op::kMaxPoolForward,
+          Op::kMaxPoolBackward,
+          Op::kAddBias,
+          Op::kBiasGrad,
+          Op::kReluForward,
+          Op::kReluBackward,
+          Op::kDropoutForward,
+          Op::kDropoutBackward,
+          Op::kSoftmaxCrossEntropy,
+          Op::kArgmaxRows,
+          Op::kSgdUpdate,
           Op::kAdamUpdate};
 }
 
@@ -84,8 +96,8 @@ void CpuBackend::Fill(View dst, float value) {
 
 // ---- linear algebra
 
-void CpuBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a,
-                      View b, float beta, View c) {
+void CpuBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a, View b,
+                      float beta, View c) {
   std::lock_guard<std::mutex> lock(gemm_mu_);
   kernels::Gemm(pool_, gemm_scratch_, trans_a, trans_b, m, n, k, alpha, Data(a), Data(b), beta,
                 Data(c));
@@ -128,8 +140,8 @@ void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View
   }
 }
 
-void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out,
-                                View d_in, View d_weight, View d_bias, View workspace) {
+void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
+                                View d_weight, View d_bias, View workspace) {
   float* dx = d_in.empty() ? nullptr : Data(d_in);
   float* db = d_bias.empty() ? nullptr : Data(d_bias);
   if (DirectConvFasterBackward(g)) {
@@ -180,7 +192,8 @@ void CpuBackend::AddBias(View x, View bias, int outer, int channels, int inner) 
   if (count * inner < kParallelElements) {
     planes(0, count);
   } else {
-    pool_.ParallelFor(static_cast<int64_t>(count), [&](int64_t b, int64_t e, int) { planes(b, e); });
+    pool_.ParallelFor(static_cast<int64_t>(count),
+                      [&](int64_t b, int64_t e, int) { planes(b, e); });
   }
 }
 

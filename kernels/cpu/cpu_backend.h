@@ -69,8 +69,7 @@ class CpuBackend : public Backend {
   void ReluBackward(View out, View d_out, View d_in) override;
   void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override;
   void DropoutBackward(View d_out, View mask, float rate, View d_in) override;
-  double SoftmaxCrossEntropy(View logits, View labels, int n, int classes,
-                             View d_logits) override;
+  double SoftmaxCrossEntropy(View logits, View labels, int n, int classes, View d_logits) override;
   void ArgmaxRows(View logits, int n, int classes, View out) override;
 
   void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) override;

@@ -44,18 +44,18 @@ struct Plan {
   int k, pad, in_c, oc, in_h, in_w;
   int hp, wp, oh, ow;
   int patch, kk;
-  int qv;       // vectors covering the oh * wp wide outputs
-  int dv;       // vectors covering the hp * wp wide input positions
-  int max_off;  // offset of the last tap
-  int front;    // zeros before each output-gradient plane: max_off rounded
-                // up, so the planes themselves start aligned
-  int ps;       // stride of a padded input plane
-  int zs;       // stride of a zero-extended output-gradient plane
-  int group;    // samples per weight-gradient kernel call
-  bool vector_partials;  // weight-gradient partials as vectors, or scalars
-  size_t p_stride;  // floats between the padded inputs of a group's samples
-  size_t z_stride;  // floats between the output gradients of a group's samples
-  size_t flipped, shared;  // shared: weights flipped and transposed for d_in
+  int qv;                              // vectors covering the oh * wp wide outputs
+  int dv;                              // vectors covering the hp * wp wide input positions
+  int max_off;                         // offset of the last tap
+  int front;                           // zeros before each output-gradient plane: max_off rounded
+                                       // up, so the planes themselves start aligned
+  int ps;                              // stride of a padded input plane
+  int zs;                              // stride of a zero-extended output-gradient plane
+  int group;                           // samples per weight-gradient kernel call
+  bool vector_partials;                // weight-gradient partials as vectors, or scalars
+  size_t p_stride;                     // floats between the padded inputs of a group's samples
+  size_t z_stride;                     // floats between the output gradients of a group's samples
+  size_t flipped, shared;              // shared: weights flipped and transposed for d_in
   size_t p, y, dp, dw, db, per_chunk;  // offsets inside a chunk's slice
 };
 
@@ -254,12 +254,12 @@ constexpr auto kFwdTable =
     MakeFwdTable(std::make_integer_sequence<int, kFwdMaxOutputs * kFwdMaxVectors>{});
 constexpr auto kPointTable =
     MakePointTable(std::make_integer_sequence<int, kFwdMaxOutputs * kFwdMaxVectors>{});
-constexpr auto kDwTable = MakeDwTable(std::make_integer_sequence<int, kDwMaxOutputs * kDwMaxTaps>{});
+constexpr auto kDwTable =
+    MakeDwTable(std::make_integer_sequence<int, kDwMaxOutputs * kDwMaxTaps>{});
 
 // Runs the forward kernel over `outputs` x `vectors`, block by block.
-void WideConv(const float* in, int channels, int plane, int k, int wp, const float* w,
-              int w_stride, const float* bias, int outputs, int vectors, float* out,
-              int out_stride) {
+void WideConv(const float* in, int channels, int plane, int k, int wp, const float* w, int w_stride,
+              const float* bias, int outputs, int vectors, float* out, int out_stride) {
   for (int o0 = 0; o0 < outputs; o0 += kFwdMaxOutputs) {
     const int ob = std::min(kFwdMaxOutputs, outputs - o0);
     const int vb_max = std::min(kFwdMaxVectors, std::max(1, kFwdMaxAcc / ob));

@@ -71,11 +71,12 @@ void RunGebp(int m, int n, int k, float alpha, const float* a, int lda, const fl
              float* c, int ldc, float* scratch) {
   const BlockSizes s = BlockingFor(m, n, k);
   // Eigen reads the packed panels with aligned vector loads.
-  float* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch) + 63) & ~uintptr_t{63});
+  float* base =
+      reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch) + 63) & ~uintptr_t{63});
   Blocking blocking(s, base, base + RoundUp16(s.kc * s.mc));
   Eigen::internal::general_matrix_matrix_product<Index, float, LhsOrder, false, float, RhsOrder,
-                                                 false, Eigen::RowMajor, 1>::run(m, n, k, a, lda,
-                                                                                 b, ldb, c, 1, ldc,
+                                                 false, Eigen::RowMajor, 1>::run(m, n, k, a, lda, b,
+                                                                                 ldb, c, 1, ldc,
                                                                                  alpha, blocking);
 }
 

@@ -14,13 +14,13 @@ size_t RoundUp16(size_t x) { return (x + 15) & ~size_t{15}; }
 
 // Where each chunk's scratch lives inside the workspace.
 struct Layout {
-  int group;          // samples unfolded side by side into one column matrix
-  size_t col;         // patch x (group * ohw)
-  size_t stage;       // out_c x (group * ohw), only when group > 1
-  size_t d_weight;    // out_c x patch partial sum
-  size_t d_bias;      // out_c partial sum
-  size_t gemm;        // GEMM packing scratch
-  size_t per_chunk;   // floats, a multiple of 16 so slices stay 64-byte aligned
+  int group;         // samples unfolded side by side into one column matrix
+  size_t col;        // patch x (group * ohw)
+  size_t stage;      // out_c x (group * ohw), only when group > 1
+  size_t d_weight;   // out_c x patch partial sum
+  size_t d_bias;     // out_c partial sum
+  size_t gemm;       // GEMM packing scratch
+  size_t per_chunk;  // floats, a multiple of 16 so slices stay 64-byte aligned
 };
 
 // Small outputs give Eigen skinny products whose fixed per-call cost
@@ -59,8 +59,8 @@ size_t GemmConvWorkspaceFloats(const ConvGeometry& g, int threads) {
   return MakeLayout(g, threads).per_chunk * static_cast<size_t>(std::max(1, threads));
 }
 
-void GemmConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
-                     const float* weight, const float* bias, float* out, float* workspace) {
+void GemmConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
+                     const float* bias, float* out, float* workspace) {
   const Layout l = MakeLayout(g, pool.size());
   const int ohw = g.out_h() * g.out_w();
   const int patch = g.patch(), oc = g.out_c;
@@ -97,9 +97,9 @@ void GemmConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
   });
 }
 
-void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
-                      const float* weight, const float* d_out, float* d_in, float* d_weight,
-                      float* d_bias, float* workspace) {
+void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
+                      const float* d_out, float* d_in, float* d_weight, float* d_bias,
+                      float* workspace) {
   const Layout l = MakeLayout(g, pool.size());
   const int ohw = g.out_h() * g.out_w();
   const int patch = g.patch(), oc = g.out_c;
@@ -137,8 +137,8 @@ void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
         }
         dy = stage;
       }
-      GemmSerial(false, true, oc, patch, ld, 1.0f, dy, ld, col, ld, first ? 0.0f : 1.0f, dw,
-                 patch, ws + l.gemm);
+      GemmSerial(false, true, oc, patch, ld, 1.0f, dy, ld, col, ld, first ? 0.0f : 1.0f, dw, patch,
+                 ws + l.gemm);
       if (db) {
         for (int c = 0; c < oc; ++c) {
           const float s = simd::Sum(dy + static_cast<size_t>(c) * ld, ld);

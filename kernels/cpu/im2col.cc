@@ -38,8 +38,8 @@ void Im2Col(const ConvGeometry& g, const float* in, float* col, int ldcol) {
         std::fill(dst, dst + static_cast<size_t>(rows.lo) * ow, 0.0f);
         for (int oy = rows.lo; oy < rows.hi; ++oy) {
           float* d = dst + static_cast<size_t>(oy) * ow;
-          const float* src = plane + static_cast<size_t>(oy * s - pad + ky) * g.in_w +
-                             (cols.lo * s - pad + kx);
+          const float* src =
+              plane + static_cast<size_t>(oy * s - pad + ky) * g.in_w + (cols.lo * s - pad + kx);
           const int len = cols.hi - cols.lo;
           std::fill(d, d + cols.lo, 0.0f);
           if (s == 1) {
@@ -68,8 +68,8 @@ void Col2Im(const ConvGeometry& g, const float* col, int ldcol, float* d_in) {
         const float* srow = col + static_cast<size_t>((c * k + ky) * k + kx) * ldcol;
         for (int oy = rows.lo; oy < rows.hi; ++oy) {
           const float* src = srow + static_cast<size_t>(oy) * ow + cols.lo;
-          float* d = plane + static_cast<size_t>(oy * s - pad + ky) * g.in_w +
-                     (cols.lo * s - pad + kx);
+          float* d =
+              plane + static_cast<size_t>(oy * s - pad + ky) * g.in_w + (cols.lo * s - pad + kx);
           const int len = cols.hi - cols.lo;
           if (s == 1) {
             for (int i = 0; i < len; ++i) d[i] += src[i];

@@ -113,8 +113,8 @@ void Forward2x2Stride2RowAvx512(int ow, int w, int base, const float* in, float*
 // input (in_w == 2 * ow): each output gradient goes to the one input of its
 // window that was the maximum and every other input gets zero, so the two
 // input rows are written outright, interleaved back with two permutes.
-void Backward2x2Stride2RowAvx512(int ow, int base, const float* dy, const int32_t* idx,
-                                 float* d_in, bool whole) {
+void Backward2x2Stride2RowAvx512(int ow, int base, const float* dy, const int32_t* idx, float* d_in,
+                                 bool whole) {
   const int w = 2 * ow;
   const __mmask16 out_mask = static_cast<__mmask16>((1u << ow) - 1u);
   const __m512 g = _mm512_maskz_loadu_ps(out_mask, dy);
@@ -127,7 +127,8 @@ void Backward2x2Stride2RowAvx512(int ow, int base, const float* dy, const int32_
   const __m512 e2 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(rel, _mm512_set1_epi32(w)), g);
   const __m512 e3 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(rel, _mm512_set1_epi32(w + 1)), g);
   // Lane 2j of the low half takes e[j], lane 2j+1 takes e'[j] (index 16 + j).
-  const __m512i inter_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i inter_lo =
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i inter_hi =
       _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   const __m512 top_lo = _mm512_permutex2var_ps(e0, inter_lo, e1);

@@ -25,8 +25,8 @@ constexpr int kChunksShift = 32;
 constexpr uint64_t kGenerationMask = (uint64_t{1} << 24) - 1;
 
 uint64_t ClaimWord(uint32_t generation, int chunks) {
-  return (uint64_t{generation} & kGenerationMask) << kGenerationShift |
-         uint64_t(chunks) << kChunksShift;
+  return (uint64_t{generation} & kGenerationMask) << kGenerationShift | uint64_t(chunks)
+                                                                            << kChunksShift;
 }
 
 inline void CpuRelax() {

@@ -48,9 +48,9 @@ class ThreadPool {
   int ParallelFor(int64_t n, Fn&& fn) {
     if (n <= 0) return 0;
     using F = std::remove_reference_t<Fn>;
-    return Run(n,
-               [](void* ctx, int64_t b, int64_t e, int c) { (*static_cast<F*>(ctx))(b, e, c); },
-               const_cast<void*>(static_cast<const void*>(&fn)));
+    return Run(
+        n, [](void* ctx, int64_t b, int64_t e, int c) { (*static_cast<F*>(ctx))(b, e, c); },
+        const_cast<void*>(static_cast<const void*>(&fn)));
   }
 
   static int64_t ChunkBegin(int64_t n, int chunks, int c) { return n * c / chunks; }

@@ -10,8 +10,7 @@ OpenClError::OpenClError(const std::string& call, const std::string& device, cl_
 const char* ClErrorName(cl_int status) {
   switch (status) {
 #define MT_CL_ERROR(name) \
-  case name:              \
-    return #name;
+  case name: return #name;
     MT_CL_ERROR(CL_DEVICE_NOT_FOUND)
     MT_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
     MT_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
@@ -72,8 +71,7 @@ const char* ClErrorName(cl_int status) {
     MT_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
     MT_CL_ERROR(CL_PLATFORM_NOT_FOUND_KHR)
 #undef MT_CL_ERROR
-    default:
-      return "unknown OpenCL error";
+    default: return "unknown OpenCL error";
   }
 }
 

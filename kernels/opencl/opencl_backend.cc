@@ -29,17 +29,19 @@ OpenClBackend::~OpenClBackend() {
   if (queue_) clFinish(queue_.get());  // buffers may still be in use by queued work
 }
 
-cl_mem OpenClBackend::Mem(View v) { return v.buffer ? static_cast<OpenClBuffer*>(v.buffer)->mem() : nullptr; }
+cl_mem OpenClBackend::Mem(View v) {
+  return v.buffer ? static_cast<OpenClBuffer*>(v.buffer)->mem() : nullptr;
+}
 
 OpSet OpenClBackend::SupportedOps() const {
   constexpr OpSet kThroughClBlast{Op::kGemm, Op::kAxpy, Op::kScale};
   // cl/*.cl (the convolutions' products through CLBlast too)
   constexpr OpSet kConvAndPool{Op::kConv2dForward, Op::kConv2dBackward, Op::kMaxPoolForward,
                                Op::kMaxPoolBackward};
-  constexpr OpSet kElementwise{Op::kAddBias,        Op::kBiasGrad,         Op::kReluForward,
-                               Op::kReluBackward,   Op::kDropoutForward,   Op::kDropoutBackward,
-                               Op::kSoftmaxCrossEntropy, Op::kArgmaxRows, Op::kSgdUpdate,
-                               Op::kAdamUpdate};
+  constexpr OpSet kElementwise{
+      Op::kAddBias,        Op::kBiasGrad,        Op::kReluForward,         Op::kReluBackward,
+      Op::kDropoutForward, Op::kDropoutBackward, Op::kSoftmaxCrossEntropy, Op::kArgmaxRows,
+      Op::kSgdUpdate,      Op::kAdamUpdate};
   return kThroughClBlast | kConvAndPool | kElementwise;
 }
 
@@ -68,23 +70,23 @@ std::unique_ptr<Buffer> OpenClBackend::Allocate(size_t count) {
 
 void OpenClBackend::Upload(const void* host, View dst) {
   if (!dst.count) return;
-  ClCheck(clEnqueueWriteBuffer(queue(), Mem(dst), CL_TRUE, dst.offset * sizeof(float), dst.count * sizeof(float),
-                               host, 0, nullptr, nullptr),
+  ClCheck(clEnqueueWriteBuffer(queue(), Mem(dst), CL_TRUE, dst.offset * sizeof(float),
+                               dst.count * sizeof(float), host, 0, nullptr, nullptr),
           "clEnqueueWriteBuffer", device_name());
 }
 
 void OpenClBackend::Download(View src, void* host) {
   if (!src.count) return;
-  ClCheck(clEnqueueReadBuffer(queue(), Mem(src), CL_TRUE, src.offset * sizeof(float), src.count * sizeof(float),
-                              host, 0, nullptr, nullptr),
+  ClCheck(clEnqueueReadBuffer(queue(), Mem(src), CL_TRUE, src.offset * sizeof(float),
+                              src.count * sizeof(float), host, 0, nullptr, nullptr),
           "clEnqueueReadBuffer", device_name());
 }
 
 void OpenClBackend::Copy(View src, View dst) {
   const size_t n = std::min(src.count, dst.count);
   if (!n) return;
-  ClCheck(clEnqueueCopyBuffer(queue(), Mem(src), Mem(dst), src.offset * sizeof(float), dst.offset * sizeof(float),
-                              n * sizeof(float), 0, nullptr, nullptr),
+  ClCheck(clEnqueueCopyBuffer(queue(), Mem(src), Mem(dst), src.offset * sizeof(float),
+                              dst.offset * sizeof(float), n * sizeof(float), 0, nullptr, nullptr),
           "clEnqueueCopyBuffer", device_name());
 }
 
@@ -99,29 +101,30 @@ void OpenClBackend::Synchronize() { ClCheck(clFinish(queue()), "clFinish", devic
 
 // ---- linear algebra
 
-void OpenClBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a, View b,
-                         float beta, View c) {
+void OpenClBackend::Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, View a,
+                         View b, float beta, View c) {
   if (m == 0 || n == 0) return;
   const size_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
   BlastCheck(clblast::Gemm<float>(clblast::Layout::kRowMajor,
                                   trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
-                                  trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, m, n, k, alpha,
-                                  Mem(a), a.offset, lda, Mem(b), b.offset, ldb, beta, Mem(c), c.offset, n,
-                                  queue_.ptr(), nullptr),
+                                  trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, m,
+                                  n, k, alpha, Mem(a), a.offset, lda, Mem(b), b.offset, ldb, beta,
+                                  Mem(c), c.offset, n, queue_.ptr(), nullptr),
              "Gemm", device_name());
 }
 
 void OpenClBackend::Axpy(float alpha, View x, View y) {
   const size_t n = std::min(x.count, y.count);
   if (!n) return;
-  BlastCheck(clblast::Axpy<float>(n, alpha, Mem(x), x.offset, 1, Mem(y), y.offset, 1, queue_.ptr(), nullptr), "Axpy",
-             device_name());
+  BlastCheck(clblast::Axpy<float>(n, alpha, Mem(x), x.offset, 1, Mem(y), y.offset, 1, queue_.ptr(),
+                                  nullptr),
+             "Axpy", device_name());
 }
 
 void OpenClBackend::Scale(float alpha, View x) {
   if (!x.count) return;
-  BlastCheck(clblast::Scal<float>(x.count, alpha, Mem(x), x.offset, 1, queue_.ptr(), nullptr), "Scal",
-             device_name());
+  BlastCheck(clblast::Scal<float>(x.count, alpha, Mem(x), x.offset, 1, queue_.ptr(), nullptr),
+             "Scal", device_name());
 }
 
 }  // namespace mt::kernels

@@ -10,7 +10,8 @@ namespace mt::kernels {
 
 class OpenClBuffer : public Buffer {
  public:
-  OpenClBuffer(Backend* backend, size_t count, ClMem mem) : Buffer(backend, count), mem_(std::move(mem)) {}
+  OpenClBuffer(Backend* backend, size_t count, ClMem mem)
+      : Buffer(backend, count), mem_(std::move(mem)) {}
   cl_mem mem() const { return mem_.get(); }
 
  private:

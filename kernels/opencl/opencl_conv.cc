@@ -12,8 +12,12 @@ namespace {
 // 16 MiB of floats: big enough for a whole LeNet batch in one group.
 constexpr size_t kConvWorkspaceCap = size_t{4} << 20;
 
-size_t ColumnFloats(const ConvGeometry& g) { return static_cast<size_t>(g.patch()) * g.out_h() * g.out_w(); }
-size_t ChannelMajorFloats(const ConvGeometry& g) { return static_cast<size_t>(g.out_c) * g.out_h() * g.out_w(); }
+size_t ColumnFloats(const ConvGeometry& g) {
+  return static_cast<size_t>(g.patch()) * g.out_h() * g.out_w();
+}
+size_t ChannelMajorFloats(const ConvGeometry& g) {
+  return static_cast<size_t>(g.out_c) * g.out_h() * g.out_w();
+}
 
 // Samples per group for this geometry.
 int GroupSize(const ConvGeometry& g) {
@@ -36,42 +40,81 @@ void OpenClBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, V
     const View col = workspace.Slice(0, ColumnFloats(g) * n);
     const View cm = workspace.Slice(ColumnFloats(g) * group, ChannelMajorFloats(g) * n);
     Call("im2col_group")
-        .Arg(in).Arg(col)
-        .Arg(g.in_c).Arg(g.in_h).Arg(g.in_w).Arg(g.kernel).Arg(g.stride).Arg(g.pad).Arg(g.out_h()).Arg(g.out_w())
-        .Arg(first).Arg(n)
+        .Arg(in)
+        .Arg(col)
+        .Arg(g.in_c)
+        .Arg(g.in_h)
+        .Arg(g.in_w)
+        .Arg(g.kernel)
+        .Arg(g.stride)
+        .Arg(g.pad)
+        .Arg(g.out_h())
+        .Arg(g.out_w())
+        .Arg(first)
+        .Arg(n)
         .Run(queue(), ColumnFloats(g) * n);
     Gemm(false, false, g.out_c, n * hw, g.patch(), 1.0f, weight, col, 0.0f, cm);
     Call("nchw_from_channel_major")
-        .Arg(cm).Arg(out).Arg(bias).Arg(bias.empty() ? 0 : 1)
-        .Arg(g.out_c).Arg(hw).Arg(first).Arg(n)
+        .Arg(cm)
+        .Arg(out)
+        .Arg(bias)
+        .Arg(bias.empty() ? 0 : 1)
+        .Arg(g.out_c)
+        .Arg(hw)
+        .Arg(first)
+        .Arg(n)
         .Run(queue(), ChannelMajorFloats(g) * n);
   }
 }
 
-void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
-                                   View d_weight, View d_bias, View workspace) {
+void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out,
+                                   View d_in, View d_weight, View d_bias, View workspace) {
   const int group = GroupSize(g), hw = g.out_h() * g.out_w();
   for (int first = 0; first < g.batch; first += group) {
     const int n = std::min(group, g.batch - first);
     const View col = workspace.Slice(0, ColumnFloats(g) * n);
     const View cm = workspace.Slice(ColumnFloats(g) * group, ChannelMajorFloats(g) * n);
     Call("channel_major_from_nchw")
-        .Arg(d_out).Arg(cm).Arg(g.out_c).Arg(hw).Arg(first).Arg(n)
+        .Arg(d_out)
+        .Arg(cm)
+        .Arg(g.out_c)
+        .Arg(hw)
+        .Arg(first)
+        .Arg(n)
         .Run(queue(), ChannelMajorFloats(g) * n);
     Call("im2col_group")
-        .Arg(in).Arg(col)
-        .Arg(g.in_c).Arg(g.in_h).Arg(g.in_w).Arg(g.kernel).Arg(g.stride).Arg(g.pad).Arg(g.out_h()).Arg(g.out_w())
-        .Arg(first).Arg(n)
+        .Arg(in)
+        .Arg(col)
+        .Arg(g.in_c)
+        .Arg(g.in_h)
+        .Arg(g.in_w)
+        .Arg(g.kernel)
+        .Arg(g.stride)
+        .Arg(g.pad)
+        .Arg(g.out_h())
+        .Arg(g.out_w())
+        .Arg(first)
+        .Arg(n)
         .Run(queue(), ColumnFloats(g) * n);
     // d_weight (+)= d_out_cm [out_c x n*hw] * col^T [n*hw x patch]
-    Gemm(false, true, g.out_c, g.patch(), n * hw, 1.0f, cm, col, first == 0 ? 0.0f : 1.0f, d_weight);
+    Gemm(false, true, g.out_c, g.patch(), n * hw, 1.0f, cm, col, first == 0 ? 0.0f : 1.0f,
+         d_weight);
     if (!d_in.empty()) {
       // d_col = W^T [patch x out_c] * d_out_cm [out_c x n*hw], then scattered back as a gather.
       Gemm(true, false, g.patch(), n * hw, g.out_c, 1.0f, weight, cm, 0.0f, col);
       Call("col2im_group")
-          .Arg(col).Arg(d_in)
-          .Arg(g.in_c).Arg(g.in_h).Arg(g.in_w).Arg(g.kernel).Arg(g.stride).Arg(g.pad).Arg(g.out_h()).Arg(g.out_w())
-          .Arg(first).Arg(n)
+          .Arg(col)
+          .Arg(d_in)
+          .Arg(g.in_c)
+          .Arg(g.in_h)
+          .Arg(g.in_w)
+          .Arg(g.kernel)
+          .Arg(g.stride)
+          .Arg(g.pad)
+          .Arg(g.out_h())
+          .Arg(g.out_w())
+          .Arg(first)
+          .Arg(n)
           .Run(queue(), static_cast<size_t>(n) * g.in_size());
     }
   }
@@ -81,16 +124,32 @@ void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, 
 void OpenClBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) {
   const int planes = g.batch * g.channels;
   Call("maxpool_forward")
-      .Arg(in).Arg(out).Arg(argmax)
-      .Arg(planes).Arg(g.in_h).Arg(g.in_w).Arg(g.size).Arg(g.stride).Arg(g.out_h()).Arg(g.out_w())
+      .Arg(in)
+      .Arg(out)
+      .Arg(argmax)
+      .Arg(planes)
+      .Arg(g.in_h)
+      .Arg(g.in_w)
+      .Arg(g.size)
+      .Arg(g.stride)
+      .Arg(g.out_h())
+      .Arg(g.out_w())
       .Run(queue(), static_cast<size_t>(planes) * g.out_h() * g.out_w());
 }
 
 void OpenClBackend::MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) {
   const int planes = g.batch * g.channels;
   Call("maxpool_backward")
-      .Arg(d_out).Arg(argmax).Arg(d_in)
-      .Arg(planes).Arg(g.in_h).Arg(g.in_w).Arg(g.size).Arg(g.stride).Arg(g.out_h()).Arg(g.out_w())
+      .Arg(d_out)
+      .Arg(argmax)
+      .Arg(d_in)
+      .Arg(planes)
+      .Arg(g.in_h)
+      .Arg(g.in_w)
+      .Arg(g.size)
+      .Arg(g.stride)
+      .Arg(g.out_h())
+      .Arg(g.out_w())
       .Run(queue(), static_cast<size_t>(planes) * g.in_h * g.in_w);
 }
 

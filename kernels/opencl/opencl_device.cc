@@ -38,9 +38,12 @@ std::vector<OpenClDevice> ListOpenClDevices() {
   if (clGetPlatformIDs(n_platforms, platforms.data(), nullptr) != CL_SUCCESS) return out;
   for (cl_platform_id p : platforms) {
     cl_uint n_devices = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n_devices) != CL_SUCCESS || n_devices == 0) continue;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n_devices) != CL_SUCCESS ||
+        n_devices == 0)
+      continue;
     std::vector<cl_device_id> devices(n_devices);
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n_devices, devices.data(), nullptr) != CL_SUCCESS) continue;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n_devices, devices.data(), nullptr) != CL_SUCCESS)
+      continue;
     for (cl_device_id d : devices) {
       OpenClDevice dev;
       dev.platform = p;
@@ -67,7 +70,8 @@ OpenClDevice DefaultOpenClDevice() {
   const std::vector<OpenClDevice> all = ListOpenClDevices();
   if (all.empty())
     throw std::runtime_error(
-        "no OpenCL device found: no OpenCL platform is installed (on Debian: apt-get install pocl-opencl-icd "
+        "no OpenCL device found: no OpenCL platform is installed (on Debian: apt-get install "
+        "pocl-opencl-icd "
         "for the CPU, or the GPU vendor's OpenCL driver)");
   for (const OpenClDevice& d : all)
     if (d.gpu) return d;

@@ -18,8 +18,8 @@ std::shared_ptr<OpenClRuntime> OpenClRuntime::For(const OpenClDevice& device) {
 
 OpenClRuntime::OpenClRuntime(const OpenClDevice& device) : device_(device) {
   cl_int status = CL_SUCCESS;
-  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform),
-                                         0};
+  const cl_context_properties props[] = {
+      CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform), 0};
   context_ = ClContext(clCreateContext(props, 1, &device.id, nullptr, nullptr, &status));
   ClCheck(status, "clCreateContext", device.name);
   const char* source = kOpenClProgramSource;
@@ -32,8 +32,9 @@ OpenClRuntime::OpenClRuntime(const OpenClDevice& device) : device_(device) {
     clGetProgramBuildInfo(program_.get(), device.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
     std::string log(n, '\0');
     clGetProgramBuildInfo(program_.get(), device.id, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-    throw std::runtime_error(std::string(OpenClError("clBuildProgram", device.name, status).what()) +
-                             "\nbuild log:\n" + log);
+    throw std::runtime_error(
+        std::string(OpenClError("clBuildProgram", device.name, status).what()) + "\nbuild log:\n" +
+        log);
   }
 }
 

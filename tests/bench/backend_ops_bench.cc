@@ -124,8 +124,9 @@ std::string Dims(std::initializer_list<int> dims) {
 }
 
 std::string ConvShape(const ConvGeometry& g) {
-  return "b" + std::to_string(g.batch) + " " + std::to_string(g.in_c) + "->" + std::to_string(g.out_c) + " " +
-         Dims({g.in_h, g.in_w}) + " k" + std::to_string(g.kernel) + (g.pad ? " p" + std::to_string(g.pad) : "");
+  return "b" + std::to_string(g.batch) + " " + std::to_string(g.in_c) + "->" +
+         std::to_string(g.out_c) + " " + Dims({g.in_h, g.in_w}) + " k" + std::to_string(g.kernel) +
+         (g.pad ? " p" + std::to_string(g.pad) : "");
 }
 
 // ---- the cases
@@ -134,9 +135,10 @@ std::string ConvShape(const ConvGeometry& g) {
 OpCase GemmCase(const std::string& name, bool trans_b, int m, int n, int k, uint32_t seed) {
   OpCase c;
   c.op = "gemm " + name;
-  c.shape = "m" + std::to_string(m) + " n" + std::to_string(n) + " k" + std::to_string(k) + (trans_b ? " B^T" : "");
-  c.tensors = {Input("a", RandomVector(size_t(m) * k, seed)), Input("b", RandomVector(size_t(k) * n, seed + 1)),
-               Output("c", size_t(m) * n)};
+  c.shape = "m" + std::to_string(m) + " n" + std::to_string(n) + " k" + std::to_string(k) +
+            (trans_b ? " B^T" : "");
+  c.tensors = {Input("a", RandomVector(size_t(m) * k, seed)),
+               Input("b", RandomVector(size_t(k) * n, seed + 1)), Output("c", size_t(m) * n)};
   c.run = [=](Backend& be, const std::vector<View>& v) {
     be.Gemm(false, trans_b, m, n, k, 1.0f, v[0], v[1], 0.0f, v[2]);
     return 0.0;
@@ -159,8 +161,8 @@ OpCase ConvForwardCase(const std::string& name, const ConvGeometry& g, uint32_t 
   c.shape = ConvShape(g);
   c.tensors = {Input("in", RandomVector(size_t(g.batch) * g.in_size(), seed)),
                Input("weight", RandomVector(g.weight_count(), seed + 1)),
-               Input("bias", RandomVector(g.out_c, seed + 2)), Output("out", size_t(g.batch) * g.out_size()),
-               Scratch("workspace")};
+               Input("bias", RandomVector(g.out_c, seed + 2)),
+               Output("out", size_t(g.batch) * g.out_size()), Scratch("workspace")};
   c.scratch = [g](const Backend& be) { return be.ConvWorkspaceCount(g); };
   c.run = [g](Backend& be, const std::vector<View>& v) {
     be.Conv2dForward(g, v[0], v[1], v[2], v[3], v[4]);
@@ -207,8 +209,8 @@ std::vector<int32_t> PoolArgmax(const PoolGeometry& g, const std::vector<float>&
 }
 
 std::string PoolShape(const PoolGeometry& g) {
-  return "b" + std::to_string(g.batch) + " " + Dims({g.channels, g.in_h, g.in_w}) + " k" + std::to_string(g.size) +
-         " s" + std::to_string(g.stride);
+  return "b" + std::to_string(g.batch) + " " + Dims({g.channels, g.in_h, g.in_w}) + " k" +
+         std::to_string(g.size) + " s" + std::to_string(g.stride);
 }
 
 OpCase PoolForwardCase(const std::string& name, const PoolGeometry& g, uint32_t seed) {
@@ -262,8 +264,8 @@ OpCase SoftmaxCase(int n, int classes, uint32_t seed) {
   OpCase c;
   c.op = "softmax_xent";
   c.shape = Dims({n, classes});
-  c.tensors = {Input("logits", RandomVector(size_t(n) * classes, seed, -8.0f, 8.0f)), IntInput("labels", labels),
-               Output("d_logits", size_t(n) * classes)};
+  c.tensors = {Input("logits", RandomVector(size_t(n) * classes, seed, -8.0f, 8.0f)),
+               IntInput("labels", labels), Output("d_logits", size_t(n) * classes)};
   c.run = [n, classes](Backend& be, const std::vector<View>& v) {
     return be.SoftmaxCrossEntropy(v[0], v[1], n, classes, v[2]);
   };
@@ -393,7 +395,8 @@ Timing TimeOn(Backend& be, const OpCase& c, int repeat, bool time_copies) {
       const auto start = Clock::now();
       for (size_t j = 0; j < c.tensors.size(); ++j) {
         const Tensor& tensor = c.tensors[j];
-        if (tensor.role == Tensor::kInput && tensor.count) be.Upload(tensor.host.data(), b.views[j]);
+        if (tensor.role == Tensor::kInput && tensor.count)
+          be.Upload(tensor.host.data(), b.views[j]);
         if (tensor.role == Tensor::kOutput && tensor.count) {
           sink.resize(tensor.count);
           be.Download(b.views[j], sink.data());
@@ -411,7 +414,8 @@ Timing TimeOn(Backend& be, const OpCase& c, int repeat, bool time_copies) {
 // (int tensors: 0 if identical, else 1).
 double RelativeError(const std::vector<float>& got, const std::vector<float>& want, bool is_int) {
   if (got.size() != want.size()) return HUGE_VAL;
-  if (is_int) return std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0 ? 0.0 : 1.0;
+  if (is_int)
+    return std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0 ? 0.0 : 1.0;
   double scale = 0.0, err = 0.0;
   for (size_t i = 0; i < want.size(); ++i) {
     scale = std::max(scale, std::fabs(double{want[i]}));
@@ -423,7 +427,8 @@ double RelativeError(const std::vector<float>& got, const std::vector<float>& wa
 }
 
 // The worst error over the case's outputs (and its scalar result), and which one.
-std::pair<double, std::string> CompareOutputs(const OpCase& c, const Timing& cl, const Timing& cpu) {
+std::pair<double, std::string> CompareOutputs(const OpCase& c, const Timing& cl,
+                                              const Timing& cpu) {
   double worst = 0.0;
   std::string where;
   size_t k = 0;
@@ -433,7 +438,8 @@ std::pair<double, std::string> CompareOutputs(const OpCase& c, const Timing& cl,
     if (e > worst || where.empty()) worst = std::max(worst, e), where = t.name;
     ++k;
   }
-  const double scalar_err = std::fabs(cl.scalar - cpu.scalar) / std::max(std::fabs(cpu.scalar), 1e-30);
+  const double scalar_err =
+      std::fabs(cl.scalar - cpu.scalar) / std::max(std::fabs(cpu.scalar), 1e-30);
   if (cpu.scalar != 0.0 && scalar_err > worst) worst = scalar_err, where = "loss";
   return {worst, where};
 }
@@ -465,7 +471,8 @@ int PositiveInt(const std::string& flag, const std::string& text, long max) {
   errno = 0;
   const long v = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno != 0 || v < 1 || v > max)
-    BadFlag(flag + " wants a whole number from 1 to " + std::to_string(max) + ", got '" + text + "'");
+    BadFlag(flag + " wants a whole number from 1 to " + std::to_string(max) + ", got '" + text +
+            "'");
   return static_cast<int>(v);
 }
 
@@ -481,7 +488,8 @@ Flags ParseFlags(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     }
-    if (arg != "--threads" && arg != "--repeat" && arg != "--json") BadFlag("unknown argument '" + arg + "'");
+    if (arg != "--threads" && arg != "--repeat" && arg != "--json")
+      BadFlag("unknown argument '" + arg + "'");
     if (!has_value) {
       if (i + 1 >= argc) BadFlag(arg + " needs a value");
       value = argv[++i];
@@ -540,15 +548,16 @@ std::string JsonNumber(double v) {
 bool WriteJson(const std::string& path, const std::string& device, int threads, double launch_ms,
                const std::vector<Row>& rows) {
   std::string j = "{\n  \"opencl_device\": " + (device.empty() ? "null" : JsonString(device)) +
-                  ",\n  \"threads\": " + std::to_string(threads) + ",\n  \"launch_ms\": " + JsonNumber(launch_ms) +
-                  ",\n  \"ops\": [";
+                  ",\n  \"threads\": " + std::to_string(threads) +
+                  ",\n  \"launch_ms\": " + JsonNumber(launch_ms) + ",\n  \"ops\": [";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    j += std::string(i ? "," : "") + "\n    {\"op\": " + JsonString(r.op) + ", \"shape\": " + JsonString(r.shape) +
-         ", \"cpu_ms\": " + JsonNumber(r.cpu_ms) + ", \"opencl_kernel_ms\": " + JsonNumber(r.cl_kernel_ms) +
+    j += std::string(i ? "," : "") + "\n    {\"op\": " + JsonString(r.op) +
+         ", \"shape\": " + JsonString(r.shape) + ", \"cpu_ms\": " + JsonNumber(r.cpu_ms) +
+         ", \"opencl_kernel_ms\": " + JsonNumber(r.cl_kernel_ms) +
          ", \"opencl_copy_ms\": " + JsonNumber(r.cl_copy_ms) +
-         ", \"ratio\": " + JsonNumber(r.cl_kernel_ms / r.cpu_ms) + ", \"launches\": " +
-         (r.has_cl ? std::to_string(r.launches) : "null") +
+         ", \"ratio\": " + JsonNumber(r.cl_kernel_ms / r.cpu_ms) +
+         ", \"launches\": " + (r.has_cl ? std::to_string(r.launches) : "null") +
          ", \"opencl_launch_ms\": " + JsonNumber(r.cl_launch_ms) +
          ", \"max_rel_error\": " + (r.has_cl ? JsonNumber(r.error) : "null") + "}";
   }
@@ -562,7 +571,8 @@ bool WriteJson(const std::string& path, const std::string& device, int threads, 
 void PrintTable(const std::vector<Row>& rows, bool with_cl) {
   std::vector<std::vector<std::string>> cells;
   if (with_cl)
-    cells.push_back({"op", "shape", "cpu_ms", "ocl_kernel_ms", "ocl_copy_ms", "ocl_launch_ms", "ratio", ""});
+    cells.push_back(
+        {"op", "shape", "cpu_ms", "ocl_kernel_ms", "ocl_copy_ms", "ocl_launch_ms", "ratio", ""});
   else
     cells.push_back({"op", "shape", "cpu_ms"});
   for (const Row& r : rows) {
@@ -574,8 +584,8 @@ void PrintTable(const std::vector<Row>& rows, bool with_cl) {
     if (r.error > kMaxRelativeError)
       note = "WARNING: " + r.error_in + " differs from cpu, max rel error " + Fmt(r.error, "%.2g");
     cells.push_back({r.op, r.shape, Fmt(r.cpu_ms), Fmt(r.cl_kernel_ms), Fmt(r.cl_copy_ms),
-                     std::to_string(r.launches) + "x = " + Fmt(r.cl_launch_ms), Fmt(r.cl_kernel_ms / r.cpu_ms, "%.2f"),
-                     note});
+                     std::to_string(r.launches) + "x = " + Fmt(r.cl_launch_ms),
+                     Fmt(r.cl_kernel_ms / r.cpu_ms, "%.2f"), note});
   }
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& line : cells)
@@ -632,11 +642,14 @@ int Main(int argc, char** argv) {
   no_cl_reason = "no OpenCL platform: OpenCL column skipped (this build has no OpenCL backend)";
 #endif
 
-  std::printf("backend_ops_bench: batch %d, cpu threads %d, repeat %d (median, after %d warm-up)\n", kBatch,
-              flags.threads, flags.repeat, kWarmup);
+  std::printf("backend_ops_bench: batch %d, cpu threads %d, repeat %d (median, after %d warm-up)\n",
+              kBatch, flags.threads, flags.repeat, kWarmup);
   if (cl) {
-    std::printf("opencl device: %s; launch (Fill 1 float + Synchronize) %.4f ms\n", device.c_str(), launch_ms);
-    std::puts("ratio = ocl_kernel_ms / cpu_ms (above 1: OpenCL slower); ocl_launch_ms = approx. enqueues x launch");
+    std::printf("opencl device: %s; launch (Fill 1 float + Synchronize) %.4f ms\n", device.c_str(),
+                launch_ms);
+    std::puts(
+        "ratio = ocl_kernel_ms / cpu_ms (above 1: OpenCL slower); ocl_launch_ms = approx. enqueues "
+        "x launch");
   }
   std::fflush(stdout);
 

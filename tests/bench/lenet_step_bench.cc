@@ -33,7 +33,8 @@ void RunLeNetTiming(int threads, int steps) {
       const auto t0 = Clock::now();
       ops[i].second();
       const auto t1 = Clock::now();
-      if (s >= warmup) op_micros[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (s >= warmup)
+        op_micros[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     if (s >= warmup) {
       step_micros.push_back(
@@ -59,7 +60,8 @@ void RunLeNetTiming(int threads, int steps) {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 300;
   if (argc > 2 || steps < 1) {
-    std::fprintf(stderr, "usage: %s [STEPS]  (timed steps per thread count, default 300)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [STEPS]  (timed steps per thread count, default 300)\n",
+                 argv[0]);
     return 2;
   }
   mt::kernels::RunLeNetTiming(1, steps);

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     mt::kernels::OpenClBackend cl(device);
     std::printf("cpu threads %d; opencl device %s\n", threads, device.Describe().c_str());
     const std::vector<mt::kernels::Backend*> candidates{&cpu, &cl};
-    for (const auto& [name, batch] : std::vector<std::pair<std::string, int>>{{"lenet5", 64}, {"mentee", 32}}) {
+    for (const auto& [name, batch] :
+         std::vector<std::pair<std::string, int>>{{"lenet5", 64}, {"mentee", 32}}) {
       const mt::proto::ModelSpec spec = mt::LoadModelSpec(name);
       auto probe = mt::BuildModel(spec, cpu);
       mt::test_support::SyntheticDataset data(batch, probe->input_shape(), 10, 1);

@@ -54,7 +54,8 @@ void ExpectWellFormed(const PlacementChoice& c, const proto::ModelSpec& spec, si
   EXPECT_LE(c.candidates[c.chosen].step_ms, c.candidates[0].step_ms);
   for (int i = 0; i < spec.layer_size(); ++i) {
     if (spec.layer(i).has_relu() || spec.layer(i).has_flatten()) {
-      EXPECT_EQ(c.placement[i], c.placement[i - 1]) << "in-place layer " << i + 1 << " left its input";
+      EXPECT_EQ(c.placement[i], c.placement[i - 1])
+          << "in-place layer " << i + 1 << " left its input";
     }
   }
 }
@@ -62,7 +63,8 @@ void ExpectWellFormed(const PlacementChoice& c, const proto::ModelSpec& spec, si
 // LeNet-5's placement among `candidates` (the first one home) on a batch of n.
 PlacementChoice ChooseForLeNet(const std::vector<kernels::Backend*>& candidates, Batch& b, int n) {
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
-  PlacementChoice c = ChoosePlacement(spec, *candidates[0], candidates, b.buffer.images(), b.buffer.labels(), n, 1, 2);
+  PlacementChoice c = ChoosePlacement(spec, *candidates[0], candidates, b.buffer.images(),
+                                      b.buffer.labels(), n, 1, 2);
   ExpectWellFormed(c, spec, candidates.size());
   return c;
 }
@@ -101,7 +103,8 @@ TEST(AutoPlacement, CpuAndOpenClPicksAPlacementThatComputesTheSameGradients) {
   reference->GetGrads(g_ref.data());
   chosen->GetGrads(g_chosen.data());
   EXPECT_NEAR(l_chosen, l_ref, 1e-4 * std::fabs(l_ref));
-  for (size_t i = 0; i < g_ref.size(); ++i) ASSERT_NEAR(g_chosen[i], g_ref[i], 1e-4 + 1e-3 * std::fabs(g_ref[i])) << i;
+  for (size_t i = 0; i < g_ref.size(); ++i)
+    ASSERT_NEAR(g_chosen[i], g_ref[i], 1e-4 + 1e-3 * std::fabs(g_ref[i])) << i;
 }
 
 TEST(AutoPlacement, NeverPutsALayerWhereItsOpsAreMissing) {
@@ -115,7 +118,8 @@ TEST(AutoPlacement, NeverPutsALayerWhereItsOpsAreMissing) {
     EXPECT_EQ(c.rows[i].ms[1], kNotRun) << c.rows[i].layer;
     EXPECT_EQ(c.placement[i], cpu.get()) << c.rows[i].layer;
     for (const PlacementCandidate& k : c.candidates)
-      EXPECT_EQ(k.placement[i], cpu.get()) << k.name << " puts " << c.rows[i].layer << " on " << k.placement[i]->Name();
+      EXPECT_EQ(k.placement[i], cpu.get())
+          << k.name << " puts " << c.rows[i].layer << " on " << k.placement[i]->Name();
   }
   EXPECT_GE(c.rows[7].ms[1], 0.0) << "fc1 was not timed on the limited backend";
   EXPECT_THAT(CandidateNames(c), ::testing::Contains("all limited where it can"));
@@ -177,29 +181,34 @@ TEST_P(PlacedOnALimitedBackend, StepsLackingOpsRunOnTheCpuAndTrainAsOnTheCpu) {
   } else {
 #if MT_HAVE_OPENCL
     if (!kernels::ListOpenClDevices().empty())
-      device = std::make_unique<test_support::LimitedBackend<kernels::OpenClBackend>>("limited", lc.lacks,
-                                                                                 kernels::DefaultOpenClDevice());
+      device = std::make_unique<test_support::LimitedBackend<kernels::OpenClBackend>>(
+          "limited", lc.lacks, kernels::DefaultOpenClDevice());
 #endif
     if (!device) GTEST_SKIP() << test_support::kNoOpenCl;
   }
   const proto::ModelSpec spec = LoadModelSpec("lenet5");
-  auto model = BuildModel(spec, cpu, std::vector<kernels::Backend*>(spec.layer_size(), device.get()));
+  auto model =
+      BuildModel(spec, cpu, std::vector<kernels::Backend*>(spec.layer_size(), device.get()));
 
   const std::string summary = model->PlacementSummary();
   for (size_t i = 0; i < model->layers().size(); ++i) {
     const std::string& name = model->layers()[i]->name();
     const bool home = std::find(lc.on_home.begin(), lc.on_home.end(), name) != lc.on_home.end();
-    EXPECT_EQ(model->placement()[i], home ? static_cast<kernels::Backend*>(&cpu) : device.get()) << name << ": " << summary;
+    EXPECT_EQ(model->placement()[i], home ? static_cast<kernels::Backend*>(&cpu) : device.get())
+        << name << ": " << summary;
   }
-  const bool loss_home = std::find(lc.on_home.begin(), lc.on_home.end(), "loss") != lc.on_home.end();
-  EXPECT_EQ(&model->loss_backend(), loss_home ? static_cast<kernels::Backend*>(&cpu) : device.get()) << summary;
+  const bool loss_home =
+      std::find(lc.on_home.begin(), lc.on_home.end(), "loss") != lc.on_home.end();
+  EXPECT_EQ(&model->loss_backend(), loss_home ? static_cast<kernels::Backend*>(&cpu) : device.get())
+      << summary;
   ASSERT_EQ(model->fallbacks().size(), lc.fell_back.size()) << summary;
   for (size_t i = 0; i < lc.fell_back.size(); ++i) {
     const PlacementFallback& f = model->fallbacks()[i];
     EXPECT_EQ(f.name, lc.fell_back[i]);
     EXPECT_EQ(f.wanted, "limited");
     // The report's placement says why the step moved.
-    EXPECT_EQ(test_support::PlacementOf(summary)[f.name], "cpu(limited lacks " + f.missing.Names("+") + ")")
+    EXPECT_EQ(test_support::PlacementOf(summary)[f.name],
+              "cpu(limited lacks " + f.missing.Names("+") + ")")
         << summary;
     EXPECT_FALSE(f.missing.empty());
   }
@@ -215,24 +224,35 @@ TEST_P(PlacedOnALimitedBackend, StepsLackingOpsRunOnTheCpuAndTrainAsOnTheCpu) {
     EXPECT_EQ(got.params, want.params);
     return;
   }
-  for (size_t s = 0; s < want.losses.size(); ++s) EXPECT_NEAR(got.losses[s], want.losses[s], 1e-3) << "step " << s;
-  for (size_t i = 0; i < want.params.size(); ++i) ASSERT_NEAR(got.params[i], want.params[i], 1e-3) << i;
+  for (size_t s = 0; s < want.losses.size(); ++s)
+    EXPECT_NEAR(got.losses[s], want.losses[s], 1e-3) << "step " << s;
+  for (size_t i = 0; i < want.params.size(); ++i)
+    ASSERT_NEAR(got.params[i], want.params[i], 1e-3) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Lacking, PlacedOnALimitedBackend,
     ::testing::Values(
         // A layer with parameters and its in-place ReLU after it, which then runs on the CPU too.
-        LackingCase{"cpu", {kernels::Op::kConv2dBackward}, {"conv1", "relu1", "conv2", "relu2"}, {"conv1", "conv2"},
+        LackingCase{"cpu",
+                    {kernels::Op::kConv2dBackward},
+                    {"conv1", "relu1", "conv2", "relu2"},
+                    {"conv1", "conv2"},
                     "cpu_conv"},
         // In-place layers alone: they run out of place on the CPU, between layers on the device.
         LackingCase{"cpu", {kernels::Op::kReluForward}, kRelus, kRelus, "cpu_relu"},
-        LackingCase{"cpu", {kernels::Op::kMaxPoolBackward}, {"pool1", "pool2", "flatten"}, {"pool1", "pool2"},
+        LackingCase{"cpu",
+                    {kernels::Op::kMaxPoolBackward},
+                    {"pool1", "pool2", "flatten"},
+                    {"pool1", "pool2"},
                     "cpu_pool"},
         // The loss: the logits cross to the CPU and their gradient back.
         LackingCase{"cpu", {kernels::Op::kArgmaxRows}, {"loss"}, {"loss"}, "cpu_loss"},
-        LackingCase{"opencl", {kernels::Op::kConv2dBackward}, {"conv1", "relu1", "conv2", "relu2"},
-                    {"conv1", "conv2"}, "opencl_conv"},
+        LackingCase{"opencl",
+                    {kernels::Op::kConv2dBackward},
+                    {"conv1", "relu1", "conv2", "relu2"},
+                    {"conv1", "conv2"},
+                    "opencl_conv"},
         LackingCase{"opencl", {kernels::Op::kReluBackward}, kRelus, kRelus, "opencl_relu"}),
     [](const auto& info) { return info.param.name; });
 

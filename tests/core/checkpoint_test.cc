@@ -16,8 +16,9 @@ using ::testing::HasSubstr;
 class Checkpoints : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mt-ckpt-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("mt-ckpt-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -47,7 +48,9 @@ class Checkpoints : public ::testing::Test {
     return "";
   }
   std::string Bytes(const std::string& path) { return ReadFile(path); }
-  void Put(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+  void Put(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
 
   fs::path dir_;
 };

@@ -20,16 +20,17 @@ using ::testing::HasSubstr;
 class DataFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mt-data-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("mt-data-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   static std::string Be32(uint32_t v) {
-    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-                       static_cast<char>(v)};
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
   }
   static std::string Images(uint32_t n, uint32_t h, uint32_t w, uint32_t magic = 0x803) {
     std::string s = Be32(magic) + Be32(n) + Be32(h) + Be32(w);
@@ -38,7 +39,8 @@ class DataFiles : public ::testing::Test {
   }
   static std::string Labels(uint32_t n, uint32_t magic = 0x801, int bad_at = -1) {
     std::string s = Be32(magic) + Be32(n);
-    for (uint32_t i = 0; i < n; ++i) s += static_cast<char>(static_cast<int>(i) == bad_at ? 12 : i % 10);
+    for (uint32_t i = 0; i < n; ++i)
+      s += static_cast<char>(static_cast<int>(i) == bad_at ? 12 : i % 10);
     return s;
   }
   void Write(const std::string& name, const std::string& bytes, bool gzip = false) {
@@ -166,8 +168,10 @@ TEST_F(DataFiles, Cifar10Binary) {
     return r;
   };
   fs::create_directories(dir_ / "cifar-10-batches-bin");
-  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_1.bin", std::ios::binary) << record(3, 255) + record(7, 0);
-  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary) << record(1, 0);
+  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_1.bin", std::ios::binary)
+      << record(3, 255) + record(7, 0);
+  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary)
+      << record(1, 0);
   std::ofstream(dir_ / "cifar-10-batches-bin" / "test_batch.bin", std::ios::binary) << record(9, 0);
   auto train = LoadDataset(dir_.string(), Split::kTrain);
   ASSERT_EQ(train->Size(), 3u);
@@ -180,9 +184,11 @@ TEST_F(DataFiles, Cifar10Binary) {
   EXPECT_FLOAT_EQ(img[100], -1.0f);
   EXPECT_EQ(LoadDataset(dir_.string(), Split::kTest)->Size(), 1u);
 
-  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary) << record(1, 0).substr(0, 3000);
+  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary)
+      << record(1, 0).substr(0, 3000);
   EXPECT_THAT(LoadError(), HasSubstr("data_batch_2.bin: size"));
-  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary) << record(10, 0);
+  std::ofstream(dir_ / "cifar-10-batches-bin" / "data_batch_2.bin", std::ios::binary)
+      << record(10, 0);
   EXPECT_THAT(LoadError(), HasSubstr("data_batch_2.bin: label 10"));
 }
 

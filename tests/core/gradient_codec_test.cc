@@ -42,7 +42,8 @@ std::vector<float> RoundTrip(Compression c, const std::vector<float>& src) {
 uint16_t HalfBits(float x) {
   std::string bytes;
   EncodeFloats(Compression::kFp16, &x, 1, nullptr, &bytes);
-  return static_cast<uint16_t>(static_cast<uint8_t>(bytes[0]) | (static_cast<uint8_t>(bytes[1]) << 8));
+  return static_cast<uint16_t>(static_cast<uint8_t>(bytes[0]) |
+                               (static_cast<uint8_t>(bytes[1]) << 8));
 }
 
 float Fp16(float x) { return RoundTrip(Compression::kFp16, {x})[0]; }
@@ -142,14 +143,15 @@ TEST(GradientCodecTest, Fp16KnownValues) {
   EXPECT_EQ(Fp16(std::numeric_limits<float>::denorm_min()), 0.0f);
   EXPECT_EQ(HalfBits(6e-8f), 0x0001);
   EXPECT_EQ(Fp16(6e-8f), std::ldexp(1.0f, -24));
-  EXPECT_EQ(Fp16(std::ldexp(1.0f, -25)), 0.0f);              // half a unit: ties to even 0
+  EXPECT_EQ(Fp16(std::ldexp(1.0f, -25)), 0.0f);                   // half a unit: ties to even 0
   EXPECT_EQ(Fp16(std::ldexp(3.0f, -25)), std::ldexp(1.0f, -23));  // 1.5 units: to even 2
   EXPECT_EQ(Fp16(std::ldexp(5.0f, -25)), std::ldexp(1.0f, -23));  // 2.5 units: to even 2
   EXPECT_EQ(Fp16(std::ldexp(1023.0f, -24)), std::ldexp(1023.0f, -24));  // largest subnormal
   // Round to nearest even among normals: the quantum at 1 is 2^-10.
-  EXPECT_EQ(Fp16(1.0f + std::ldexp(1.0f, -11)), 1.0f);                             // tie, 1 is even
+  EXPECT_EQ(Fp16(1.0f + std::ldexp(1.0f, -11)), 1.0f);                          // tie, 1 is even
   EXPECT_EQ(Fp16(1.0f + std::ldexp(3.0f, -11)), 1.0f + std::ldexp(2.0f, -10));  // tie, up to even
-  EXPECT_EQ(Fp16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 1.0f + std::ldexp(1.0f, -10));
+  EXPECT_EQ(Fp16(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)),
+            1.0f + std::ldexp(1.0f, -10));
   EXPECT_EQ(Fp16(2049.0f), 2048.0f);  // tie between 2048 (even) and 2050
   EXPECT_EQ(Fp16(2051.0f), 2052.0f);  // tie between 2050 (odd) and 2052
 }
@@ -158,7 +160,8 @@ TEST(GradientCodecTest, Fp16EveryHalfRoundTripsExactly) {
   std::vector<float> all;
   for (uint32_t h = 0; h < 0x10000; ++h) {
     if ((h & 0x7C00) == 0x7C00) continue;  // inf and NaN
-    const int mag = static_cast<int>(h & 0x3FF) + ((h & 0x7C00) ? 0x400 : 0);  // with the implicit bit
+    const int mag =
+        static_cast<int>(h & 0x3FF) + ((h & 0x7C00) ? 0x400 : 0);  // with the implicit bit
     const int exp = (h & 0x7C00) ? static_cast<int>((h >> 10) & 0x1F) - 25 : -24;
     all.push_back(((h & 0x8000) ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mag), exp));
   }
@@ -206,7 +209,8 @@ TEST(GradientCodecTest, Int8ErrorWithinHalfAStepPerBlock) {
   ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), n, out.data()), "");
   for (size_t b = 0; b * kInt8Block < n; ++b) {
     float max = 0.0f;
-    for (size_t i = b * kInt8Block; i < std::min(n, (b + 1) * kInt8Block); ++i) max = std::max(max, std::fabs(src[i]));
+    for (size_t i = b * kInt8Block; i < std::min(n, (b + 1) * kInt8Block); ++i)
+      max = std::max(max, std::fabs(src[i]));
     const float scale = Int8Scale(bytes, b);
     EXPECT_FLOAT_EQ(scale, max / 127.0f) << "block " << b;
     for (size_t i = b * kInt8Block; i < std::min(n, (b + 1) * kInt8Block); ++i)
@@ -222,7 +226,8 @@ TEST(GradientCodecTest, Int8AllZeroBlockDecodesToZeros) {
   EXPECT_EQ(Int8Scale(bytes, 0), 0.0f);
   EXPECT_EQ(Int8Scale(bytes, 1), 0.0f);
   std::vector<float> out(src.size(), 7.0f);
-  ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()), "");
+  ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()),
+            "");
   for (size_t i = 0; i < 599; ++i) ASSERT_EQ(out[i], 0.0f) << i;
   EXPECT_FLOAT_EQ(out[599], 1.0f);
 }
@@ -245,17 +250,21 @@ TEST(GradientCodecTest, Int8ErrorFeedbackLosesNothingOverTime) {
   // below the half step that rounding needs.
   std::vector<float> g(kInt8Block);
   g[0] = 127.0f;
-  for (size_t i = 1; i < g.size(); ++i) g[i] = 0.05f + 0.05f * static_cast<float>(i % 11) / 10;  // 0.05..0.1
-  const int steps = 20000;  // the mean is off by at most half a step / steps: 2.5e-5, half of 1e-3 of 0.05
+  for (size_t i = 1; i < g.size(); ++i)
+    g[i] = 0.05f + 0.05f * static_cast<float>(i % 11) / 10;  // 0.05..0.1
+  const int steps =
+      20000;  // the mean is off by at most half a step / steps: 2.5e-5, half of 1e-3 of 0.05
   std::vector<float> residual(g.size(), 0.0f), out(g.size());
   std::vector<double> with(g.size(), 0.0), without(g.size(), 0.0);
   std::string bytes;
   for (int t = 0; t < steps; ++t) {
     EncodeFloats(Compression::kInt8, g.data(), g.size(), residual.data(), &bytes);
-    ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()), "");
+    ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()),
+              "");
     for (size_t i = 0; i < g.size(); ++i) with[i] += out[i];
     EncodeFloats(Compression::kInt8, g.data(), g.size(), nullptr, &bytes);
-    ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()), "");
+    ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()),
+              "");
     for (size_t i = 1; i < g.size(); ++i) ASSERT_EQ(out[i], 0.0f) << "without feedback, step " << t;
     for (size_t i = 0; i < g.size(); ++i) without[i] += out[i];
   }
@@ -277,7 +286,8 @@ TEST(GradientCodecTest, Fp16ErrorFeedbackLosesNothingOverTime) {
   const int steps = 1000;
   for (int t = 0; t < steps; ++t) {
     EncodeFloats(Compression::kFp16, g.data(), g.size(), residual.data(), &bytes);
-    ASSERT_EQ(DecodeFloats(Compression::kFp16, bytes.data(), bytes.size(), out.size(), out.data()), "");
+    ASSERT_EQ(DecodeFloats(Compression::kFp16, bytes.data(), bytes.size(), out.size(), out.data()),
+              "");
     for (size_t i = 0; i < g.size(); ++i) sum[i] += out[i];
   }
   EXPECT_EQ(Fp16(g[0]), 2048.0f);
@@ -300,7 +310,8 @@ TEST(GradientCodecTest, DecodeRejectsWrongSizes) {
     }
     // A count so large that its size would wrap around.
     const size_t huge = std::numeric_limits<size_t>::max() / 2 + 1;
-    EXPECT_NE(DecodeFloats(c, bytes.data(), EncodedBytes(c, huge), huge, out.data()), "") << CompressionName(c);
+    EXPECT_NE(DecodeFloats(c, bytes.data(), EncodedBytes(c, huge), huge, out.data()), "")
+        << CompressionName(c);
   }
   EXPECT_EQ(DecodeFloats(Compression::kFp16, nullptr, 0, 0, nullptr), "");
 }
@@ -315,7 +326,8 @@ TEST(GradientCodecTest, DecodeRejectsBadInt8Scales) {
   for (float scale : bad) {
     std::string bytes = good;
     std::memcpy(&bytes[4 + kInt8Block], &scale, 4);  // the second block's scale
-    const std::string err = DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data());
+    const std::string err =
+        DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data());
     EXPECT_THAT(err, HasSubstr("block 1 has scale")) << scale;
   }
   // The largest accepted scale times the most negative byte is still finite.
@@ -323,7 +335,8 @@ TEST(GradientCodecTest, DecodeRejectsBadInt8Scales) {
   const float max_scale = std::numeric_limits<float>::max() / 128;
   std::memcpy(&bytes[0], &max_scale, 4);
   bytes[4] = static_cast<char>(-128);
-  ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()), "");
+  ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()),
+            "");
   EXPECT_TRUE(std::isfinite(out[0]));
 }
 
@@ -333,7 +346,8 @@ TEST(GradientCodecTest, DecodeRejectsNonFiniteFp16) {
     std::string bytes(6, '\0');
     bytes[2] = static_cast<char>(h & 0xFF);
     bytes[3] = static_cast<char>(h >> 8);
-    const std::string err = DecodeFloats(Compression::kFp16, bytes.data(), bytes.size(), 3, out.data());
+    const std::string err =
+        DecodeFloats(Compression::kFp16, bytes.data(), bytes.size(), 3, out.data());
     EXPECT_THAT(err, HasSubstr("inf or NaN")) << std::hex << h;
   }
 }

@@ -50,7 +50,8 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("lenet5"));
   }
   try {
-    ParseModelSpec("input { channels: 1 height: 28 width: 28 }\nlayer { conv { filtrs: 3 } }", "bad.txt");
+    ParseModelSpec("input { channels: 1 height: 28 width: 28 }\nlayer { conv { filtrs: 3 } }",
+                   "bad.txt");
     FAIL() << "misspelt field accepted";
   } catch (const ModelSpecError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("bad.txt"));
@@ -69,9 +70,10 @@ TEST(ModelSpec, ErrorsNameTheProblem) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("big"));
   }
   // Logits must be flat.
-  EXPECT_THROW(BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 } layer { relu {} }", "y"),
-                          backend),
-               ModelSpecError);
+  EXPECT_THROW(
+      BuildModel(ParseModelSpec("input { channels: 1 height: 4 width: 4 } layer { relu {} }", "y"),
+                 backend),
+      ModelSpecError);
 }
 
 // Where LeNet-5's layers run: "cpu" and "opencl" put every layer there;

@@ -40,7 +40,8 @@ TEST(Sgd, MomentumAndWeightDecayMatchHandComputedSteps) {
   // step 2: g' = (0.50949, 0.22977), v = (0.96849, 0.43677), p = (0.852151, -2.066677)
   // step 3: g' = (0.50852151, 0.22933323), v = (1.38016251, 0.62242623),
   //         p = (0.714134749, -2.128919623)
-  const float expected[3][2] = {{0.949f, -2.023f}, {0.852151f, -2.066677f}, {0.714134749f, -2.128919623f}};
+  const float expected[3][2] = {
+      {0.949f, -2.023f}, {0.852151f, -2.066677f}, {0.714134749f, -2.128919623f}};
   for (auto& e : expected) {
     opt->Step(kernels::WholeOf(*x.p), kernels::WholeOf(*x.g));
     const auto p = x.Get();
@@ -122,7 +123,8 @@ TEST(OptimizerState, BadStateIsRejectedClearly) {
     sgd->LoadState(adam->SaveState());
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("adam"));  // the state's kind, which --optimizer differs from
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("adam"));  // the state's kind, which --optimizer differs from
   }
   auto small = MakeOptimizer(OptimizerConfig{"sgd"}, backend, 3);
   EXPECT_THROW(sgd->LoadState(small->SaveState()), std::invalid_argument);

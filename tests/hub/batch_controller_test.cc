@@ -19,8 +19,9 @@ int Sum(const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 
 
 // One simulated step: each worker takes batch * ms_per_sample (times noise)
 // plus a fixed overhead.
-void Simulate(BatchController& c, const Members& m, const std::vector<int>& batches, const std::vector<double>& ms,
-              const std::vector<double>& overhead, std::mt19937* rng = nullptr, double noise = 0) {
+void Simulate(BatchController& c, const Members& m, const std::vector<int>& batches,
+              const std::vector<double>& ms, const std::vector<double>& overhead,
+              std::mt19937* rng = nullptr, double noise = 0) {
   std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
   for (size_t i = 0; i < m.size(); ++i) {
     const double compute = batches[i] * ms[i] * (rng ? jitter(*rng) : 1.0);
@@ -128,7 +129,8 @@ TEST(BatchController, NeverChangesTheGlobalBatch) {
       cap_sum += m.back().cap;
     }
     std::sort(m.begin(), m.end(), [](auto& a, auto& b) { return a.worker < b.worker; });
-    m.erase(std::unique(m.begin(), m.end(), [](auto& a, auto& b) { return a.worker == b.worker; }), m.end());
+    m.erase(std::unique(m.begin(), m.end(), [](auto& a, auto& b) { return a.worker == b.worker; }),
+            m.end());
     cap_sum = 0;
     for (auto& x : m) cap_sum += x.cap;
     const int total = 1 + static_cast<int>(rng() % 400);

@@ -18,8 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::testing::ContainsRegex;
-using ::testing::HasSubstr;
 using test_support::BinaryPath;
 using test_support::ChildProcess;
 using test_support::EventsOf;
@@ -27,13 +25,16 @@ using test_support::ReadJson;
 using test_support::ReportedWorker;
 using test_support::StartHub;
 using test_support::StartWorker;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
 
 TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   if (!fs::exists("/usr/share/datasets/fashion-mnist"))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed (deploy/install-deps.sh installs it)";
   const fs::path dir = test_support::FreshTempDir("cluster-e2e");
   std::unique_ptr<ChildProcess> hub;
-  const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--report", (dir / "hub.json").string()});
+  const int port = StartHub(
+      hub, dir, {"--workers", "3", "--epochs", "1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int i = 0; i < 3; ++i) workers.push_back(StartWorker(dir, "w" + std::to_string(i), port));
@@ -42,7 +43,8 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
   const json report = ReadJson(dir / "hub.json");
   EXPECT_GE(report.value("test_accuracy", -1.0), 0.84) << report.dump(2);
   EXPECT_EQ(report.value("samples", int64_t{0}), 60000) << report.dump(2);
-  for (const char* key : {"train_loss", "last_step_loss", "steps", "train_seconds", "samples_per_second", "peak_rss_bytes"})
+  for (const char* key : {"train_loss", "last_step_loss", "steps", "train_seconds",
+                          "samples_per_second", "peak_rss_bytes"})
     EXPECT_TRUE(report.contains(key) && report.at(key).is_number()) << key;
   EXPECT_GT(report.value("train_loss", -1.0), 0) << report.dump(2);
   // Balanced batches follow each worker's speed, so the shares differ, but
@@ -66,7 +68,8 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
   int port = 0;
   {
     std::unique_ptr<ChildProcess> probe;
-    port = StartHub(probe, dir, {"--workers", "1", "--dataset", dir.string(), "--steps", "1"}, 0, "probe.log");
+    port = StartHub(probe, dir, {"--workers", "1", "--dataset", dir.string(), "--steps", "1"}, 0,
+                    "probe.log");
     probe->Signal(SIGTERM);
     EXPECT_EQ(probe->Wait(30), 0) << probe->Log();
   }
@@ -76,9 +79,11 @@ TEST(Cluster, WorkerStartedBeforeItsHubConnectsOnceTheHubIsUp) {
   const fs::path events = EventsOf(dir, "early");
   ASSERT_TRUE(test_support::WaitForEvent(events, "waiting_for_hub", {}, 60)) << worker->Log();
   std::unique_ptr<ChildProcess> hub;
-  ASSERT_EQ(StartHub(hub, dir, {"--workers", "1", "--dataset", dir.string(), "--epochs", "5", "--steps", "30"}, port,
-                     "hub2.log"),
-            port);
+  ASSERT_EQ(
+      StartHub(hub, dir,
+               {"--workers", "1", "--dataset", dir.string(), "--epochs", "5", "--steps", "30"},
+               port, "hub2.log"),
+      port);
   EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
   // It kept trying, joined the hub once it was up, and trained its run.
@@ -99,8 +104,10 @@ TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
   const fs::path dir = test_support::FreshTempDir("cluster-opencl");
   test_support::WriteIdxDataset(dir.string(), 1000, 100, 5);
   std::unique_ptr<ChildProcess> hub;
-  const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "40",
-                                       "--digest-every", "1", "--report", (dir / "hub.json").string()});
+  const int port =
+      StartHub(hub, dir,
+               {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "40",
+                "--digest-every", "1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto gpu = StartWorker(dir, "gpu", port, {"--device", "opencl"});
   auto cpu = StartWorker(dir, "cpu", port, {"--device", "cpu"});
@@ -110,7 +117,8 @@ TEST(Cluster, AnOpenClWorkerAndACpuWorkerTrainInStep) {
   const json report = ReadJson(dir / "hub.json");
   EXPECT_EQ(report.value("steps", int64_t{0}), 40) << report.dump(2);
   const json on_gpu = ReportedWorker(report, "gpu"), on_cpu = ReportedWorker(report, "cpu");
-  EXPECT_EQ(test_support::PlacementOf(on_gpu.value("placement", ""))["conv1"], "opencl") << on_gpu.dump(2);
+  EXPECT_EQ(test_support::PlacementOf(on_gpu.value("placement", ""))["conv1"], "opencl")
+      << on_gpu.dump(2);
   for (const auto& [layer, where] : test_support::PlacementOf(on_cpu.value("placement", "")))
     EXPECT_EQ(where, "cpu") << layer;
   EXPECT_EQ(on_gpu.value("resyncs", -1), 0) << on_gpu.dump(2);
@@ -123,8 +131,9 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   test_support::WriteIdxDataset(dir.string(), 4000, 100, 6);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
-                            {"--workers", "1", "--dataset", dir.string(), "--epochs", "1000", "--checkpoint-dir",
-                             (dir / "ck").string(), "--log-every", "0.1", "--report", (dir / "hub.json").string()});
+                            {"--workers", "1", "--dataset", dir.string(), "--epochs", "1000",
+                             "--checkpoint-dir", (dir / "ck").string(), "--log-every", "0.1",
+                             "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto worker = StartWorker(dir, "w", port);
   // Stop only once training is under way, however slow the machine.
@@ -139,10 +148,12 @@ TEST(Cluster, HubSigtermSaysGoodbyeAndCheckpoints) {
   // The worker heard the hub's own reason, not a broken stream.
   const fs::path worker_events = EventsOf(dir, "w");
   const json goodbye = {{"reason", report.value("stop_reason", "?")}, {"steps", steps}};
-  EXPECT_EQ(test_support::CountEvents(worker_events, "goodbye", goodbye), 1) << test_support::ReadAll(worker_events);
+  EXPECT_EQ(test_support::CountEvents(worker_events, "goodbye", goodbye), 1)
+      << test_support::ReadAll(worker_events);
   EXPECT_EQ(test_support::CountEvents(worker_events, "hub_lost"), 0);
   // Its last act: a checkpoint of where it stopped.
-  const json saved = test_support::AwaitEvent(EventsOf(dir, "hub"), "checkpoint_saved", {{"step", steps}}, 0);
+  const json saved =
+      test_support::AwaitEvent(EventsOf(dir, "hub"), "checkpoint_saved", {{"step", steps}}, 0);
   ASSERT_TRUE(saved.is_object()) << test_support::ReadAll(EventsOf(dir, "hub"));
   EXPECT_TRUE(fs::exists(saved.value("detail", ""))) << saved.dump();
   fs::remove_all(dir);
@@ -152,8 +163,10 @@ TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
   const fs::path dir = test_support::FreshTempDir("cluster-memory");
   test_support::WriteIdxDataset(dir.string(), 16 * 128, 100, 5);  // whole steps only
   std::unique_ptr<ChildProcess> hub;
-  const int port = StartHub(hub, dir, {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "60",
-                                       "--global-batch", "128", "--report", (dir / "hub.json").string()});
+  const int port =
+      StartHub(hub, dir,
+               {"--workers", "2", "--dataset", dir.string(), "--epochs", "10", "--steps", "60",
+                "--global-batch", "128", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   // A budget that holds nothing is refused, and the error tells the user
   // what the model needs: the numbers a budget is sized from.
@@ -165,13 +178,15 @@ TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
   std::regex_search(refusal, m, std::regex(R"(needs (\d+) KiB plus (\d+) KiB per sample)"));
   const int64_t fixed_kib = std::stoll(m[1]), per_sample_kib = std::stoll(m[2]);
   // Room for about 20 samples.
-  const std::string budget = std::to_string(fixed_kib + 20 * per_sample_kib + per_sample_kib / 2) + "K";
+  const std::string budget =
+      std::to_string(fixed_kib + 20 * per_sample_kib + per_sample_kib / 2) + "K";
   auto small = StartWorker(dir, "small", port, {"--memory-budget", budget});
   auto big = StartWorker(dir, "big", port);
   EXPECT_EQ(small->Wait(300), 0) << small->Log();
   EXPECT_EQ(big->Wait(300), 0) << big->Log();
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
-  EXPECT_EQ(test_support::CountEvents(EventsOf(dir, "hub"), "worker_joined", {{"name", "tiny"}}), 0);
+  EXPECT_EQ(test_support::CountEvents(EventsOf(dir, "hub"), "worker_joined", {{"name", "tiny"}}),
+            0);
   const json small_report = ReadJson(dir / "small.json");
   const int64_t cap = small_report.value("max_batch", int64_t{0});
   EXPECT_GE(cap, 18) << small_report.dump(2);
@@ -181,7 +196,8 @@ TEST(Cluster, AMemoryBudgetCapsAWorkersBatch) {
   EXPECT_EQ(ReportedWorker(report, "small").value("max_batch", int64_t{0}), cap) << report.dump(2);
   // Every step the small worker took at most its cap; the big one the rest.
   EXPECT_LE(small_report.value("samples", int64_t{0}), 60 * cap) << small_report.dump(2);
-  EXPECT_GE(ReadJson(dir / "big.json").value("samples", int64_t{0}), 60 * (128 - cap)) << report.dump(2);
+  EXPECT_GE(ReadJson(dir / "big.json").value("samples", int64_t{0}), 60 * (128 - cap))
+      << report.dump(2);
   fs::remove_all(dir);
 }
 
@@ -193,16 +209,19 @@ TEST(Cluster, BadCommandLinesAreClear) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = test_support::RunProcess({BinaryPath("worker/mtworker")});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
+  r = test_support::RunProcess(
+      {BinaryPath("hub/mthub"), "--dataset", "/nonexistent/data", "--port", "0"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("/nonexistent/data"));
   r = test_support::RunProcess({BinaryPath("hub/mthub"), "--workers", "2", "--min-workers", "3"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = test_support::RunProcess({BinaryPath("hub/mthub"), "--worker-batches", "8,8", "--batch-policy", "balanced"});
+  r = test_support::RunProcess(
+      {BinaryPath("hub/mthub"), "--worker-batches", "8,8", "--batch-policy", "balanced"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = test_support::RunProcess({BinaryPath("hub/mthub"), "--compress", "zip"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = test_support::RunProcess({BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:1", "--memory-budget", "lots"});
+  r = test_support::RunProcess(
+      {BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:1", "--memory-budget", "lots"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = test_support::RunProcess({BinaryPath("hub/mthub"), "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;

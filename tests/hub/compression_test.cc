@@ -22,10 +22,11 @@ struct Outcome {
 Outcome Train(const fs::path& data, const std::string& compression) {
   const fs::path dir = test_support::FreshTempDir("compress-" + compression);
   std::unique_ptr<test_support::ChildProcess> hub;
-  const int port = test_support::StartHub(hub, dir,
-                                     {"--workers", "2", "--dataset", data.string(), "--epochs", "100", "--steps", "150",
-                                      "--batch-policy", "fixed", "--digest-every", "1", "--compress", compression,
-                                      "--report", (dir / "hub.json").string()});
+  const int port =
+      test_support::StartHub(hub, dir,
+                             {"--workers", "2", "--dataset", data.string(), "--epochs", "100",
+                              "--steps", "150", "--batch-policy", "fixed", "--digest-every", "1",
+                              "--compress", compression, "--report", (dir / "hub.json").string()});
   if (port == 0) return {};
   auto a = test_support::StartWorker(dir, "a", port), b = test_support::StartWorker(dir, "b", port);
   EXPECT_EQ(a->Wait(300), 0) << a->Log();
@@ -38,7 +39,8 @@ Outcome Train(const fs::path& data, const std::string& compression) {
   o.bytes_per_step = report.value("gradient_bytes_per_step", 0.0);
   for (const char* w : {"a", "b"}) {
     // Both sides count resyncs: the worker when it gets the state, the hub when it sends it.
-    o.resyncs += test_support::ReadJson(dir / (std::string(w) + ".json")).value("resyncs", int64_t{0});
+    o.resyncs +=
+        test_support::ReadJson(dir / (std::string(w) + ".json")).value("resyncs", int64_t{0});
     o.resyncs += test_support::ReportedWorker(report, w).value("resyncs", int64_t{0});
   }
   fs::remove_all(dir);

@@ -35,8 +35,9 @@ TEST(Faults, KillNineOfOneWorkerMidEpochThenItComesBack) {
   const fs::path dir = test_support::FreshTempDir("fault-kill-worker");
   const fs::path hub_events = EventsOf(dir, "hub");
   std::unique_ptr<ChildProcess> hub;
-  const int port = StartHub(hub, dir, {"--workers", "3", "--epochs", "1", "--log-every", "0.1", "--report",
-                                       (dir / "hub.json").string()});
+  const int port = StartHub(hub, dir,
+                            {"--workers", "3", "--epochs", "1", "--log-every", "0.1", "--report",
+                             (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   // Slowed down so the epoch lasts long enough to kill and restart in it.
   const std::vector<std::string> slow = {"--slowdown", "2"};
@@ -58,9 +59,11 @@ TEST(Faults, KillNineOfOneWorkerMidEpochThenItComesBack) {
   EXPECT_GE(report.value("test_accuracy", -1.0), 0.84) << report.dump(2);
   // The step w2 died in went on with the others' samples only.
   EXPECT_GE(report.value("samples", int64_t{0}), 60000 - 192) << report.dump(2);
-  ASSERT_LT(killed_at, 300) << "the epoch was nearly over before the restart; the test proves little";
+  ASSERT_LT(killed_at, 300)
+      << "the epoch was nearly over before the restart; the test proves little";
   EXPECT_GT(ReadJson(dir / "w2back.json").value("steps", int64_t{0}), 0) << back->Log();
-  EXPECT_GT(test_support::ReportedWorker(report, "w2back").value("steps", int64_t{0}), 0) << report.dump(2);
+  EXPECT_GT(test_support::ReportedWorker(report, "w2back").value("steps", int64_t{0}), 0)
+      << report.dump(2);
   fs::remove_all(dir);
 }
 
@@ -70,9 +73,9 @@ TEST(Faults, AFrozenWorkerIsLeftOutAfterTheDeadlineAndResyncsWhenItThaws) {
   test_support::WriteIdxDataset(dir.string(), 2000, 100, 9);
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
-                            {"--workers", "2", "--dataset", dir.string(), "--epochs", "1000", "--steps", "1500",
-                             "--global-batch", "64", "--deadline-floor", "1", "--log-every", "0.1", "--report",
-                             (dir / "hub.json").string()});
+                            {"--workers", "2", "--dataset", dir.string(), "--epochs", "1000",
+                             "--steps", "1500", "--global-batch", "64", "--deadline-floor", "1",
+                             "--log-every", "0.1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto a = StartWorker(dir, "a", port, {"--slowdown", "2"});
   auto b = StartWorker(dir, "b", port, {"--slowdown", "2"});
@@ -92,7 +95,8 @@ TEST(Faults, AFrozenWorkerIsLeftOutAfterTheDeadlineAndResyncsWhenItThaws) {
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
   const json hub_report = ReadJson(dir / "hub.json");
   EXPECT_EQ(hub_report.value("steps", int64_t{0}), 1500) << hub_report.dump(2);
-  EXPECT_GE(test_support::ReportedWorker(hub_report, "b").value("steps_missed", int64_t{0}), 1) << hub_report.dump(2);
+  EXPECT_GE(test_support::ReportedWorker(hub_report, "b").value("steps_missed", int64_t{0}), 1)
+      << hub_report.dump(2);
   const json b_report = ReadJson(dir / "b.json");
   EXPECT_GE(b_report.value("steps_left_out", int64_t{0}), 1) << b_report.dump(2);
   EXPECT_GE(b_report.value("resyncs", int64_t{0}), 1) << b_report.dump(2);
@@ -105,8 +109,9 @@ TEST(Faults, HubKilledAndResumedFromItsCheckpointFinishesTheRun) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const fs::path dir = test_support::FreshTempDir("fault-hub-resume");
   const fs::path ck = dir / "ck";
-  const std::vector<std::string> run = {"--workers", "3", "--epochs", "1", "--checkpoint-every", "40", "--log-every",
-                                        "0.1", "--report", (dir / "hub.json").string()};
+  const std::vector<std::string> run = {
+      "--workers", "3",           "--epochs", "1",        "--checkpoint-every",
+      "40",        "--log-every", "0.1",      "--report", (dir / "hub.json").string()};
   std::unique_ptr<ChildProcess> hub;
   std::vector<std::string> first = run;
   first.insert(first.end(), {"--checkpoint-dir", ck.string()});
@@ -114,13 +119,15 @@ TEST(Faults, HubKilledAndResumedFromItsCheckpointFinishesTheRun) {
   ASSERT_GT(port, 0);
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int i = 0; i < 3; ++i)
-    workers.push_back(StartWorker(dir, "w" + std::to_string(i), port, {"--slowdown", "2", "--connect-timeout", "120"}));
+    workers.push_back(StartWorker(dir, "w" + std::to_string(i), port,
+                                  {"--slowdown", "2", "--connect-timeout", "120"}));
   // Kill it once it has a checkpoint past the start.
   ASSERT_TRUE(test_support::WaitForEvents(
       EventsOf(dir, "hub"),
       [](const test_support::Events& events) {
         for (const auto& e : events)
-          if (e.value("event", "") == "checkpoint_saved" && e.value("step", int64_t{0}) >= 80) return true;
+          if (e.value("event", "") == "checkpoint_saved" && e.value("step", int64_t{0}) >= 80)
+            return true;
         return false;
       },
       120))

@@ -21,10 +21,10 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::ContainsRegex;
-using ::testing::HasSubstr;
 using test_support::BinaryPath;
 using test_support::ChildProcess;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
 
 test_support::ProcessResult RunHub(std::vector<std::string> args) {
   args.insert(args.begin(), BinaryPath("hub/mthub"));
@@ -51,8 +51,10 @@ TEST(HubCliE2e, FlagsThatContradictEachOtherExit2) {
        "--global-batch 20 is not the sum of --worker-batches (16)"},
       {{"--resume", "/tmp/mt-a", "--checkpoint-dir", "/tmp/mt-b"},
        "--resume /tmp/mt-a and --checkpoint-dir /tmp/mt-b differ; give one directory"},
-      {{"--token", "a", "--token-file", "/etc/hostname"}, "--token and --token-file both give the secret"},
-      {{"--token-file", "/nonexistent/mt-token"}, "--token-file /nonexistent/mt-token: cannot read it"},
+      {{"--token", "a", "--token-file", "/etc/hostname"},
+       "--token and --token-file both give the secret"},
+      {{"--token-file", "/nonexistent/mt-token"},
+       "--token-file /nonexistent/mt-token: cannot read it"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
@@ -93,17 +95,19 @@ TEST(HubCliE2e, VersionNamesTheProgramAndTheWireProtocol) {
   const auto r = RunHub({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ContainsRegex("^mthub [0-9]+\\.[0-9]+\\.[0-9]+ "));
-  EXPECT_THAT(r.output, HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
+  EXPECT_THAT(r.output,
+              HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
 }
 
 TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   const auto r = RunHub({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const std::string& text :
-       {"--workers N", "[1..4096; default 1]", "--port N", "[0..65535; default 50051]", "--worker-batches N[,...]",
-        "--batch-policy fixed|balanced", "[default balanced]", "--checkpoint-every N", "[>= 0; default 100]",
-        "--token SECRET", "--token-file FILE", "MT_TOKEN", "--log-level trace|debug|info|warn|error|off",
-        "--version", "--help", "Exit codes: 0 done"})
+  for (const char* text :
+       {"--workers N", "[1..4096; default 1]", "--port N", "[0..65535; default 50051]",
+        "--worker-batches N[,...]", "--batch-policy fixed|balanced", "[default balanced]",
+        "--checkpoint-every N", "[>= 0; default 100]", "--token SECRET", "--token-file FILE",
+        "MT_TOKEN", "--log-level trace|debug|info|warn|error|off", "--version", "--help",
+        "Exit codes: 0 done"})
     EXPECT_THAT(r.output, HasSubstr(text));
 }
 
@@ -115,13 +119,22 @@ TEST(HubCliE2e, SecretFromAFileAndTheEnvironment) {
   test_support::WriteIdxDataset(dir.string(), 512, 128, 9);
   std::ofstream(dir / "token") << "s3cret \t\nnot this line\n";
   std::unique_ptr<ChildProcess> hub;
-  const int port = test_support::StartHub(
-      hub, dir, {"--workers", "2", "--dataset", dir.string(), "--steps", "3", "--token-file", (dir / "token").string()});
+  const int port = test_support::StartHub(hub, dir,
+                                          {"--workers", "2", "--dataset", dir.string(), "--steps",
+                                           "3", "--token-file", (dir / "token").string()});
   ASSERT_GT(port, 0);
   const std::string address = "127.0.0.1:" + std::to_string(port);
-  auto worker = [&](const std::string& name, const std::string& env_token, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {"/usr/bin/env", "MT_TOKEN=" + env_token, BinaryPath("worker/mtworker"),
-                                     "--hub", address, "--name", name, "--connect-timeout", "30"};
+  auto worker = [&](const std::string& name, const std::string& env_token,
+                    std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "MT_TOKEN=" + env_token,
+                                     BinaryPath("worker/mtworker"),
+                                     "--hub",
+                                     address,
+                                     "--name",
+                                     name,
+                                     "--connect-timeout",
+                                     "30"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<ChildProcess>(argv, (dir / (name + ".log")).string());
   };

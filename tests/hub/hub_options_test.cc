@@ -16,7 +16,8 @@ HubOptions Parse(std::vector<std::string> args) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   HubOptions options;
-  const std::optional<int> exit_code = ParseHubOptions(static_cast<int>(argv.size()), argv.data(), options);
+  const std::optional<int> exit_code =
+      ParseHubOptions(static_cast<int>(argv.size()), argv.data(), options);
   EXPECT_FALSE(exit_code.has_value()) << "exit code " << exit_code.value_or(-1);
   return options;
 }
@@ -35,10 +36,34 @@ TEST(HubOptions, DefaultsAreHubConfigs) {
 }
 
 TEST(HubOptions, FlagsFillTheConfig) {
-  const HubOptions o = Parse({"--workers", "3", "--min-workers", "2", "--port", "0", "--port-file", "/tmp/p",
-                              "--worker-batches", "8,8", "--worker-batches", "16,32,16", "--compress", "int8",
-                              "--step-deadline", "2.5", "--seed", "9", "--optimizer", "adam", "--lr", "0.01",
-                              "--threads", "2", "--digest-every", "5", "--log-level", "warn"});
+  const HubOptions o = Parse({"--workers",
+                              "3",
+                              "--min-workers",
+                              "2",
+                              "--port",
+                              "0",
+                              "--port-file",
+                              "/tmp/p",
+                              "--worker-batches",
+                              "8,8",
+                              "--worker-batches",
+                              "16,32,16",
+                              "--compress",
+                              "int8",
+                              "--step-deadline",
+                              "2.5",
+                              "--seed",
+                              "9",
+                              "--optimizer",
+                              "adam",
+                              "--lr",
+                              "0.01",
+                              "--threads",
+                              "2",
+                              "--digest-every",
+                              "5",
+                              "--log-level",
+                              "warn"});
   EXPECT_EQ(o.config.workers, 3);
   EXPECT_EQ(o.config.min_workers, 2);
   EXPECT_EQ(o.config.port, 0);

@@ -97,7 +97,9 @@ class FakeWorker final : public WorkerLink {
     if (thread_.joinable()) thread_.join();
   }
 
-  void Start() { thread_ = std::thread([this] { Run(); }); }
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
   void Join() { thread_.join(); }
 
   bool Send(Encoded m) override {
@@ -175,13 +177,14 @@ class FakeWorker final : public WorkerLink {
         held.clear();
         continue;
       }
-      const proto::StepPlan* plan = m.has_plan() ? &m.plan()
+      const proto::StepPlan* plan = m.has_plan()                          ? &m.plan()
                                     : m.has_result() && m.result().last() ? &m.result().plan()
-                                                                           : nullptr;
+                                                                          : nullptr;
       if (!plan) continue;
       for (const auto& a : plan->assignments()) {
         if (a.worker_id() != id_) continue;
-        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kDrop) return Close(HubStatus::Ok());
+        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kDrop)
+          return Close(HubStatus::Ok());
         if (fault_.step == a.step() && fault_.kind == Fault::Kind::kRejoin) {
           fault_.kind = Fault::Kind::kNone;
           Close(HubStatus::Ok());
@@ -251,7 +254,8 @@ struct InProcessHub {
   // A new coordinator after a test changed the config (global batch, token).
   void Rebuild() {
     plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, plan->total_steps());
-    coordinator = std::make_unique<StepCoordinator>(config, spec, *plan, *master, encoder, metrics, &events);
+    coordinator =
+        std::make_unique<StepCoordinator>(config, spec, *plan, *master, encoder, metrics, &events);
   }
 
   // Runs the whole schedule; false if a watchdog had to stop it.
@@ -302,7 +306,8 @@ struct RunResult {
 RunResult RunWith(InProcessHub& hub, const std::vector<Fault>& faults) {
   RunResult r;
   for (size_t i = 0; i < faults.size(); ++i) {
-    r.workers.push_back(std::make_unique<FakeWorker>(*hub.coordinator, "w" + std::to_string(i), faults[i]));
+    r.workers.push_back(
+        std::make_unique<FakeWorker>(*hub.coordinator, "w" + std::to_string(i), faults[i]));
     r.workers.back()->Start();
   }
   EXPECT_TRUE(hub.Run()) << "the watchdog stopped the run";

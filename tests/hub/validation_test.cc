@@ -2,8 +2,8 @@
 // client sends each kind of bad message while a real worker trains; each is
 // refused with a clear status, and training goes on unpoisoned.
 #include <gmock/gmock.h>
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
@@ -39,7 +39,8 @@ class StepWatcher final : public HubEventSink {
   // Whether the hub has done `steps` steps, waiting up to timeout_s.
   bool WaitFor(int64_t steps, double timeout_s) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return steps_ >= steps; });
+    return cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                        [&] { return steps_ >= steps; });
   }
 
  private:
@@ -124,7 +125,8 @@ class Validation : public ::testing::Test {
     FAIL() << "no model received";
   }
   // Sends one gradient chunk and returns the status the hub ends the stream with.
-  grpc::Status SendBad(Bogus& b, const std::vector<float>& g, int64_t step, uint64_t offset, int batch, bool last) {
+  grpc::Status SendBad(Bogus& b, const std::vector<float>& g, int64_t step, uint64_t offset,
+                       int batch, bool last) {
     proto::WorkerMessage m;
     auto* c = m.mutable_gradient();
     c->set_step(step);
@@ -155,8 +157,10 @@ class Validation : public ::testing::Test {
 
 TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
   proto::JoinReply reply;
-  ExpectRefused(Join(99, "secret", &reply), grpc::StatusCode::FAILED_PRECONDITION, "protocol version 99");
-  ExpectRefused(Join(wire::kProtocolVersion, "wrong", &reply), grpc::StatusCode::UNAUTHENTICATED, "token");
+  ExpectRefused(Join(99, "secret", &reply), grpc::StatusCode::FAILED_PRECONDITION,
+                "protocol version 99");
+  ExpectRefused(Join(wire::kProtocolVersion, "wrong", &reply), grpc::StatusCode::UNAUTHENTICATED,
+                "token");
 
   {  // A stream that does not start with Hello.
     grpc::ClientContext ctx;
@@ -184,43 +188,43 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
     Admit(b);
     std::vector<float> g(b.params, 0.01f);
     g[17] = nan;
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
-                  "non-finite");
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
+                  grpc::StatusCode::INVALID_ARGUMENT, "non-finite");
   }
   {
     Bogus b;
     Admit(b);
     std::vector<float> g(b.params - 5, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
-                  "the model has");
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
+                  grpc::StatusCode::INVALID_ARGUMENT, "the model has");
   }
   {
     Bogus b;
     Admit(b);
     std::vector<float> g(b.params + 3, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
-                  "longer than");
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
+                  grpc::StatusCode::INVALID_ARGUMENT, "longer than");
   }
   {
     Bogus b;
     Admit(b);
     std::vector<float> g(b.params, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step() + 7, 0, b.next.batch(), true), grpc::StatusCode::INVALID_ARGUMENT,
-                  "expected step");
+    ExpectRefused(SendBad(b, g, b.next.step() + 7, 0, b.next.batch(), true),
+                  grpc::StatusCode::INVALID_ARGUMENT, "expected step");
   }
   {
     Bogus b;
     Admit(b);
     std::vector<float> g(b.params, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch() + 100, true), grpc::StatusCode::INVALID_ARGUMENT,
-                  "assigned");
+    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch() + 100, true),
+                  grpc::StatusCode::INVALID_ARGUMENT, "assigned");
   }
   {
     Bogus b;
     Admit(b);
     std::vector<float> g(100, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 50, b.next.batch(), false), grpc::StatusCode::INVALID_ARGUMENT,
-                  "offset");
+    ExpectRefused(SendBad(b, g, b.next.step(), 50, b.next.batch(), false),
+                  grpc::StatusCode::INVALID_ARGUMENT, "offset");
   }
 
   // Training goes on with the honest worker, and the model is clean.
@@ -255,7 +259,8 @@ TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
   while (b.stream->Read(&reply)) {
     if (reply.has_result()) got_result = true;
     if (reply.has_state()) resynced = true;
-    if (reply.has_plan() || reply.has_stop() || (reply.has_result() && reply.result().last())) break;
+    if (reply.has_plan() || reply.has_stop() || (reply.has_result() && reply.result().last()))
+      break;
   }
   EXPECT_TRUE(resynced);
   EXPECT_FALSE(got_result);

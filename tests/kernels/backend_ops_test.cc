@@ -32,7 +32,7 @@ using test_support::RandomVector;
 using test_support::ToDouble;
 
 // Max error relative to the largest magnitude of the reference tensor.
-constexpr double kBitEqual = 0;   // the same arithmetic in the same order
+constexpr double kBitEqual = 0;     // the same arithmetic in the same order
 constexpr double kRounding = 1e-6;  // a fused multiply-add's one rounding less
 // Sums in another order, or OpenCL's exp, log, sqrt and division, which may
 // be a few ulp off.
@@ -48,8 +48,7 @@ double ToleranceOf(Op op) {
     case Op::kDropoutForward:
     case Op::kDropoutBackward:
     case Op::kArgmaxRows:
-    case Op::kSgdUpdate:
-      return kBitEqual;
+    case Op::kSgdUpdate: return kBitEqual;
     case Op::kAxpy:  // CLBlast may fuse it
       return kRounding;
     case Op::kGemm:
@@ -58,8 +57,7 @@ double ToleranceOf(Op op) {
     case Op::kMaxPoolBackward:  // overlapping windows sum
     case Op::kBiasGrad:
     case Op::kSoftmaxCrossEntropy:
-    case Op::kAdamUpdate:
-      return kReordered;
+    case Op::kAdamUpdate: return kReordered;
   }
   return kBitEqual;
 }
@@ -98,7 +96,9 @@ class CaseIo {
     backend_.Download(WholeOf(*v.buffer), out.data.data());
     outputs_.push_back(std::move(out));
   }
-  void KeepValue(const char* name, double value) { outputs_.push_back(Output{name, {static_cast<float>(value)}}); }
+  void KeepValue(const char* name, double value) {
+    outputs_.push_back(Output{name, {static_cast<float>(value)}});
+  }
   std::vector<Output> TakeOutputs() { return std::move(outputs_); }
 
  private:
@@ -146,17 +146,27 @@ void AddLinearAlgebra(Table& t) {
     int m, n, k;
   };
   // LeNet's and mentee's dense layers at batch 64, their conv GEMMs, odd and degenerate shapes.
-  for (const GemmShape s : std::vector<GemmShape>{{64, 120, 400}, {64, 84, 120}, {64, 10, 84},     {6, 784, 25},
-                                                  {16, 100, 150}, {32, 1024, 27}, {64, 256, 2048}, {7, 5, 3},
-                                                  {1, 1, 1},      {1, 13, 17},    {33, 1, 9}}) {
+  for (const GemmShape s : std::vector<GemmShape>{{64, 120, 400},
+                                                  {64, 84, 120},
+                                                  {64, 10, 84},
+                                                  {6, 784, 25},
+                                                  {16, 100, 150},
+                                                  {32, 1024, 27},
+                                                  {64, 256, 2048},
+                                                  {7, 5, 3},
+                                                  {1, 1, 1},
+                                                  {1, 13, 17},
+                                                  {33, 1, 9}}) {
     for (int tr = 0; tr < 4; ++tr) {
       const bool ta = tr & 1, tb = tr & 2;
-      t.Add(Op::kGemm, Dims({s.m, s.n, s.k}) + (ta ? " a^T" : "") + (tb ? " b^T" : ""), [s, ta, tb, tr](CaseIo& io) {
-        const View a = io.Random(size_t(s.m) * s.k, 10 + tr), b = io.Random(size_t(s.k) * s.n, 20 + tr);
-        const View c = io.Random(size_t(s.m) * s.n, 30 + tr);
-        io.be().Gemm(ta, tb, s.m, s.n, s.k, 0.7f, a, b, 0.3f, c);
-        io.Keep("c", c);
-      });
+      t.Add(Op::kGemm, Dims({s.m, s.n, s.k}) + (ta ? " a^T" : "") + (tb ? " b^T" : ""),
+            [s, ta, tb, tr](CaseIo& io) {
+              const View a = io.Random(size_t(s.m) * s.k, 10 + tr),
+                         b = io.Random(size_t(s.k) * s.n, 20 + tr);
+              const View c = io.Random(size_t(s.m) * s.n, 30 + tr);
+              io.be().Gemm(ta, tb, s.m, s.n, s.k, 0.7f, a, b, 0.3f, c);
+              io.Keep("c", c);
+            });
     }
   }
   for (size_t n : {size_t(1), size_t(37), size_t(100000)}) {
@@ -182,11 +192,16 @@ void AddConvolutions(Table& t) {
   // mentee's second conv at a batch that needs more columns than the OpenCL
   // workspace cap holds, so it runs in groups, the last one partial.
   for (const ConvCase& cc : std::vector<ConvCase>{
-           {"lenet_conv1", {8, 1, 28, 28, 6, 5, 1, 2}},    {"lenet_conv2", {8, 6, 14, 14, 16, 5, 1, 0}},
-           {"mentee_conv1", {2, 3, 32, 32, 32, 3, 1, 1}},  {"odd_sizes", {3, 5, 9, 7, 3, 3, 1, 0}},
-           {"stride2_pad1", {2, 4, 11, 10, 5, 3, 2, 1}},   {"stride2_even", {2, 2, 8, 8, 4, 2, 2, 0}},
-           {"stride3_k5_pad2", {2, 3, 13, 12, 2, 5, 3, 2}}, {"k1_stride2", {2, 3, 7, 7, 4, 1, 2, 0}},
-           {"batch1", {1, 2, 6, 5, 3, 3, 1, 1}},           {"mentee_conv2_in_groups", {14, 32, 32, 32, 32, 3, 1, 1}},
+           {"lenet_conv1", {8, 1, 28, 28, 6, 5, 1, 2}},
+           {"lenet_conv2", {8, 6, 14, 14, 16, 5, 1, 0}},
+           {"mentee_conv1", {2, 3, 32, 32, 32, 3, 1, 1}},
+           {"odd_sizes", {3, 5, 9, 7, 3, 3, 1, 0}},
+           {"stride2_pad1", {2, 4, 11, 10, 5, 3, 2, 1}},
+           {"stride2_even", {2, 2, 8, 8, 4, 2, 2, 0}},
+           {"stride3_k5_pad2", {2, 3, 13, 12, 2, 5, 3, 2}},
+           {"k1_stride2", {2, 3, 7, 7, 4, 1, 2, 0}},
+           {"batch1", {1, 2, 6, 5, 3, 3, 1, 1}},
+           {"mentee_conv2_in_groups", {14, 32, 32, 32, 32, 3, 1, 1}},
        }) {
     const ConvGeometry g = cc.g;
     const size_t in_n = size_t(g.batch) * g.in_size(), out_n = size_t(g.batch) * g.out_size();
@@ -201,9 +216,11 @@ void AddConvolutions(Table& t) {
         io.Keep("out", out);
       });
       t.Add(Op::kConv2dBackward, shape, [g, in_n, out_n, first_layer](CaseIo& io) {
-        const View d_in = io.Random(in_n, 5), d_w = io.Random(g.weight_count(), 6), d_b = io.Random(g.out_c, 7);
-        io.be().Conv2dBackward(g, io.Random(in_n, 1), io.Random(g.weight_count(), 2), io.Random(out_n, 8),
-                               first_layer ? View{} : d_in, d_w, first_layer ? View{} : d_b,
+        const View d_in = io.Random(in_n, 5), d_w = io.Random(g.weight_count(), 6),
+                   d_b = io.Random(g.out_c, 7);
+        io.be().Conv2dBackward(g, io.Random(in_n, 1), io.Random(g.weight_count(), 2),
+                               io.Random(out_n, 8), first_layer ? View{} : d_in, d_w,
+                               first_layer ? View{} : d_b,
                                io.Workspace(io.be().ConvWorkspaceCount(g)));
         io.Keep("d_weight", d_w);
         io.Keep("d_in", d_in);
@@ -214,27 +231,31 @@ void AddConvolutions(Table& t) {
 }
 
 void AddPooling(Table& t) {
-  // {batch, channels, in_h, in_w, size, stride}: LeNet's, odd sizes, overlapping windows, one window.
-  for (const PoolGeometry g : std::vector<PoolGeometry>{{8, 6, 28, 28, 2, 2}, {8, 16, 10, 10, 2, 2}, {1, 3, 7, 9, 2, 2},
-                                                        {2, 2, 9, 9, 3, 2},   {2, 2, 6, 7, 3, 1},   {1, 1, 5, 5, 5, 5}}) {
+  // {batch, channels, in_h, in_w, size, stride}: LeNet's, odd sizes, overlapping windows, one
+  // window.
+  for (const PoolGeometry g : std::vector<PoolGeometry>{{8, 6, 28, 28, 2, 2},
+                                                        {8, 16, 10, 10, 2, 2},
+                                                        {1, 3, 7, 9, 2, 2},
+                                                        {2, 2, 9, 9, 3, 2},
+                                                        {2, 2, 6, 7, 3, 1},
+                                                        {1, 1, 5, 5, 5, 5}}) {
     const size_t in_n = size_t(g.batch) * g.in_size(), out_n = size_t(g.batch) * g.out_size();
-    const std::string shape = Dims({g.batch, g.channels, g.in_h, g.in_w}) + " size " + std::to_string(g.size) +
-                              " stride " + std::to_string(g.stride);
+    const std::string shape = Dims({g.batch, g.channels, g.in_h, g.in_w}) + " size " +
+                              std::to_string(g.size) + " stride " + std::to_string(g.stride);
     t.Add(Op::kMaxPoolForward, shape, [g, in_n, out_n](CaseIo& io) {
       const View out = io.Random(out_n, 12), argmax = io.Random(out_n, 13);
       io.be().MaxPoolForward(g, io.Random(in_n, 11), out, argmax);
       io.Keep("out", out);
       io.Keep("argmax", argmax, true);
     });
-    t.Add(
-        Op::kMaxPoolBackward, shape,
-        [g, in_n, out_n](CaseIo& io) {
-          const View argmax = io.Random(out_n, 13), d_in = io.Random(in_n, 15);
-          io.be().MaxPoolForward(g, io.Random(in_n, 11), io.Random(out_n, 12), argmax);
-          io.be().MaxPoolBackward(g, io.Random(out_n, 14), argmax, d_in);
-          io.Keep("d_in", d_in);
-        },
-        {Op::kMaxPoolForward});
+    t.Add(Op::kMaxPoolBackward, shape,
+          [g, in_n, out_n](CaseIo& io) {
+            const View argmax = io.Random(out_n, 13), d_in = io.Random(in_n, 15);
+            io.be().MaxPoolForward(g, io.Random(in_n, 11), io.Random(out_n, 12), argmax);
+            io.be().MaxPoolBackward(g, io.Random(out_n, 14), argmax, d_in);
+            io.Keep("d_in", d_in);
+          },
+          {Op::kMaxPoolForward});
   }
 }
 
@@ -243,7 +264,8 @@ void AddElementwise(Table& t) {
     int outer, channels, inner;
   };
   // Dense layers' layout (inner 1) and conv layers'.
-  for (const BiasShape s : std::vector<BiasShape>{{64, 120, 1}, {3, 7, 1}, {64, 6, 784}, {1, 5, 9}, {5, 3, 1000}}) {
+  for (const BiasShape s :
+       std::vector<BiasShape>{{64, 120, 1}, {3, 7, 1}, {64, 6, 784}, {1, 5, 9}, {5, 3, 1000}}) {
     const size_t n = size_t(s.outer) * s.channels * s.inner;
     t.Add(Op::kAddBias, Dims({s.outer, s.channels, s.inner}), [s, n](CaseIo& io) {
       const View x = io.Random(n, 14);
@@ -265,11 +287,12 @@ void AddElementwise(Table& t) {
     // In place, as the model runs it, and out of place, as it runs a ReLU
     // moved off its input's backend.
     for (const bool in_place : {true, false}) {
-      t.Add(Op::kReluBackward, Dims({int(n)}) + (in_place ? " in place" : ""), [n, in_place](CaseIo& io) {
-        const View d_out = io.Random(n, 19), d_in = in_place ? d_out : io.Random(n, 20);
-        io.be().ReluBackward(io.Random(n, 17), d_out, d_in);
-        io.Keep("d_in", d_in);
-      });
+      t.Add(Op::kReluBackward, Dims({int(n)}) + (in_place ? " in place" : ""),
+            [n, in_place](CaseIo& io) {
+              const View d_out = io.Random(n, 19), d_in = in_place ? d_out : io.Random(n, 20);
+              io.be().ReluBackward(io.Random(n, 17), d_out, d_in);
+              io.Keep("d_in", d_in);
+            });
     }
     for (float rate : {0.0f, 0.3f, 1.0f}) {
       const std::string shape = Dims({int(n)}) + " rate " + std::to_string(rate).substr(0, 3);
@@ -279,15 +302,14 @@ void AddElementwise(Table& t) {
         io.Keep("out", out);
         io.Keep("mask", mask);
       });
-      t.Add(
-          Op::kDropoutBackward, shape,
-          [n, rate](CaseIo& io) {
-            const View mask = io.Random(n, 22), d_in = io.Random(n, 23);
-            io.be().DropoutForward(io.Random(n, 17), io.Random(n, 21), mask, rate, 1234567);
-            io.be().DropoutBackward(io.Random(n, 24), mask, rate, d_in);
-            io.Keep("d_in", d_in);
-          },
-          {Op::kDropoutForward});
+      t.Add(Op::kDropoutBackward, shape,
+            [n, rate](CaseIo& io) {
+              const View mask = io.Random(n, 22), d_in = io.Random(n, 23);
+              io.be().DropoutForward(io.Random(n, 17), io.Random(n, 21), mask, rate, 1234567);
+              io.be().DropoutBackward(io.Random(n, 24), mask, rate, d_in);
+              io.Keep("d_in", d_in);
+            },
+            {Op::kDropoutForward});
     }
   }
 }
@@ -299,8 +321,9 @@ void AddLossAndOptimizers(Table& t) {
     for (int i = 0; i < n; ++i) labels[i] = (i * 7 + 3) % classes;
     t.Add(Op::kSoftmaxCrossEntropy, Dims({n, classes}), [n, labels](CaseIo& io) {
       const View d_logits = io.Random(size_t(n) * classes, 25);
-      io.KeepValue("loss", io.be().SoftmaxCrossEntropy(io.Random(size_t(n) * classes, 26, -8.0f, 8.0f),
-                                                       io.Ints(labels), n, classes, d_logits));
+      io.KeepValue("loss",
+                   io.be().SoftmaxCrossEntropy(io.Random(size_t(n) * classes, 26, -8.0f, 8.0f),
+                                               io.Ints(labels), n, classes, d_logits));
       io.Keep("d_logits", d_logits);
     });
     t.Add(Op::kArgmaxRows, Dims({n, classes}), [n](CaseIo& io) {
@@ -312,10 +335,13 @@ void AddLossAndOptimizers(Table& t) {
   const size_t params = 61706;  // LeNet-5's
   for (float momentum : {0.0f, 0.9f}) {
     // Bit-equal, so a hub on one backend and a worker on another agree on the weights' digest.
-    t.Add(Op::kSgdUpdate, Dims({int(params)}) + " momentum " + std::to_string(momentum).substr(0, 3),
+    t.Add(Op::kSgdUpdate,
+          Dims({int(params)}) + " momentum " + std::to_string(momentum).substr(0, 3),
           [params, momentum](CaseIo& io) {
-            const View p = io.Random(params, 30), g = io.Random(params, 31), v = io.Random(params, 32);
-            for (int step = 0; step < 3; ++step) io.be().SgdUpdate(SgdHyper{0.05f, momentum, 5e-4f}, p, g, v);
+            const View p = io.Random(params, 30), g = io.Random(params, 31),
+                       v = io.Random(params, 32);
+            for (int step = 0; step < 3; ++step)
+              io.be().SgdUpdate(SgdHyper{0.05f, momentum, 5e-4f}, p, g, v);
             io.Keep("params", p);
             io.Keep("velocity", v);
           });
@@ -353,7 +379,8 @@ std::vector<Output> RunCase(const OpCase& c, Backend& be) {
 // Empty when `got` matches `want` within `tolerance`, else what differs.
 std::string Mismatch(const Output& got, const Output& want, double tolerance) {
   if (got.data.size() != want.data.size())
-    return std::to_string(got.data.size()) + " values, the reference " + std::to_string(want.data.size());
+    return std::to_string(got.data.size()) + " values, the reference " +
+           std::to_string(want.data.size());
   if (tolerance == kBitEqual || got.integers) {
     for (size_t i = 0; i < got.data.size(); ++i) {
       if (std::memcmp(&got.data[i], &want.data[i], sizeof(float)) == 0) continue;
@@ -367,7 +394,9 @@ std::string Mismatch(const Output& got, const Output& want, double tolerance) {
     return "";
   }
   const double e = MaxRelativeError(got.data, ToDouble(want.data));
-  return e <= tolerance ? "" : "relative error " + std::to_string(e) + " over " + std::to_string(tolerance);
+  return e <= tolerance
+             ? ""
+             : "relative error " + std::to_string(e) + " over " + std::to_string(tolerance);
 }
 
 struct Tally {
@@ -405,11 +434,16 @@ Tally RunTable(Backend& be) {
   for (int i = 0; i < kOpCount; ++i) {
     const auto n = std::count_if(tally.skipped.begin(), tally.skipped.end(),
                                  [i](const OpCase* c) { return c->op == static_cast<Op>(i); });
-    if (n) skipped += std::string(skipped.empty() ? "" : ", ") + OpName(static_cast<Op>(i)) + " " + std::to_string(n);
+    if (n)
+      skipped += std::string(skipped.empty() ? "" : ", ") + OpName(static_cast<Op>(i)) + " " +
+                 std::to_string(n);
   }
-  std::printf("%s: %d cases passed, %d failed, %zu skipped%s (it lacks %s)\n", be.Name().c_str(), tally.passed,
-              tally.failed, tally.skipped.size(), skipped.empty() ? "" : (": " + skipped).c_str(),
-              be.SupportedOps() == OpSet::All() ? "no op" : (OpSet::All() - be.SupportedOps()).Names().c_str());
+  std::printf("%s: %d cases passed, %d failed, %zu skipped%s (it lacks %s)\n", be.Name().c_str(),
+              tally.passed, tally.failed, tally.skipped.size(),
+              skipped.empty() ? "" : (": " + skipped).c_str(),
+              be.SupportedOps() == OpSet::All()
+                  ? "no op"
+                  : (OpSet::All() - be.SupportedOps()).Names().c_str());
   ::testing::Test::RecordProperty("cases_passed", tally.passed);
   ::testing::Test::RecordProperty("cases_skipped", static_cast<int>(tally.skipped.size()));
   return tally;
@@ -432,13 +466,15 @@ TEST_P(BackendOps, EverySupportedCaseMatchesTheCpuReference) {
   const Tally tally = RunTable(*be);
   EXPECT_GT(tally.passed, 0);
   for (const OpCase* c : tally.skipped)
-    EXPECT_FALSE(be->Supports(c->uses)) << c->Name() << " skipped though " << be->Name() << " has its ops";
+    EXPECT_FALSE(be->Supports(c->uses))
+        << c->Name() << " skipped though " << be->Name() << " has its ops";
   if (GetParam() != "limited_cpu") return;
   // Skipped exactly where an op is missing: every case of a missing op, and
   // dropout backward's, which needs dropout forward first.
   size_t expected = 0;
   for (const OpCase& c : AllCases())
-    expected += c.op == Op::kConv2dBackward || c.op == Op::kDropoutForward || c.op == Op::kDropoutBackward;
+    expected +=
+        c.op == Op::kConv2dBackward || c.op == Op::kDropoutForward || c.op == Op::kDropoutBackward;
   EXPECT_EQ(tally.skipped.size(), expected);
   EXPECT_GT(expected, 0u);
 }

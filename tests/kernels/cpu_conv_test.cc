@@ -26,9 +26,8 @@ struct Ref {
   std::vector<double> out, d_in, d_weight, d_bias;
 };
 
-Ref ReferenceConv(const ConvGeometry& g, const std::vector<float>& in,
-                  const std::vector<float>& w, const std::vector<float>& bias,
-                  const std::vector<float>& d_out) {
+Ref ReferenceConv(const ConvGeometry& g, const std::vector<float>& in, const std::vector<float>& w,
+                  const std::vector<float>& bias, const std::vector<float>& d_out) {
   const int oh = g.out_h(), ow = g.out_w(), k = g.kernel;
   Ref r;
   r.out.assign(size_t(g.batch) * g.out_size(), 0.0);
@@ -98,12 +97,9 @@ enum class Path { kBackend, kGemm, kDirect };
 
 const char* PathName(Path p) {
   switch (p) {
-    case Path::kBackend:
-      return "backend";
-    case Path::kGemm:
-      return "gemm";
-    case Path::kDirect:
-      return "direct";
+    case Path::kBackend: return "backend";
+    case Path::kGemm: return "gemm";
+    case Path::kDirect: return "direct";
   }
   return "?";
 }
@@ -147,12 +143,8 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
       case Path::kBackend:
         be.Conv2dForward(g, WholeOf(*inb), WholeOf(*wb), WholeOf(*bb), WholeOf(*out), WholeOf(*ws));
         break;
-      case Path::kGemm:
-        GemmConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp);
-        break;
-      case Path::kDirect:
-        DirectConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp);
-        break;
+      case Path::kGemm: GemmConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
+      case Path::kDirect: DirectConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
     }
   };
   auto backward = [&](bool with_d_in) {
@@ -163,8 +155,8 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
                           WholeOf(*ws));
         break;
       case Path::kGemm:
-        GemmConvBackward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr,
-                         D(d_w), D(d_b), wsp);
+        GemmConvBackward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr, D(d_w),
+                         D(d_b), wsp);
         break;
       case Path::kDirect:
         DirectConvBackward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr,
@@ -177,13 +169,15 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance) << "forward";
 
   backward(false);
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance) << "d_weight";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance)
+      << "d_weight";
   EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), test_support::kTolerance) << "d_bias";
   for (float v : ToHost(be, *d_in)) ASSERT_TRUE(std::isnan(v)) << "d_in written though empty";
 
   // Again with d_in, over the previous results: gradients are overwritten.
   backward(true);
-  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance) << "d_weight 2";
+  EXPECT_LE(MaxRelativeError(ToHost(be, *d_w), ref.d_weight), test_support::kTolerance)
+      << "d_weight 2";
   EXPECT_LE(MaxRelativeError(ToHost(be, *d_b), ref.d_bias), test_support::kTolerance) << "d_bias 2";
   EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), ref.d_in), test_support::kTolerance) << "d_in";
 
@@ -193,15 +187,16 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   EXPECT_LE(MaxRelativeError(ToHost(be, *out), ref.out), test_support::kTolerance) << "forward 2";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Grid, CpuConvTest,
-    ::testing::Combine(::testing::Values(1, 3),
-                       ::testing::Values(Path::kBackend, Path::kGemm, Path::kDirect),
-                       ::testing::ValuesIn(kCases)),
-    [](const auto& info) {
-      return std::string(std::get<2>(info.param).name) + "_" +
-             PathName(std::get<1>(info.param)) + "_t" + std::to_string(std::get<0>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Grid, CpuConvTest,
+                         ::testing::Combine(::testing::Values(1, 3),
+                                            ::testing::Values(Path::kBackend, Path::kGemm,
+                                                              Path::kDirect),
+                                            ::testing::ValuesIn(kCases)),
+                         [](const auto& info) {
+                           return std::string(std::get<2>(info.param).name) + "_" +
+                                  PathName(std::get<1>(info.param)) + "_t" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
 
 TEST(CpuConv, NoBiasAndNoBiasGradient) {
   const ConvGeometry g{2, 2, 6, 6, 3, 3, 1, 1};

@@ -48,7 +48,8 @@ TEST_P(CpuElementwiseTest, AddBiasAndBiasGrad) {
     EXPECT_LE(MaxRelativeError(ToHost(be, *xb), want), 1e-6);
 
     auto dx = MakeBuffer(be, x);
-    auto db = MakeBuffer(be, std::vector<float>(s.channels, std::numeric_limits<float>::quiet_NaN()));
+    auto db =
+        MakeBuffer(be, std::vector<float>(s.channels, std::numeric_limits<float>::quiet_NaN()));
     be.BiasGrad(WholeOf(*dx), WholeOf(*db), s.outer, s.channels, s.inner);
     EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_grad), test_support::kTolerance);
   }
@@ -65,7 +66,8 @@ TEST_P(CpuElementwiseTest, ReluForwardAndBackwardIncludingInPlace) {
       want_y[i] = x[i] > 0 ? x[i] : 0.0;
       want_dx[i] = x[i] > 0 ? dy[i] : 0.0;
     }
-    auto xb = MakeBuffer(be, x), yb = be.Allocate(n), dyb = MakeBuffer(be, dy), dxb = be.Allocate(n);
+    auto xb = MakeBuffer(be, x), yb = be.Allocate(n), dyb = MakeBuffer(be, dy),
+         dxb = be.Allocate(n);
     be.ReluForward(WholeOf(*xb), WholeOf(*yb));
     EXPECT_EQ(MaxRelativeError(ToHost(be, *yb), want_y), 0.0);
     be.ReluBackward(WholeOf(*yb), WholeOf(*dyb), WholeOf(*dxb));
@@ -90,7 +92,8 @@ TEST_P(CpuElementwiseTest, DropoutKeepsAboutOneMinusRateAndScales) {
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
       ASSERT_TRUE(m[i] == 0.0f || m[i] == 1.0f);
-      ASSERT_EQ(m[i] == 1.0f, KeepAt(seed, i, rate)) << "mask differs from the shared hash at " << i;
+      ASSERT_EQ(m[i] == 1.0f, KeepAt(seed, i, rate))
+          << "mask differs from the shared hash at " << i;
       ASSERT_FLOAT_EQ(y[i], m[i] * x[i] / (1.0f - rate));
       kept += m[i] == 1.0f;
     }
@@ -148,7 +151,8 @@ TEST_P(CpuElementwiseTest, SoftmaxCrossEntropyIsStableForLargeLogits) {
       }
     }
     auto lb = MakeBuffer(be, logits), yb = MakeIntBuffer(be, labels), db = be.Allocate(n * classes);
-    const double loss = be.SoftmaxCrossEntropy(WholeOf(*lb), WholeOf(*yb), n, classes, WholeOf(*db));
+    const double loss =
+        be.SoftmaxCrossEntropy(WholeOf(*lb), WholeOf(*yb), n, classes, WholeOf(*db));
     ASSERT_TRUE(std::isfinite(loss));
     EXPECT_NEAR(loss, want_loss, 1e-4 * std::max(1.0, std::fabs(want_loss)));
     EXPECT_LE(MaxRelativeError(ToHost(be, *db), want_d), test_support::kTolerance);
@@ -180,7 +184,7 @@ TEST(CpuElementwise, SoftmaxCrossEntropyRejectsLabelOutOfRange) {
 
 TEST(CpuElementwise, ArgmaxRowsPicksFirstMaximum) {
   CpuBackend be(1);
-  auto lb = MakeBuffer(be, {0.1f, 0.9f, 0.9f, -1.0f,   // tie: first
+  auto lb = MakeBuffer(be, {0.1f, 0.9f, 0.9f, -1.0f,     // tie: first
                             -5.0f, -4.0f, -6.0f, -4.5f,  // all negative
                             7.0f, 1.0f, 2.0f, 3.0f});
   auto ob = be.Allocate(3);
@@ -220,7 +224,8 @@ TEST(CpuBackendBasics, NameSupportsAllocateAndData) {
   CpuBackend be(2);
   EXPECT_EQ(be.Name(), "cpu");
   EXPECT_EQ(be.threads(), 2);
-  EXPECT_EQ(be.SupportedOps(), OpSet::All()) << "lacks " << (OpSet::All() - be.SupportedOps()).Names();
+  EXPECT_EQ(be.SupportedOps(), OpSet::All())
+      << "lacks " << (OpSet::All() - be.SupportedOps()).Names();
   EXPECT_TRUE(be.Supports(Op::kAdamUpdate));
   auto b = be.Allocate(1000);
   EXPECT_EQ(b->count(), 1000u);

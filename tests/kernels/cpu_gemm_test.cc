@@ -28,7 +28,8 @@ std::vector<double> ReferenceGemm(bool ta, bool tb, int m, int n, int k, float a
         const double bv = tb ? b[size_t(j) * k + p] : b[size_t(p) * n + j];
         s += av * bv;
       }
-      out[size_t(i) * n + j] = alpha * s + (beta == 0.0f ? 0.0 : beta * double(c[size_t(i) * n + j]));
+      out[size_t(i) * n + j] =
+          alpha * s + (beta == 0.0f ? 0.0 : beta * double(c[size_t(i) * n + j]));
     }
   }
   return out;

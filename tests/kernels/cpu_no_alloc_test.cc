@@ -57,7 +57,8 @@ TEST_P(CpuNoAllocTest, LargeGemmAndConvDoNotAllocate) {
   auto c = be.Allocate(size_t(m) * n);
   // CIFAR-sized convolutions take the im2col + GEMM path.
   const ConvGeometry g{8, 64, 32, 32, 64, 3, 2, 1};
-  auto in = test_support::MakeBuffer(be, test_support::RandomVector(size_t(g.batch) * g.in_size(), 3));
+  auto in =
+      test_support::MakeBuffer(be, test_support::RandomVector(size_t(g.batch) * g.in_size(), 3));
   auto w = test_support::MakeBuffer(be, test_support::RandomVector(g.weight_count(), 4));
   auto bias = be.Allocate(g.out_c), out = be.Allocate(size_t(g.batch) * g.out_size());
   auto d_in = be.Allocate(in->count()), d_w = be.Allocate(w->count()), d_b = be.Allocate(g.out_c);

@@ -86,8 +86,10 @@ TEST_P(CpuOptimizerThreads, SgdAndAdamMatchReferenceOverSteps) {
       va[i] = 0.999 * va[i] + 0.001 * ga * ga;
       pa[i] -= 0.01 * (ma[i] / c1) / (std::sqrt(va[i] / c2) + 1e-8);
     }
-    EXPECT_LE(MaxRelativeError(ToHost(be, *psb), ps), test_support::kTolerance) << "sgd step " << step;
-    EXPECT_LE(MaxRelativeError(ToHost(be, *pab), pa), test_support::kTolerance) << "adam step " << step;
+    EXPECT_LE(MaxRelativeError(ToHost(be, *psb), ps), test_support::kTolerance)
+        << "sgd step " << step;
+    EXPECT_LE(MaxRelativeError(ToHost(be, *pab), pa), test_support::kTolerance)
+        << "adam step " << step;
   }
 }
 

@@ -26,16 +26,11 @@ void PrintTo(const PoolCase& c, std::ostream* os) { *os << c.name; }
 
 // batch, channels, in_h, in_w, size, stride
 const PoolCase kCases[] = {
-    {"lenet_pool1", {64, 6, 28, 28, 2, 2}},
-    {"lenet_pool2", {64, 16, 10, 10, 2, 2}},
-    {"odd_input", {3, 2, 7, 9, 2, 2}},
-    {"rows_of_8", {3, 2, 16, 16, 2, 2}},
-    {"rows_of_16", {2, 3, 32, 32, 2, 2}},
-    {"rows_of_17", {2, 2, 6, 34, 2, 2}},
-    {"overlapping_3s2", {2, 3, 9, 8, 3, 2}},
-    {"size3_stride3", {2, 2, 9, 10, 3, 3}},
-    {"stride1", {2, 2, 5, 6, 2, 1}},
-    {"batch1_global", {1, 4, 6, 6, 6, 1}},
+    {"lenet_pool1", {64, 6, 28, 28, 2, 2}},  {"lenet_pool2", {64, 16, 10, 10, 2, 2}},
+    {"odd_input", {3, 2, 7, 9, 2, 2}},       {"rows_of_8", {3, 2, 16, 16, 2, 2}},
+    {"rows_of_16", {2, 3, 32, 32, 2, 2}},    {"rows_of_17", {2, 2, 6, 34, 2, 2}},
+    {"overlapping_3s2", {2, 3, 9, 8, 3, 2}}, {"size3_stride3", {2, 2, 9, 10, 3, 3}},
+    {"stride1", {2, 2, 5, 6, 2, 1}},         {"batch1_global", {1, 4, 6, 6, 6, 1}},
 };
 
 // Index of the first maximum (row-major) of each window, within its plane.
@@ -92,7 +87,8 @@ TEST_P(CpuPoolTest, ForwardAndBackwardMatchReference) {
     want_din[(o / plane_out) * plane_in + want_arg[o]] += d_out[o];
   }
   auto dob = MakeBuffer(be, d_out);
-  auto d_in = MakeBuffer(be, std::vector<float>(in.size(), std::numeric_limits<float>::quiet_NaN()));
+  auto d_in =
+      MakeBuffer(be, std::vector<float>(in.size(), std::numeric_limits<float>::quiet_NaN()));
   be.MaxPoolBackward(g, WholeOf(*dob), WholeOf(*arg), WholeOf(*d_in));
   EXPECT_LE(MaxRelativeError(ToHost(be, *d_in), want_din), 1e-6);
 }

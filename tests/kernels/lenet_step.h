@@ -25,8 +25,9 @@ class LeNetStep {
     g2_ = {batch, 6, 14, 14, 16, 5, 1, 0};
     q2_ = {batch, 16, 10, 10, 2, 2};
     // One flat parameter buffer and one flat gradient buffer, as layers keep them.
-    counts_ = {size_t(g1_.weight_count()), 6, size_t(g2_.weight_count()), 16,
-               size_t(kF2) * kF1, kF2, size_t(kF3) * kF2, kF3, size_t(kF4) * kF3, kF4};
+    counts_ = {size_t(g1_.weight_count()), 6,   size_t(g2_.weight_count()), 16,
+               size_t(kF2) * kF1,          kF2, size_t(kF3) * kF2,          kF3,
+               size_t(kF4) * kF3,          kF4};
     size_t total = 0;
     for (size_t c : counts_) {
       offsets_.push_back(total);
@@ -138,7 +139,9 @@ class LeNetStep {
         {"conv1 bwd",
          [=, &be] { be.Conv2dBackward(g1_, V(x_), P(0), V(da1_), View{}, G(0), G(1), W); }},
         {"sgd",
-         [=, &be] { be.SgdUpdate({0.01f, 0.9f, 0.0f}, V(params_), V(grads_), V(velocity_)); }},
+         [=, &be] {
+           be.SgdUpdate({0.01f, 0.9f, 0.0f}, V(params_), V(grads_), V(velocity_));
+         }},
     };
   }
 

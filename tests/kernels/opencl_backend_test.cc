@@ -26,7 +26,9 @@ using test_support::RandomVector;
 using test_support::ToHost;
 
 #ifndef MT_HAVE_OPENCL
-TEST(OpenClBackend, Skipped) { GTEST_SKIP() << "this build has no OpenCL backend (OpenCL or CLBlast not found)"; }
+TEST(OpenClBackend, Skipped) {
+  GTEST_SKIP() << "this build has no OpenCL backend (OpenCL or CLBlast not found)";
+}
 #else
 
 class OpenClBackendTest : public ::testing::Test {
@@ -43,7 +45,8 @@ class OpenClBackendTest : public ::testing::Test {
 
 TEST_F(OpenClBackendTest, NameAndEveryOp) {
   EXPECT_EQ(gpu_->Name(), "opencl");
-  EXPECT_EQ(gpu_->SupportedOps(), OpSet::All()) << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
+  EXPECT_EQ(gpu_->SupportedOps(), OpSet::All())
+      << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
 }
 
 TEST_F(OpenClBackendTest, MemoryOpsRespectViewOffsets) {
@@ -68,7 +71,8 @@ TEST_F(OpenClBackendTest, SoftmaxCrossEntropyRejectsALabelOutOfRange) {
   std::vector<int32_t> labels = {3, 10};
   auto lab = MakeIntBuffer(*gpu_, labels);
   auto d = gpu_->Allocate(20);
-  EXPECT_THROW(gpu_->SoftmaxCrossEntropy(WholeOf(*logits), WholeOf(*lab), 2, 10, WholeOf(*d)), std::out_of_range);
+  EXPECT_THROW(gpu_->SoftmaxCrossEntropy(WholeOf(*logits), WholeOf(*lab), 2, 10, WholeOf(*d)),
+               std::out_of_range);
 }
 
 TEST_F(OpenClBackendTest, ConvWorkspaceIsBoundedSoBigBatchesRunInGroups) {

@@ -28,12 +28,20 @@ inline std::filesystem::path EventsOf(const std::filesystem::path& dir, const st
 // dir/port, or 0 (with a test failure) if it did not come up. It logs to
 // dir/<log_name> and writes its events to EventsOf(dir, stem of log_name).
 inline int StartHub(std::unique_ptr<ChildProcess>& hub, const std::filesystem::path& dir,
-                    std::vector<std::string> args, int port = 0, const std::string& log_name = "hub.log") {
+                    std::vector<std::string> args, int port = 0,
+                    const std::string& log_name = "hub.log") {
   const std::filesystem::path port_file = dir / "port";
   std::filesystem::remove(port_file);
-  std::vector<std::string> argv = {BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", std::to_string(port),
-                                   "--port-file", port_file.string(), "--events",
-                                   EventsOf(dir, std::filesystem::path(log_name).stem().string()).string()};
+  std::vector<std::string> argv = {
+      BinaryPath("hub/mthub"),
+      "--bind",
+      "127.0.0.1",
+      "--port",
+      std::to_string(port),
+      "--port-file",
+      port_file.string(),
+      "--events",
+      EventsOf(dir, std::filesystem::path(log_name).stem().string()).string()};
   argv.insert(argv.end(), args.begin(), args.end());
   hub = std::make_unique<ChildProcess>(argv, (dir / log_name).string());
   // The port file is the hub's only sign that it listens; poll it, bounded.
@@ -49,11 +57,18 @@ inline int StartHub(std::unique_ptr<ChildProcess>& hub, const std::filesystem::p
 
 // A worker named `name` reporting to dir/<name>.json, logging to
 // dir/<name>.log, its events in EventsOf(dir, name).
-inline std::unique_ptr<ChildProcess> StartWorker(const std::filesystem::path& dir, const std::string& name, int port,
+inline std::unique_ptr<ChildProcess> StartWorker(const std::filesystem::path& dir,
+                                                 const std::string& name, int port,
                                                  std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {BinaryPath("worker/mtworker"), "--hub", "127.0.0.1:" + std::to_string(port),
-                                   "--name", name, "--report", (dir / (name + ".json")).string(),
-                                   "--events", EventsOf(dir, name).string()};
+  std::vector<std::string> argv = {BinaryPath("worker/mtworker"),
+                                   "--hub",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--name",
+                                   name,
+                                   "--report",
+                                   (dir / (name + ".json")).string(),
+                                   "--events",
+                                   EventsOf(dir, name).string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return std::make_unique<ChildProcess>(argv, (dir / (name + ".log")).string());
 }

@@ -33,7 +33,8 @@ inline Events ReadEvents(const std::filesystem::path& path) {
 }
 
 // Whether `e` is named `name` and carries every field of `fields` with the same value.
-inline bool Matches(const nlohmann::json& e, const std::string& name, const nlohmann::json& fields) {
+inline bool Matches(const nlohmann::json& e, const std::string& name,
+                    const nlohmann::json& fields) {
   if (e.value("event", "") != name) return false;
   for (const auto& [key, value] : fields.items())
     if (!e.contains(key) || e[key] != value) return false;
@@ -54,8 +55,8 @@ inline int CountEvents(const std::filesystem::path& path, const std::string& nam
 }
 
 // Waits until `done` holds for the events written so far; false after timeout_s.
-inline bool WaitForEvents(const std::filesystem::path& path, const std::function<bool(const Events&)>& done,
-                          double timeout_s) {
+inline bool WaitForEvents(const std::filesystem::path& path,
+                          const std::function<bool(const Events&)>& done, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     if (done(ReadEvents(path))) return true;
@@ -66,10 +67,11 @@ inline bool WaitForEvents(const std::filesystem::path& path, const std::function
 }
 
 // Waits until at least `times` such events have happened; false after timeout_s.
-inline bool WaitForEvent(const std::filesystem::path& path, const std::string& name, const nlohmann::json& fields,
-                         double timeout_s, int times = 1) {
+inline bool WaitForEvent(const std::filesystem::path& path, const std::string& name,
+                         const nlohmann::json& fields, double timeout_s, int times = 1) {
   return WaitForEvents(
-      path, [&](const Events& events) { return CountEvents(events, name, fields) >= times; }, timeout_s);
+      path, [&](const Events& events) { return CountEvents(events, name, fields) >= times; },
+      timeout_s);
 }
 
 // The first event named `name` with every field of `fields`, waiting up to
@@ -98,7 +100,8 @@ inline bool WaitForStep(const std::filesystem::path& hub_events, int64_t step, d
       hub_events,
       [&](const Events& events) {
         for (const auto& e : events)
-          if (e.value("event", "") == "progress" && e.value("step", int64_t{0}) >= step) return true;
+          if (e.value("event", "") == "progress" && e.value("step", int64_t{0}) >= step)
+            return true;
         return false;
       },
       timeout_s);

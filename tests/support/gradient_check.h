@@ -73,16 +73,18 @@ inline void CompareDerivatives(const std::string& what, std::vector<float>& x,
       continue;
     }
     const double a = analytic[i];
-    if (std::fabs(a - numeric) > o.abs_tol + o.rel_tol * std::max(std::fabs(a), std::fabs(numeric))) {
+    if (std::fabs(a - numeric) >
+        o.abs_tol + o.rel_tol * std::max(std::fabs(a), std::fabs(numeric))) {
       if (++mismatched <= 5)
-        first_mismatches += "\n  " + what + "[" + std::to_string(i) + "]: analytic " + std::to_string(a) +
-                            " numeric " + std::to_string(numeric);
+        first_mismatches += "\n  " + what + "[" + std::to_string(i) + "]: analytic " +
+                            std::to_string(a) + " numeric " + std::to_string(numeric);
     }
   }
   set(x);
   EXPECT_GT(checked, 0u) << what;
   EXPECT_LE(mismatched, o.max_mismatch_fraction * (checked - skipped))
-      << what << ": " << mismatched << " of " << checked - skipped << " derivatives differ" << first_mismatches;
+      << what << ": " << mismatched << " of " << checked - skipped << " derivatives differ"
+      << first_mismatches;
   EXPECT_LE(skipped, o.max_skipped_fraction * checked + 1) << what << ": too many kinks skipped";
 }
 
@@ -108,7 +110,8 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
   auto d_out_buf = backend.Allocate(out_n);
   auto d_in_buf = layer.InPlace() ? nullptr : backend.Allocate(in_n);
   const Tensor in{in_sample.WithBatch(batch), kernels::WholeOf(*in_buf)};
-  const Tensor out{out_sample.WithBatch(batch), layer.InPlace() ? in.view : kernels::WholeOf(*out_buf)};
+  const Tensor out{out_sample.WithBatch(batch),
+                   layer.InPlace() ? in.view : kernels::WholeOf(*out_buf)};
   const Tensor d_out{out.shape, kernels::WholeOf(*d_out_buf)};
   const Tensor d_in{in.shape, layer.InPlace() ? d_out.view : kernels::WholeOf(*d_in_buf)};
   const std::vector<float> r = RandomVector(out_n, 11);
@@ -136,16 +139,18 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
 
   if (o.check_input) {
     std::vector<float> x_copy = x;
-    CompareDerivatives(std::string(layer.Type()) + " d_input", x_copy, d_in_host,
-                       [&](const std::vector<float>& v) { x = v; }, objective, o);
+    CompareDerivatives(
+        std::string(layer.Type()) + " d_input", x_copy, d_in_host,
+        [&](const std::vector<float>& v) { x = v; }, objective, o);
     x = input_values;
   }
   if (p_n) {
-    CompareDerivatives(std::string(layer.Type()) + " d_param", p_host, d_p_host,
-                       [&](const std::vector<float>& v) {
-                         backend.Upload(v.data(), kernels::WholeOf(*params).Slice(0, p_n));
-                       },
-                       objective, o);
+    CompareDerivatives(
+        std::string(layer.Type()) + " d_param", p_host, d_p_host,
+        [&](const std::vector<float>& v) {
+          backend.Upload(v.data(), kernels::WholeOf(*params).Slice(0, p_n));
+        },
+        objective, o);
   }
 }
 

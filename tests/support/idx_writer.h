@@ -12,8 +12,8 @@ namespace mt::test_support {
 
 inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int n, uint64_t seed) {
   auto be32 = [](std::ofstream& f, uint32_t v) {
-    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-                       static_cast<char>(v)};
+    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
     f.write(b, 4);
   };
   std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);

@@ -47,7 +47,8 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, double tim
   bool killed = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now()).count();
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0 && !killed) {
       kill(pid, SIGKILL);
       killed = true;
@@ -63,9 +64,12 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, double tim
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (killed) r.exit_code = -1;
-  else if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  if (killed)
+    r.exit_code = -1;
+  else if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.exit_code = 128 + WTERMSIG(status);
   return r;
 }
 
@@ -107,7 +111,8 @@ class ChildProcess {
   // (the process is then killed).
   int Wait(double timeout_s) {
     if (done_) return code_;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     int status = 0;
     for (;;) {
       const pid_t r = waitpid(pid_, &status, WNOHANG);

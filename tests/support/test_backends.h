@@ -34,7 +34,8 @@ inline bool HaveOpenCl() {
 }
 
 inline std::unique_ptr<kernels::Backend> MakeTestBackend(const std::string& name) {
-  if (name.rfind("cpu", 0) == 0) return std::make_unique<kernels::CpuBackend>(std::stoi(name.substr(3)));
+  if (name.rfind("cpu", 0) == 0)
+    return std::make_unique<kernels::CpuBackend>(std::stoi(name.substr(3)));
 #if MT_HAVE_OPENCL
   if (name == "opencl" && !kernels::ListOpenClDevices().empty())
     return std::make_unique<kernels::OpenClBackend>(kernels::DefaultOpenClDevice());
@@ -59,7 +60,8 @@ class LimitedBackend : public Base {
   std::string Name() const override { return name_; }
   kernels::OpSet SupportedOps() const override { return Base::SupportedOps() - missing_; }
 
-  void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, View a, View b, float beta, View c) override {
+  void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, View a, View b, float beta,
+            View c) override {
     Require(Op::kGemm, {a, b, c});
     Base::Gemm(ta, tb, m, n, k, alpha, a, b, beta, c);
   }
@@ -71,12 +73,13 @@ class LimitedBackend : public Base {
     Require(Op::kScale, {x});
     Base::Scale(alpha, x);
   }
-  void Conv2dForward(const kernels::ConvGeometry& g, View in, View w, View bias, View out, View ws) override {
+  void Conv2dForward(const kernels::ConvGeometry& g, View in, View w, View bias, View out,
+                     View ws) override {
     Require(Op::kConv2dForward, {in, w, bias, out, ws});
     Base::Conv2dForward(g, in, w, bias, out, ws);
   }
-  void Conv2dBackward(const kernels::ConvGeometry& g, View in, View w, View d_out, View d_in, View d_w, View d_b,
-                      View ws) override {
+  void Conv2dBackward(const kernels::ConvGeometry& g, View in, View w, View d_out, View d_in,
+                      View d_w, View d_b, View ws) override {
     Require(Op::kConv2dBackward, {in, w, d_out, d_in, d_w, d_b, ws});
     Base::Conv2dBackward(g, in, w, d_out, d_in, d_w, d_b, ws);
   }
@@ -84,7 +87,8 @@ class LimitedBackend : public Base {
     Require(Op::kMaxPoolForward, {in, out, argmax});
     Base::MaxPoolForward(g, in, out, argmax);
   }
-  void MaxPoolBackward(const kernels::PoolGeometry& g, View d_out, View argmax, View d_in) override {
+  void MaxPoolBackward(const kernels::PoolGeometry& g, View d_out, View argmax,
+                       View d_in) override {
     Require(Op::kMaxPoolBackward, {d_out, argmax, d_in});
     Base::MaxPoolBackward(g, d_out, argmax, d_in);
   }
@@ -134,10 +138,12 @@ class LimitedBackend : public Base {
   // backend a misplaced buffer would otherwise go unnoticed.
   void Require(Op op, std::initializer_list<View> views) const {
     if (missing_.Has(op))
-      throw std::logic_error(name_ + ": " + kernels::OpName(op) + " called, but this backend lacks it");
+      throw std::logic_error(name_ + ": " + kernels::OpName(op) +
+                             " called, but this backend lacks it");
     for (const View& v : views)
       if (v.buffer && v.buffer->backend() != this)
-        throw std::logic_error(name_ + ": " + kernels::OpName(op) + " given memory of " + v.buffer->backend()->Name());
+        throw std::logic_error(name_ + ": " + kernels::OpName(op) + " given memory of " +
+                               v.buffer->backend()->Name());
   }
 
   std::string name_;
@@ -146,8 +152,8 @@ class LimitedBackend : public Base {
 
 // The CPU backend without `missing`, named `name` (so placements tell it
 // from the real CPU backend).
-inline std::unique_ptr<kernels::Backend> MakeCpuWithout(kernels::OpSet missing, const std::string& name,
-                                                        int threads = 2) {
+inline std::unique_ptr<kernels::Backend> MakeCpuWithout(kernels::OpSet missing,
+                                                        const std::string& name, int threads = 2) {
   return std::make_unique<LimitedBackend<kernels::CpuBackend>>(name, missing, threads);
 }
 

@@ -30,7 +30,8 @@ mt_worker_status Poll(const mt_worker* w) {
 
 // Polls until `done` holds or timeout_s passes; returns the last status.
 // Polling is how an app follows the worker: the API has nothing to wait on.
-mt_worker_status PollUntil(const mt_worker* w, const std::function<bool(const mt_worker_status&)>& done,
+mt_worker_status PollUntil(const mt_worker* w,
+                           const std::function<bool(const mt_worker_status&)>& done,
                            double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   mt_worker_status s = Poll(w);
@@ -46,8 +47,8 @@ class CApi : public ::testing::Test {
   void StartHub(std::vector<std::string> extra) {
     dir_ = test_support::FreshTempDir("c-api");
     test_support::WriteIdxDataset(dir_.string(), 1000, 100, 3);
-    std::vector<std::string> args = {"--workers", "1", "--dataset", dir_.string(),
-                                     "--report", (dir_ / "hub.json").string()};
+    std::vector<std::string> args = {"--workers",   "1",        "--dataset",
+                                     dir_.string(), "--report", (dir_ / "hub.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     port_ = test_support::StartHub(hub_, dir_, args);
     ASSERT_GT(port_, 0);
@@ -76,7 +77,8 @@ TEST_F(CApi, StartsTrainsReportsAndStopsCleanly) {
   mt_worker* w = mt_worker_start(&config_, error, sizeof error);
   ASSERT_NE(w, nullptr) << error;
   EXPECT_STREQ(error, "");
-  const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.steps_trained >= 20; }, 120);
+  const mt_worker_status s = PollUntil(
+      w, [](const auto& s) { return s.steps_trained >= 20; }, 120);
   EXPECT_EQ(s.state, MT_WORKER_TRAINING) << mt_worker_state_name(s.state) << " " << s.last_error;
   EXPECT_GE(s.steps_trained, 20);
   EXPECT_GE(s.step, 19);
@@ -88,8 +90,8 @@ TEST_F(CApi, StartsTrainsReportsAndStopsCleanly) {
   EXPECT_STREQ(end.stop_reason, "stopped by the app");
   mt_worker_free(w);
   // The hub was told (Leave), with the reason, not left to find a broken stream.
-  EXPECT_TRUE(test_support::WaitForEvent(HubEvents(), "worker_left",
-                                         {{"name", "embedded"}, {"detail", "stopped by the app"}}, 10))
+  EXPECT_TRUE(test_support::WaitForEvent(
+      HubEvents(), "worker_left", {{"name", "embedded"}, {"detail", "stopped by the app"}}, 10))
       << hub_->Log();
 }
 
@@ -97,7 +99,8 @@ TEST_F(CApi, RunsToTheEndOfTheHubsRun) {
   StartHub({"--steps", "30"});
   mt_worker* w = mt_worker_start(&config_, nullptr, 0);
   ASSERT_NE(w, nullptr);
-  const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 120);
+  const mt_worker_status s = PollUntil(
+      w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 120);
   EXPECT_EQ(s.state, MT_WORKER_DONE) << s.last_error;
   EXPECT_EQ(s.steps_trained, 30);
   EXPECT_GE(s.test_accuracy, 0);
@@ -111,10 +114,14 @@ TEST_F(CApi, LeavesWhenTheDevicePolicySaysSo) {
   config_.min_battery_percent = 20;
   mt_worker* w = mt_worker_start(&config_, nullptr, 0);
   ASSERT_NE(w, nullptr);
-  ASSERT_GE(PollUntil(w, [](const auto& s) { return s.steps_trained >= 5; }, 120).steps_trained, 5);
+  ASSERT_GE(PollUntil(
+                w, [](const auto& s) { return s.steps_trained >= 5; }, 120)
+                .steps_trained,
+            5);
   mt_device_state low{15, 0, 1, 30.0};
   mt_worker_set_device_state(w, &low);
-  const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
+  const mt_worker_status s = PollUntil(
+      w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
   EXPECT_EQ(s.state, MT_WORKER_DONE) << s.last_error;
   EXPECT_THAT(std::string(s.stop_reason), HasSubstr("battery at 15%"));
   // The hub got the same reason the app sees.
@@ -162,7 +169,8 @@ TEST(CApiErrors, AnUnreachableHubEndsInFailedWithTheReason) {
   c.read_system_device_state = 0;
   mt_worker* w = mt_worker_start(&c, nullptr, 0);
   ASSERT_NE(w, nullptr);
-  const mt_worker_status s = PollUntil(w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
+  const mt_worker_status s = PollUntil(
+      w, [](const auto& s) { return s.state >= MT_WORKER_DONE; }, 60);
   EXPECT_EQ(s.state, MT_WORKER_FAILED);
   EXPECT_THAT(std::string(s.last_error), HasSubstr("not reachable"));
   mt_worker_free(w);

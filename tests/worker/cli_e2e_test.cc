@@ -31,7 +31,8 @@ test_support::ProcessResult RunWorker(std::vector<std::string> args, double time
 }
 
 // With MT_TOKEN=`token` in its environment.
-test_support::ProcessResult RunWorkerWithToken(const std::string& token, std::vector<std::string> args) {
+test_support::ProcessResult RunWorkerWithToken(const std::string& token,
+                                               std::vector<std::string> args) {
   args.insert(args.begin(), {"/usr/bin/env", "MT_TOKEN=" + token, Worker()});
   return test_support::RunProcess(args, 60);
 }
@@ -46,25 +47,39 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 }
 
 // Each flag that only --standalone takes, with a valid value.
-const std::vector<std::vector<std::string>> kStandaloneOnly = {
-    {"--epochs", "2"},      {"--steps", "5"},           {"--lr", "0.1"},
-    {"--momentum", "0.5"},  {"--weight-decay", "0.01"}, {"--optimizer", "adam"},
-    {"--batch", "32"},      {"--model", "lenet5"},      {"--dataset", "mnist"},
-    {"--seed", "7"},        {"--checkpoint-dir", "/tmp"}, {"--checkpoint-every", "10"},
-    {"--resume"}};
+const std::vector<std::vector<std::string>> kStandaloneOnly = {{"--epochs", "2"},
+                                                               {"--steps", "5"},
+                                                               {"--lr", "0.1"},
+                                                               {"--momentum", "0.5"},
+                                                               {"--weight-decay", "0.01"},
+                                                               {"--optimizer", "adam"},
+                                                               {"--batch", "32"},
+                                                               {"--model", "lenet5"},
+                                                               {"--dataset", "mnist"},
+                                                               {"--seed", "7"},
+                                                               {"--checkpoint-dir", "/tmp"},
+                                                               {"--checkpoint-every", "10"},
+                                                               {"--resume"}};
 
 // Each flag that only hub mode takes, with a valid value.
-const std::vector<std::vector<std::string>> kHubOnly = {
-    {"--name", "w"},          {"--token", "s"},         {"--token-file", "/etc/hostname"},
-    {"--connect-timeout", "5"}, {"--memory-budget", "256M"}, {"--data", "/tmp"},
-    {"--min-battery", "30"},  {"--require-charging"},   {"--max-temperature", "70"},
-    {"--slowdown", "2"}};
+const std::vector<std::vector<std::string>> kHubOnly = {{"--name", "w"},
+                                                        {"--token", "s"},
+                                                        {"--token-file", "/etc/hostname"},
+                                                        {"--connect-timeout", "5"},
+                                                        {"--memory-budget", "256M"},
+                                                        {"--data", "/tmp"},
+                                                        {"--min-battery", "30"},
+                                                        {"--require-charging"},
+                                                        {"--max-temperature", "70"},
+                                                        {"--slowdown", "2"}};
 
 TEST(WorkerCliE2e, HubModeRefusesWhatTheHubDecides) {
   for (const auto& flag : kStandaloneOnly) {
     const auto r = RunWorker(Concat(kHubMode, flag));
     EXPECT_EQ(r.exit_code, 2) << flag[0] << "\n" << r.output;
-    EXPECT_THAT(r.output, HasSubstr(flag[0] + " belongs to the hub (set it on mthub) or to --standalone")) << flag[0];
+    EXPECT_THAT(r.output,
+                HasSubstr(flag[0] + " belongs to the hub (set it on mthub) or to --standalone"))
+        << flag[0];
   }
   const auto both = RunWorker(Concat(kHubMode, {"--lr", "0.1", "--epochs", "3"}));
   EXPECT_EQ(both.exit_code, 2) << both.output;
@@ -94,14 +109,16 @@ TEST(WorkerCliE2e, BadHubAddressFailsAtOnceInsteadOfWaitingForTheHub) {
   struct Case {
     std::string hub, says;
   };
-  for (const Case& c : {Case{"127.0.0.1:abc", "port 'abc' is not a number"},
-                        Case{"127.0.0.1:70000", "port '70000' is not a number"},
-                        Case{"no-such-host.invalid:50051", "cannot resolve 'no-such-host.invalid'"}}) {
+  for (const Case& c :
+       {Case{"127.0.0.1:abc", "port 'abc' is not a number"},
+        Case{"127.0.0.1:70000", "port '70000' is not a number"},
+        Case{"no-such-host.invalid:50051", "cannot resolve 'no-such-host.invalid'"}}) {
     const auto start = std::chrono::steady_clock::now();
     // Waiting for the hub would take the whole --connect-timeout; the
     // process is killed (-1) well before that.
     const auto r = RunWorker({"--hub", c.hub, "--connect-timeout", "60"}, 20);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(r.exit_code, 2) << c.hub << "\n" << r.output;
     EXPECT_THAT(r.output, HasSubstr("--hub: hub address '" + c.hub + "'"));
     EXPECT_THAT(r.output, HasSubstr(c.says));
@@ -116,7 +133,8 @@ TEST(WorkerCliE2e, BadValuesNameTheirFlag) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {{"--memory-budget", "lots"}, "--memory-budget: expected a size such as 256M or 1G, got 'lots'"},
+      {{"--memory-budget", "lots"},
+       "--memory-budget: expected a size such as 256M or 1G, got 'lots'"},
       {{"--memory-budget", "0"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "12Q"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "-5M"}, "--memory-budget: expected a size"},
@@ -155,7 +173,8 @@ TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
   std::ofstream(dir / "empty") << "   \nsecond line\n";
   r = RunWorker(Concat(kHubMode, {"--token-file", (dir / "empty").string()}));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("--token-file " + (dir / "empty").string() + ": its first line is empty"));
+  EXPECT_THAT(r.output,
+              HasSubstr("--token-file " + (dir / "empty").string() + ": its first line is empty"));
 
   std::ofstream(dir / "token") << "s3cret\n";
   r = RunWorker(Concat(kHubMode, {"--token", "s3cret", "--token-file", (dir / "token").string()}));
@@ -176,17 +195,19 @@ TEST(WorkerCliE2e, VersionNamesTheProgramAndTheWireProtocol) {
   const auto r = RunWorker({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ContainsRegex("^mtworker [0-9]+\\.[0-9]+\\.[0-9]+ "));
-  EXPECT_THAT(r.output, HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
+  EXPECT_THAT(r.output,
+              HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
 }
 
 TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   const auto r = RunWorker({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const std::string& line :
-       {"--hub HOST[:PORT]", "--threads N", "[1..256; default 1]", "--device auto|cpu|opencl", "[default cpu]",
-        "--connect-timeout X", "[1..1e+07; default 600]", "--memory-budget SIZE", "[default no limit]",
-        "--lr X", "[1e-09..100; default 0.05]", "--log-level trace|debug|info|warn|error|off", "[default info]",
-        "--token-file FILE", "MT_TOKEN", "--version", "Exit codes: 0 done"})
+  for (const char* line :
+       {"--hub HOST[:PORT]", "--threads N", "[1..256; default 1]", "--device auto|cpu|opencl",
+        "[default cpu]", "--connect-timeout X", "[1..1e+07; default 600]", "--memory-budget SIZE",
+        "[default no limit]", "--lr X", "[1e-09..100; default 0.05]",
+        "--log-level trace|debug|info|warn|error|off", "[default info]", "--token-file FILE",
+        "MT_TOKEN", "--version", "Exit codes: 0 done"})
     EXPECT_THAT(r.output, HasSubstr(line));
   for (const auto& flags : {kStandaloneOnly, kHubOnly})
     for (const auto& flag : flags) EXPECT_THAT(r.output, HasSubstr("\n  " + flag[0])) << flag[0];
@@ -213,12 +234,14 @@ TEST(WorkerCliE2e, MoreThreadsThanTheMachineHasWarnsButRuns) {
   if (cores == 0 || cores >= 256) GTEST_SKIP() << "hardware_concurrency() is " << cores;
   const fs::path dir = test_support::FreshTempDir("worker-cli-threads");
   test_support::WriteIdxDataset(dir.string(), 256, 64, 5);
-  const auto r = RunWorker(
-      {"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", std::to_string(cores + 1)});
+  const auto r = RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads",
+                            std::to_string(cores + 1)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("--threads " + std::to_string(cores + 1) + " is more than this machine's " +
-                                  std::to_string(cores) + " hardware threads"));
-  const auto fits = RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", "1"});
+  EXPECT_THAT(r.output,
+              HasSubstr("--threads " + std::to_string(cores + 1) + " is more than this machine's " +
+                        std::to_string(cores) + " hardware threads"));
+  const auto fits =
+      RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", "1"});
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_THAT(fits.output, Not(HasSubstr("hardware threads")));
   fs::remove_all(dir);

@@ -15,11 +15,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test_support::PlacementOf;
 using test_support::ReadJson;
 using test_support::RunProcess;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
@@ -39,8 +39,8 @@ void ExpectFailure(const std::vector<std::string>& args, int code, const std::st
 TEST(StandaloneCli, HelpListsTheFlags) {
   const auto r = RunProcess({Worker(), "--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* flag : {"--standalone", "--model", "--dataset", "--batch", "--epochs", "--lr", "--momentum",
-                           "--threads", "--checkpoint-dir", "--resume", "--report"})
+  for (const char* flag : {"--standalone", "--model", "--dataset", "--batch", "--epochs", "--lr",
+                           "--momentum", "--threads", "--checkpoint-dir", "--resume", "--report"})
     EXPECT_THAT(r.output, HasSubstr(flag));
 }
 
@@ -57,7 +57,8 @@ TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
 TEST(StandaloneCli, BadModelAndDataNameTheFile) {
   const fs::path dir = test_support::FreshTempDir("cli-bad");
   ExpectFailure({"--standalone", "--model", "lenet7"}, 1, "lenet7");
-  std::ofstream(dir / "bad.model") << "input { channels: 1 height: 28 width: 28 }\nlayer { conv { kernal: 3 } }\n";
+  std::ofstream(dir / "bad.model")
+      << "input { channels: 1 height: 28 width: 28 }\nlayer { conv { kernal: 3 } }\n";
   ExpectFailure({"--standalone", "--model", (dir / "bad.model").string()}, 1, "bad.model");
   ExpectFailure({"--standalone", "--dataset", (dir / "nothing-here").string()}, 1, "nothing-here");
   fs::create_directories(dir / "corrupt");
@@ -65,16 +66,19 @@ TEST(StandaloneCli, BadModelAndDataNameTheFile) {
   std::ofstream(dir / "corrupt" / "train-labels-idx1-ubyte") << "garbage";
   std::ofstream(dir / "corrupt" / "t10k-images-idx3-ubyte") << "garbage";
   std::ofstream(dir / "corrupt" / "t10k-labels-idx1-ubyte") << "garbage";
-  ExpectFailure({"--standalone", "--dataset", (dir / "corrupt").string()}, 1, "train-images-idx3-ubyte");
+  ExpectFailure({"--standalone", "--dataset", (dir / "corrupt").string()}, 1,
+                "train-images-idx3-ubyte");
   // A model whose input does not match the data.
   ExpectFailure({"--standalone", "--model", "mentee", "--dataset", kFashion}, 1, "3x32x32");
   std::ofstream(dir / "file") << "x";
-  ExpectFailure({"--standalone", "--checkpoint-dir", (dir / "file" / "ck").string()}, 1, "--checkpoint-dir");
+  ExpectFailure({"--standalone", "--checkpoint-dir", (dir / "file" / "ck").string()}, 1,
+                "--checkpoint-dir");
   fs::remove_all(dir);
 }
 
 TEST(StandaloneCli, TrainsReportsAndResumes) {
-  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  if (!fs::exists(kFashion))
+    GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
   const fs::path dir = test_support::FreshTempDir("cli-train");
   const auto first = RunProcess({Worker(), "--standalone", "--steps", "60", "--checkpoint-dir",
                                  (dir / "ck").string(), "--checkpoint-every", "30", "--report",
@@ -82,8 +86,8 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
                                 300);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const json a = ReadJson(dir / "a.json");
-  for (const char* key : {"test_accuracy", "train_loss", "last_step_loss", "steps", "samples", "train_seconds",
-                          "samples_per_second", "peak_rss_bytes"})
+  for (const char* key : {"test_accuracy", "train_loss", "last_step_loss", "steps", "samples",
+                          "train_seconds", "samples_per_second", "peak_rss_bytes"})
     EXPECT_TRUE(a.contains(key) && a.at(key).is_number()) << key << " missing in " << a.dump(2);
   EXPECT_EQ(a.value("mode", ""), "standalone");
   EXPECT_EQ(a.value("steps", int64_t{0}), 60);
@@ -92,9 +96,10 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   // 60 steps of LeNet-5 already beat chance (0.1) by far.
   EXPECT_GT(a.value("test_accuracy", -1.0), 0.5) << a.dump(2);
 
-  const auto second = RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
-                                  (dir / "ck").string(), "--resume", "--report", (dir / "b.json").string()},
-                                 300);
+  const auto second =
+      RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
+                  (dir / "ck").string(), "--resume", "--report", (dir / "b.json").string()},
+                 300);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   const json b = ReadJson(dir / "b.json");
   EXPECT_EQ(b.value("resumed_from_step", int64_t{0}), 60) << b.dump(2);
@@ -107,23 +112,26 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
 // an empty directory gives a machine with no OpenCL platform at all.
 std::vector<std::string> WithoutOpenCl(const fs::path& empty_dir, std::vector<std::string> args) {
   fs::create_directories(empty_dir);
-  std::vector<std::string> argv = {"/usr/bin/env", "OCL_ICD_VENDORS=" + empty_dir.string(), Worker()};
+  std::vector<std::string> argv = {"/usr/bin/env", "OCL_ICD_VENDORS=" + empty_dir.string(),
+                                   Worker()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 
 TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTheCpu) {
   const fs::path dir = test_support::FreshTempDir("cli-noopencl");
-  const auto opencl = RunProcess(WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "opencl"}), 60);
+  const auto opencl =
+      RunProcess(WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "opencl"}), 60);
   EXPECT_EQ(opencl.exit_code, 1) << opencl.output;
   EXPECT_THAT(opencl.output, HasSubstr("--device opencl"));
   ExpectFailure({"--standalone", "--device", "gpu"}, 2, "--device");
 
-  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
-  const auto autod = RunProcess(
-      WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "auto", "--steps", "5", "--report",
-                                      (dir / "auto.json").string()}),
-      120);
+  if (!fs::exists(kFashion))
+    GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  const auto autod =
+      RunProcess(WithoutOpenCl(dir / "vendors", {"--standalone", "--device", "auto", "--steps", "5",
+                                                 "--report", (dir / "auto.json").string()}),
+                 120);
   ASSERT_EQ(autod.exit_code, 0) << autod.output;
   const json report = ReadJson(dir / "auto.json");
   EXPECT_EQ(report.value("device", ""), "cpu") << report.dump(2);
@@ -134,17 +142,19 @@ TEST(StandaloneCli, DeviceOpenClWithoutAPlatformFailsClearlyAndAutoFallsBackToTh
 }
 
 TEST(StandaloneCli, DeviceOpenClTrainsWithEveryLayerOnOpenCl) {
-  if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
+  if (!fs::exists(kFashion))
+    GTEST_SKIP() << kFashion << " not installed (deploy/install-deps.sh installs it)";
   if (!test_support::HaveOpenCl()) GTEST_SKIP() << test_support::kNoOpenCl;
   const fs::path dir = test_support::FreshTempDir("cli-opencl");
-  const auto r = RunProcess({Worker(), "--standalone", "--device", "opencl", "--steps", "60", "--report",
-                             (dir / "cl.json").string()},
+  const auto r = RunProcess({Worker(), "--standalone", "--device", "opencl", "--steps", "60",
+                             "--report", (dir / "cl.json").string()},
                             300);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json report = ReadJson(dir / "cl.json");
   EXPECT_EQ(report.value("device", ""), "opencl") << report.dump(2);
   const auto placement = PlacementOf(report.value("placement", ""));
-  EXPECT_EQ(placement.size(), 12u) << report.dump(2);  // LeNet-5's layers, and no loss moved to the CPU
+  EXPECT_EQ(placement.size(), 12u)
+      << report.dump(2);  // LeNet-5's layers, and no loss moved to the CPU
   for (const auto& [layer, where] : placement) EXPECT_EQ(where, "opencl") << layer;
   // The CPU reaches 0.66 after these 60 steps; a broken op stays near 0.1.
   EXPECT_GT(report.value("test_accuracy", -1.0), 0.55) << report.dump(2);

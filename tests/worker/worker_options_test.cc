@@ -21,7 +21,8 @@ WorkerOptions Parse(std::vector<std::string> args) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   WorkerOptions options;
-  const std::optional<int> exit_code = ParseWorkerOptions(static_cast<int>(argv.size()), argv.data(), options);
+  const std::optional<int> exit_code =
+      ParseWorkerOptions(static_cast<int>(argv.size()), argv.data(), options);
   EXPECT_FALSE(exit_code.has_value()) << "exit code " << exit_code.value_or(-1);
   return options;
 }
@@ -41,9 +42,10 @@ TEST(WorkerOptions, MemoryBudgetSizesAreBytesInPowersOf1024) {
 }
 
 TEST(WorkerOptions, HubModeGetsTheSharedFlags) {
-  const WorkerOptions o = Parse({"--hub", "localhost:1234", "--device", "auto", "--threads", "3", "--report",
-                                 "/tmp/r.json", "--log-every", "0.5", "--name", "phone", "--min-battery", "30",
-                                 "--require-charging", "--max-temperature", "45", "--slowdown", "2"});
+  const WorkerOptions o =
+      Parse({"--hub", "localhost:1234", "--device", "auto", "--threads", "3", "--report",
+             "/tmp/r.json", "--log-every", "0.5", "--name", "phone", "--min-battery", "30",
+             "--require-charging", "--max-temperature", "45", "--slowdown", "2"});
   EXPECT_FALSE(o.standalone);
   EXPECT_EQ(o.hub_mode.hub, "localhost:1234");
   EXPECT_EQ(o.hub_mode.device, "auto");
@@ -65,10 +67,30 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_EQ(defaults.standalone_mode.optimizer.lr, fresh.optimizer.lr);
   EXPECT_EQ(defaults.standalone_mode.seed, fresh.seed);
 
-  const WorkerOptions o =
-      Parse({"--standalone", "--batch", "32", "--epochs", "3", "--steps", "010", "--optimizer", "adam", "--lr", "0.001",
-             "--momentum", "0.5", "--weight-decay", "0.0001", "--seed", "42", "--checkpoint-dir", "/tmp/ck",
-             "--checkpoint-every", "5", "--resume", "--batch", "16"});
+  const WorkerOptions o = Parse({"--standalone",
+                                 "--batch",
+                                 "32",
+                                 "--epochs",
+                                 "3",
+                                 "--steps",
+                                 "010",
+                                 "--optimizer",
+                                 "adam",
+                                 "--lr",
+                                 "0.001",
+                                 "--momentum",
+                                 "0.5",
+                                 "--weight-decay",
+                                 "0.0001",
+                                 "--seed",
+                                 "42",
+                                 "--checkpoint-dir",
+                                 "/tmp/ck",
+                                 "--checkpoint-every",
+                                 "5",
+                                 "--resume",
+                                 "--batch",
+                                 "16"});
   EXPECT_EQ(o.standalone_mode.batch, 16);  // given twice: the last one
   EXPECT_EQ(o.standalone_mode.epochs, 3);
   EXPECT_EQ(o.standalone_mode.max_steps, 10);  // decimal, not octal

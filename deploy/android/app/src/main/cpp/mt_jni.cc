@@ -166,14 +166,17 @@ class JavaString {
   bool failed_ = false;
 };
 
-mt_worker* FromHandle(jlong handle) { return reinterpret_cast<mt_worker*>(static_cast<intptr_t>(handle)); }
+mt_worker* FromHandle(jlong handle) {
+  return reinterpret_cast<mt_worker*>(static_cast<intptr_t>(handle));
+}
 
 // The live worker behind `handle`, or nullptr with IllegalStateException
 // pending. Call with g_mu held.
 mt_worker* LiveLocked(JNIEnv* env, jlong handle) {
   mt_worker* w = FromHandle(handle);
   if (handle == 0 || g_live.count(w) == 0) {
-    Throw(env, "java/lang/IllegalStateException", "no such worker (never started, or already freed)");
+    Throw(env, "java/lang/IllegalStateException",
+          "no such worker (never started, or already freed)");
     return nullptr;
   }
   return w;
@@ -260,7 +263,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   g_status_class = static_cast<jclass>(env->NewGlobalRef(cls));
   env->DeleteLocalRef(cls);
   if (!g_status_class) return JNI_ERR;
-  g_status_ctor = env->GetMethodID(g_status_class, "<init>", "(IJJDIDLjava/lang/String;Ljava/lang/String;)V");
+  g_status_ctor =
+      env->GetMethodID(g_status_class, "<init>", "(IJJDIDLjava/lang/String;Ljava/lang/String;)V");
   if (!g_status_ctor) return JNI_ERR;
   ResolveConfigFields(env);
   return JNI_VERSION_1_6;
@@ -288,7 +292,8 @@ JNIEXPORT jlong JNICALL Java_org_mt_worker_NativeWorker_start(JNIEnv* env, jclas
     char error[256] = "";
     mt_worker* w = mt_worker_start(&c, error, sizeof error);
     if (!w) {
-      Throw(env, "java/lang/IllegalArgumentException", error[0] ? error : "the worker did not start");
+      Throw(env, "java/lang/IllegalArgumentException",
+            error[0] ? error : "the worker did not start");
       return 0;
     }
     {
@@ -335,9 +340,11 @@ JNIEXPORT jobject JNICALL Java_org_mt_worker_NativeWorker_poll(JNIEnv* env, jcla
   }
 }
 
-JNIEXPORT void JNICALL Java_org_mt_worker_NativeWorker_setDeviceState(JNIEnv* env, jclass, jlong handle,
-                                                                      jint battery_percent, jint charging,
-                                                                      jint unmetered, jdouble temperature_c) {
+JNIEXPORT void JNICALL Java_org_mt_worker_NativeWorker_setDeviceState(JNIEnv* env, jclass,
+                                                                      jlong handle,
+                                                                      jint battery_percent,
+                                                                      jint charging, jint unmetered,
+                                                                      jdouble temperature_c) {
   try {
     mt_device_state d;
     d.battery_percent = battery_percent;
@@ -361,7 +368,8 @@ JNIEXPORT jboolean JNICALL Java_org_mt_worker_NativeWorker_stop(JNIEnv* env, jcl
       w = LiveLocked(env, handle);
     }
     if (!w) return JNI_FALSE;
-    return mt_worker_stop(w, std::isnan(timeout_seconds) ? 0.0 : timeout_seconds) == 0 ? JNI_TRUE : JNI_FALSE;
+    return mt_worker_stop(w, std::isnan(timeout_seconds) ? 0.0 : timeout_seconds) == 0 ? JNI_TRUE
+                                                                                       : JNI_FALSE;
   } catch (...) {
     ThrowUnexpected(env);
     return JNI_FALSE;
