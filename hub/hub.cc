@@ -7,7 +7,6 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/model/model_spec.h"
-#include "core/train/evaluate.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
 #include "hub/event_file_sink.h"
@@ -120,6 +119,7 @@ int Hub::Run() {
     return 0;
   }
   const auto started = Clock::now();
+  train_started_ = started;
   progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, plan_->total_steps(),
                                               coordinator_->steps_done());
   const double process_cpu_start = ProcessCpuSeconds();
@@ -130,9 +130,9 @@ int Hub::Run() {
     // in. Evaluating competes with workers on a shared machine; the step's
     // deadline is not theirs to pay for it.
     const int64_t done = coordinator_->steps_done();
-    if (coordinator_->published_result() && plan_->EpochEnded(done)) {
+    if (coordinator_->published_result() && EvaluationDue(done)) {
       const auto eval_start = Clock::now();
-      EvaluateEpoch(plan_->EpochsBegun(done), true);
+      Evaluate(done, /*run_ended=*/false);
       coordinator_->ExtendDeadline(Clock::now() - eval_start);
     }
     const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep();
@@ -144,10 +144,10 @@ int Hub::Run() {
   const double train_seconds = Seconds(Clock::now() - started);
   metrics_.process_seconds = ProcessCpuSeconds() - process_cpu_start - metrics_.eval_seconds;
   if (stop_reason_.empty()) stop_reason_ = "training complete";
-  // Evaluate the final weights unless that epoch end was evaluated already.
+  // Evaluate the final weights unless they were evaluated already.
   const int64_t steps = coordinator_->steps_done();
-  if (steps > 0 && (metrics_.epochs.empty() || metrics_.epochs.back().step != steps))
-    EvaluateEpoch(plan_->EpochsBegun(steps), plan_->EpochEnded(steps));
+  if (steps > 0 && (eval_history_.empty() || eval_history_.back().step != steps))
+    Evaluate(steps, /*run_ended=*/true);
   spdlog::info("stopping: {}", stop_reason_);
   coordinator_->Finish(stop_reason_,
                        metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
@@ -169,36 +169,6 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
     if (events_) events_->OnEvent({HubEvent::Kind::kProgress, step, -1, {}, {}});
   }
   if (plan_->CheckpointDue(step, config_.checkpoint_every)) SaveCheckpoint();
-}
-
-void Hub::EvaluateEpoch(int64_t epoch, bool complete) {
-  const double cpu_start = ThreadCpuSeconds();
-  const EvalResult r = Evaluate(master_->model(), *test_);
-  metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
-  EpochSummary e;
-  e.epoch = epoch;
-  e.step = coordinator_->steps_done();
-  e.complete = complete;
-  e.samples = epoch_samples_;
-  e.train_loss = epoch_samples_ ? epoch_loss_sum_ / static_cast<double>(epoch_samples_) : 0;
-  e.test_loss = r.mean_loss;
-  e.test_accuracy = r.accuracy;
-  metrics_.epochs.push_back(e);
-  epoch_loss_sum_ = 0;
-  epoch_samples_ = 0;
-  if (events_)
-    events_->OnEvent(
-        {HubEvent::Kind::kEpochEvaluated, e.step, -1, std::to_string(e.test_accuracy), {}});
-  spdlog::info("epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}",
-               epoch, complete ? "done" : "stopped part way", e.step, e.train_loss, e.test_loss,
-               e.test_accuracy);
-  if (r.mean_loss < best_test_loss_) {
-    best_test_loss_ = r.mean_loss;
-    epochs_without_improvement_ = 0;
-  } else if (config_.patience > 0 && ++epochs_without_improvement_ >= config_.patience) {
-    stop_reason_ = "early stop: test loss has not improved for " +
-                   std::to_string(config_.patience) + " epoch(s)";
-  }
 }
 
 void Hub::SaveCheckpoint() {

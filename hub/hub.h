@@ -4,6 +4,7 @@
 // ends, early stopping, checkpoints, progress and the report.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/data/dataset.h"
 #include "core/train/progress.h"
+#include "core/train/run_summary.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
 #include "hub/master_model.h"
@@ -45,9 +47,14 @@ class Hub {
 
  private:
   void ResumeFromCheckpoint();
-  // The epoch (1-based) that ended, or that the run ended inside
-  // (complete false), with the master weights as they are now.
-  void EvaluateEpoch(int64_t epoch, bool complete);
+  // hub/hub_evaluation.cc: the master weights on the test set at epoch ends,
+  // every --eval-every steps and at the end; early stopping and the target.
+  bool EvaluationDue(int64_t steps_done) const;
+  void Evaluate(int64_t steps_done, bool run_ended);
+  // The epoch (1-based) that ended, or that the run ended inside (complete
+  // false), summarised with its evaluation.
+  void RecordEpoch(int64_t epoch, bool complete, const EvalPoint& eval);
+  void CheckTarget(const EvalPoint& eval);
   void RecordStep(const StepCoordinator::StepOutcome& outcome);
   void SaveCheckpoint();
   void WriteReport(double train_seconds);
@@ -73,6 +80,9 @@ class Hub {
   int64_t epochs_without_improvement_ = 0;
   std::string stop_reason_;
   double last_loss_ = 0;
+  std::chrono::steady_clock::time_point train_started_;
+  std::vector<EvalPoint> eval_history_;
+  EvalPoint target_reached_at_{-1};  // step -1 until --target-accuracy is reached
   std::unique_ptr<ProgressMeter> progress_;
 };
 

@@ -31,7 +31,9 @@ struct HubConfig {
   int64_t max_steps = 0;             // 0: whole epochs
   OptimizerConfig optimizer;
   uint64_t seed = 1;
-  int64_t patience = 0;  // epochs without a better test loss before stopping; 0: never
+  int64_t patience = 0;        // epochs without a better test loss before stopping; 0: never
+  int64_t eval_every = 0;      // steps between evaluations besides epoch ends; 0: epoch ends only
+  double target_accuracy = 0;  // stop once the test accuracy reaches this; 0: no target
   std::string token;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only

@@ -19,7 +19,9 @@ struct HubEvent {
     kWorkerDropped,   // its stream broke or it sent something refused
     kWorkerLeft,      // it said Leave
     kBatchesChanged,  // the split of the global batch changed
-    kEpochEvaluated,
+    kEvaluated,       // an evaluation on the test set (detail: its accuracy)
+    kEpochEvaluated,  // the same at an epoch end
+    kTargetReached,   // --target-accuracy reached (detail: the accuracy)
     kCheckpointSaved,
     kProgress,  // the run's progress line, at most one per --log-every
     kRunEnded,

@@ -114,6 +114,14 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--patience", cfg.patience,
                  "stop when the test loss has not improved for this many epochs (0: never)")
       ->transform(Integer(0));
+  app.add_option("--eval-every", cfg.eval_every,
+                 "also evaluate on the test set every N steps, for the report's eval_history "
+                 "(0: at epoch ends only)")
+      ->transform(Integer(0));
+  app.add_option("--target-accuracy", cfg.target_accuracy,
+                 "stop once the test accuracy reaches X and report seconds_to_target (0: no "
+                 "target; pair with --eval-every to notice it between epoch ends)")
+      ->check(Real(0, 1));
   cli::AddSeed(app, cfg.seed, "initial weights and shuffles");
   cli::AddOptimizer(app, cfg.optimizer);
 

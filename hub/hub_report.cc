@@ -30,6 +30,12 @@ void Hub::WriteReport(double train_seconds) {
   r.stop_reason = stop_reason_;
   r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
   r.epochs = m.epochs;
+  r.eval_history = eval_history_;
+  if (config_.target_accuracy > 0) r.target_accuracy = config_.target_accuracy;
+  if (target_reached_at_.step >= 0) {
+    r.seconds_to_target = target_reached_at_.seconds;
+    r.step_to_target = target_reached_at_.step;
+  }
   if (!r.epochs.empty()) {
     r.test_accuracy = r.epochs.back().test_accuracy;
     r.test_loss = r.epochs.back().test_loss;

@@ -23,7 +23,9 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kWorkerDropped: return "worker_dropped";
     case HubEvent::Kind::kWorkerLeft: return "worker_left";
     case HubEvent::Kind::kBatchesChanged: return "batches_changed";
+    case HubEvent::Kind::kEvaluated: return "evaluated";
     case HubEvent::Kind::kEpochEvaluated: return "epoch_evaluated";
+    case HubEvent::Kind::kTargetReached: return "target_reached";
     case HubEvent::Kind::kCheckpointSaved: return "checkpoint_saved";
     case HubEvent::Kind::kProgress: return "progress";
     case HubEvent::Kind::kRunEnded: return "run_ended";

@@ -40,6 +40,17 @@ ReportJson RunSummary::ToJson() const {
                          {"samples", e.samples},
                          {"train_seconds", e.train_seconds}});
   r["epochs"] = std::move(per_epoch);
+  ReportJson history = ReportJson::array();
+  for (const auto& e : eval_history)
+    history.push_back({{"step", e.step},
+                       {"seconds", e.seconds},
+                       {"samples", e.samples},
+                       {"test_accuracy", e.test_accuracy},
+                       {"test_loss", e.test_loss}});
+  r["eval_history"] = std::move(history);
+  r["target_accuracy"] = target_accuracy;
+  r["seconds_to_target"] = seconds_to_target;
+  r["step_to_target"] = step_to_target;
   for (const auto& [key, value] : details.items()) r[key] = value;
   return r;
 }

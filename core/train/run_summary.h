@@ -25,6 +25,15 @@ struct EpochSummary {
   double train_seconds = 0;
 };
 
+// One evaluation on the test set, at any step: the run's time to accuracy.
+struct EvalPoint {
+  int64_t step = 0;     // steps done when evaluated
+  double seconds = 0;   // wall time since training started
+  int64_t samples = 0;  // trained in this process by then
+  double test_accuracy = 0;
+  double test_loss = 0;
+};
+
 struct RunSummary {
   std::string mode;  // standalone | worker | hub
   std::string model, dataset, device, placement, optimizer;
@@ -43,6 +52,10 @@ struct RunSummary {
   // process), and the mean loss of the last step over all its samples.
   double train_loss = -1, last_step_loss = -1;
   std::vector<EpochSummary> epochs;
+  std::vector<EvalPoint> eval_history;  // every evaluation, in order
+  // --target-accuracy (-1: none) and when the run first reached it (-1: never).
+  double target_accuracy = -1, seconds_to_target = -1;
+  int64_t step_to_target = -1;
   ReportJson details = ReportJson::object();
 
   ReportJson ToJson() const;

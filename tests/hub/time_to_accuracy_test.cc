@@ -1,0 +1,107 @@
+// Time to accuracy on the hub: --eval-every evaluates between epoch ends
+// into the report's eval_history, and --target-accuracy stops the run the
+// first time an evaluation reaches it. Hub and a worker run as threads in
+// this process over loopback, on a small learnable IDX dataset.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "hub/hub.h"
+#include "tests/support/files.h"
+#include "tests/support/idx_writer.h"
+#include "worker/worker_config.h"
+#include "worker/worker_control.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class TimeToAccuracy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test_support::FreshTempDir("tta");
+    test_support::WriteIdxDataset(dir_.string(), 3000, 500, 5);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the hub and one worker to the end; returns the hub's report.
+  json Train(HubConfig hc) {
+    hc.workers = 1;
+    hc.bind = "127.0.0.1";
+    hc.port = 0;
+    hc.dataset = dir_.string();
+    hc.report_path = (dir_ / "hub.json").string();
+    Hub hub(hc);
+    hub.Start();
+    int hub_code = -1;
+    std::thread hub_thread([&] { hub_code = hub.Run(); });
+    WorkerConfig wc;
+    wc.hub = "127.0.0.1:" + std::to_string(hub.port());
+    wc.connect_timeout_seconds = 30;
+    WorkerControl control;
+    const int worker_code = RunWorker(wc, control);
+    hub_thread.join();
+    EXPECT_EQ(hub_code, 0);
+    EXPECT_EQ(worker_code, 0);
+    return test_support::ReadJson(dir_ / "hub.json");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
+  HubConfig hc;
+  hc.max_steps = 35;  // 64 per step: 2240 of 3000 samples, inside the first epoch
+  hc.eval_every = 10;
+  const json r = Train(hc);
+  ASSERT_EQ(r["steps"], 35);
+  const json& history = r["eval_history"];
+  ASSERT_EQ(history.size(), 4u) << history.dump();
+  const std::vector<int> steps = {10, 20, 30, 35};  // and the final weights
+  for (size_t i = 0; i < history.size(); ++i) {
+    EXPECT_EQ(history[i]["step"], steps[i]);
+    EXPECT_EQ(history[i]["samples"], 64 * steps[i]);
+    if (i > 0) EXPECT_GT(history[i]["seconds"], history[i - 1]["seconds"]);
+  }
+  // The last evaluation is the run's, and closes the epoch it ended in.
+  EXPECT_EQ(r["test_accuracy"], history.back()["test_accuracy"]);
+  ASSERT_EQ(r["epochs"].size(), 1u);
+  EXPECT_EQ(r["epochs"][0]["complete"], false);
+  EXPECT_EQ(r["seconds_to_target"], -1);
+  EXPECT_EQ(r["stopped_early"], false);
+}
+
+TEST_F(TimeToAccuracy, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt) {
+  HubConfig hc;
+  hc.epochs = 10;
+  hc.eval_every = 5;
+  hc.target_accuracy = 0.5;  // far above chance (0.1), reached within the first epoch
+  const json r = Train(hc);
+  EXPECT_EQ(r["stopped_early"], true);
+  EXPECT_EQ(r["stop_reason"], "target accuracy reached");
+  EXPECT_EQ(r["target_accuracy"], 0.5);
+  const int64_t at = r["step_to_target"];
+  ASSERT_GT(at, 0);
+  EXPECT_EQ(at % 5, 0);
+  // The step published before that evaluation still completes; no more.
+  EXPECT_EQ(r["steps"], at + 1);
+  const json& history = r["eval_history"];
+  ASSERT_GE(history.size(), 2u) << "the target was not missed first: " << history.dump();
+  bool seen = false;
+  for (const json& e : history) {
+    if (e["step"] < at) EXPECT_LT(e["test_accuracy"], 0.5) << "reached earlier, at " << e["step"];
+    if (e["step"] == at) {
+      seen = true;
+      EXPECT_GE(e["test_accuracy"], 0.5);
+      EXPECT_EQ(e["seconds"], r["seconds_to_target"]);
+    }
+  }
+  EXPECT_TRUE(seen) << history.dump();
+}
+
+}  // namespace
+}  // namespace mt
