@@ -50,8 +50,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   HubConfig& cfg = options.config;
   CLI::App app(
       "mthub coordinates synchronous data-parallel training: workers (mtworker --hub) join, "
-      "compute "
-      "gradients on their shares of each step's batch, and the hub averages them.",
+      "compute gradients on their shares of each step's batch, and the hub averages them.",
       "mthub");
   cli::Configure(app,
                  "mthub --workers N [--port 50051] [--model lenet5|FILE] [--dataset NAME|DIR] ...");
@@ -77,22 +76,19 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->transform(Integer(0, 1 << 24));
   app.add_option("--worker-batches", cfg.worker_batches,
                  "fixed batch per worker in join order, e.g. 16,32,16 (implies --batch-policy "
-                 "fixed; sets the global "
-                 "batch)")
+                 "fixed; sets the global batch)")
       ->delimiter(',')
       ->trigger_on_parse()  // given twice, the last list counts, as for every other flag
       ->transform(Integer(1, 1 << 20));
   app.add_option("--batch-policy", cfg.batch_policy,
                  "how the global batch is split: balanced (by each worker's measured speed, so all "
-                 "finish together) "
-                 "or fixed (equal shares)")
+                 "finish together) or fixed (equal shares)")
       ->check(CLI::IsMember({"fixed", "balanced"}));
 
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.step_deadline_seconds,
                  "seconds a step waits for a worker before going on without it (0: adaptive, "
-                 "--deadline-factor times "
-                 "the recent step time, at least --deadline-floor)")
+                 "--deadline-factor times the recent step time, at least --deadline-floor)")
       ->check(Real(0, 1e6));
   app.add_option("--deadline-factor", cfg.deadline_factor,
                  "adaptive deadline: multiple of the recent step time")
@@ -102,8 +98,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->check(Real(0.01, 1e6));
   app.add_option("--compress", cfg.compression,
                  "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
-                 "256 values, with "
-                 "error feedback)")
+                 "256 values, with error feedback)")
       ->check(CLI::IsMember({"none", "fp16", "int8"}));
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
@@ -115,8 +110,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "stop when the test loss has not improved for this many epochs (0: never)")
       ->transform(Integer(0));
   app.add_option("--eval-every", cfg.eval_every,
-                 "also evaluate on the test set every N steps, for the report's eval_history "
-                 "(0: at epoch ends only)")
+                 "also evaluate on the test set every N steps, for the report's eval_history (0: "
+                 "at epoch ends only)")
       ->transform(Integer(0));
   app.add_option("--target-accuracy", cfg.target_accuracy,
                  "stop once the test accuracy reaches X and report seconds_to_target (0: no "
@@ -134,10 +129,10 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "checkpoint every N steps (0: epoch ends and shutdown only)")
       ->transform(Integer(0));
   std::string resume_dir;
-  app.add_option("--resume", resume_dir,
-                 "continue from the newest checkpoint in DIR (and keep checkpointing there); "
-                 "starts afresh if there is "
-                 "none yet; --checkpoint-dir, if given too, must name the same directory")
+  app.add_option(
+         "--resume", resume_dir,
+         "continue from the newest checkpoint in DIR (and keep checkpointing there); starts afresh "
+         "if there is none yet; --checkpoint-dir, if given too, must name the same directory")
       ->type_name("DIR");
 
   cli::Section(app, "Process");
@@ -145,8 +140,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::AddReport(app, cfg.report_path);
   app.add_option("--events", cfg.events_path,
                  "write the run's events here as JSON lines, as they happen (workers joining, left "
-                 "out, back, "
-                 "dropped, leaving; progress as logged, epochs, checkpoints, the end)")
+                 "out, back, dropped, leaving; progress as logged, epochs, checkpoints, the end)")
       ->type_name("FILE");
   cli::AddLogEvery(app, cfg.log_every_seconds);
   cli::AddLogLevel(app, options.log_level);

@@ -49,8 +49,7 @@ void CheckModes(const CLI::App& app, bool standalone) {
                        (OneName(wrong) ? " belongs to the hub (set it on mthub)"
                                        : " belong to the hub (set them on mthub)") +
                        " or to --standalone: in hub mode the hub decides the model, data, batches, "
-                       "optimizer and "
-                       "checkpoints");
+                       "optimizer and checkpoints");
   } else {
     const std::string wrong = GivenIn(app, kHubSection);
     if (!wrong.empty())
@@ -66,12 +65,10 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   StandaloneConfig& alone = options.standalone_mode;
   CLI::App app("mtworker trains on this device's CPU or OpenCL GPU: with a hub (mthub), or alone.",
                "mtworker");
-  cli::Configure(
-      app,
-      "mtworker --hub HOST[:PORT] [--device auto|cpu|opencl] [--threads T] [--name NAME] "
-      "[--report FILE]\n"
-      "       mtworker --standalone [--model lenet5|FILE] [--dataset NAME|DIR] [--batch B] "
-      "[--epochs E] ...");
+  cli::Configure(app,
+                 "mtworker --hub HOST[:PORT] [--device auto|cpu|opencl] [--threads T] [--name "
+                 "NAME] [--report FILE]\n       mtworker --standalone [--model lenet5|FILE] "
+                 "[--dataset NAME|DIR] [--batch B] [--epochs E] ...");
 
   cli::Section(app, kModeSection);
   app.add_option("--hub", hub_mode.hub, "train with the hub at HOST[:PORT] (port 50051 by default)")
@@ -95,8 +92,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(1, 1e7));
   app.add_option("--memory-budget", hub_mode.memory_budget_bytes,
                  "memory the model and its batch may use, e.g. 256M, 1G or 300000K (K, M, G: "
-                 "powers of 1024); the hub "
-                 "caps this worker's batch to fit")
+                 "powers of 1024); the hub caps this worker's batch to fit")
       ->type_name("SIZE")
       ->transform(cli::ByteSize())
       ->default_str("no limit");
@@ -111,8 +107,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(0, 200));
   app.add_option("--events", hub_mode.events_path,
                  "write what happens with the hub here as JSON lines, as it happens (waiting for "
-                 "the hub, joined, "
-                 "state received, left out, hub lost, goodbye, finished)")
+                 "the hub, joined, state received, left out, hub lost, goodbye, finished)")
       ->type_name("FILE");
   app.add_option("--slowdown", hub_mode.slowdown,
                  "for benchmarks and tests only: make every step take F times as long, to play a "
@@ -120,11 +115,10 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(1, 1000));
 
   cli::Section(app, kSharedSection);
-  app.add_option(
-         "--device", alone.device,
-         "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and an "
-         "OpenCL GPU, "
-         "measured at start; loading the OpenCL driver costs memory, so cpu is the default)")
+  app.add_option("--device", alone.device,
+                 "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and "
+                 "an OpenCL GPU, measured at start; loading the OpenCL driver costs memory, so cpu "
+                 "is the default)")
       ->check(CLI::IsMember({"auto", "cpu", "opencl"}));
   cli::AddThreads(app, alone.threads, "CPU threads for the compute kernels");
   cli::AddReport(app, alone.report_path);

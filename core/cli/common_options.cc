@@ -29,8 +29,7 @@ void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps) {
   app.add_option("--epochs", epochs,
                  "passes over the training set (0: as many as --steps needs, else 1); with --steps "
-                 "too, the "
-                 "epochs must cover the steps")
+                 "too, the epochs must cover the steps")
       ->transform(Integer(0, 1 << 20));
   app.add_option("--steps", max_steps, "stop after this many steps in all (0: run all epochs)")
       ->transform(Integer(0));
@@ -74,12 +73,11 @@ void AddVersionAndHelp(CLI::App& app, const std::string& program) {
 }
 
 void AddToken(CLI::App& app, TokenSources& sources, const std::string& role) {
-  app.add_option(
-         "--token", sources.token,
-         role +
-             "; shows in the process list (ps), so prefer --token-file or the environment variable "
-             "MT_TOKEN. Precedence: --token or --token-file (not both), else MT_TOKEN, else no "
-             "secret")
+  app.add_option("--token", sources.token,
+                 role +
+                     "; shows in the process list (ps), so prefer --token-file or the environment "
+                     "variable MT_TOKEN. Precedence: --token or --token-file (not both), else "
+                     "MT_TOKEN, else no secret")
       ->type_name("SECRET");
   app.add_option("--token-file", sources.file,
                  "read the secret from the first line of FILE (trailing white space dropped)")
@@ -121,8 +119,7 @@ void WarnIfMoreThreadsThanCores(int64_t threads) {
   if (cores > 0 && threads > static_cast<int64_t>(cores))
     spdlog::warn(
         "--threads {} is more than this machine's {} hardware threads; the extra threads only "
-        "compete "
-        "for them",
+        "compete for them",
         threads, cores);
 }
 
