@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Runs a hub and N workers on this machine, each in its own network namespace
-# behind a shaped link, to emulate phones training over slow Wi-Fi. The
+# Runs a hub and N workers on this machine, each in its own network namespace,
+# behind shaped links, to emulate phones training over slow Wi-Fi. The
 # defaults (32 Mbit/s, 5 ms, 1% loss) are those of a published test that
 # trained across three phones on 32 Mbit/s Wi-Fi; on loopback the same run
 # moves its gradients in microseconds and hides what the network costs.
 #
-#   deploy/netem-cluster.sh [--workers 3] [--rate 32mbit] [--delay 5ms] [--loss 1%]
-#                           [--shaper netem|tbf] [--timeout 3600] [--out DIR] [--keep]
+#   deploy/netem-cluster.sh [--workers 3] [--medium shared|separate] [--rate 32mbit]
+#                           [--delay 5ms] [--loss 1%] [--shaper netem|tbf]
+#                           [--worker-args I "FLAGS"]... [--timeout 3600] [--out DIR] [--keep]
 #                           [-- extra mthub flags]
 #   deploy/netem-cluster.sh --cleanup      # remove namespaces left by a crashed run
-#   MT_WORKER_ARGS="--device auto" deploy/netem-cluster.sh ...   # extra mtworker flags
+#   MT_WORKER_ARGS="--device auto" deploy/netem-cluster.sh ...   # extra flags, every mtworker
+#   deploy/netem-cluster.sh --worker-args 1 "--slowdown 5" ...    # extra flags, worker 1 only
 #
-# Topology: namespace mtnetem<PID>-hub holds the hub on 10.77.0.1 (on its
-# loopback); worker i runs in mtnetem<PID>-w<i> at 10.77.<i+1>.2, joined to
-# the hub namespace by a veth pair (w<i> there, eth0 here; 10.77.<i+1>.0/24).
-# Every link is shaped at both ends with tc netem (rate, delay, loss), so
-# uploads and downloads are each limited to --rate and the round trip is
-# twice --delay. With --loss above 0, segmentation offload is off on the
+# Namespace mtnetem<PID>-hub holds the hub on 10.77.0.1 (on its loopback);
+# worker i runs in mtnetem<PID>-w<i>. The shaped links are shaped at both
+# ends with tc netem (rate, delay, loss), so each direction is limited to
+# --rate and the round trip is twice --delay.
+# --medium shared (the default) is one Wi-Fi network: every worker's eth0
+# (10.77.1.<i+2>) is a port of a bridge in mtnetem<PID>-ap (the access
+# point), and one shaped link joins the bridge to the hub (ap0 there,
+# 10.77.1.1), so --rate is the total of all workers' traffic in each
+# direction, as on a medium the phones share.
+# --medium separate gives each worker a shaped link of its own straight to
+# the hub (w<i> there, eth0 here; 10.77.<i+1>.0/24): --rate per worker. With --loss above 0, segmentation offload is off on the
 # links (gso_max_segs 1) so loss hits single packets, not 64 KB
 # super-packets; that costs CPU per packet (on a 2-core VM about 30 ms of a
 # 2-worker step at 1000mbit, hidden at 32mbit). Nothing outside these
@@ -40,6 +47,7 @@ cd "$(dirname "$0")/.."
 me=netem-cluster.sh
 build="${MT_BUILD_DIR:-build}"
 workers=3
+medium=shared
 rate=32mbit
 delay=5ms
 loss=1%
@@ -50,17 +58,24 @@ keep=0
 cleanup_only=0
 hub_args=()
 read -r -a worker_args <<<"${MT_WORKER_ARGS:-}"
+declare -A one_worker_args=()  # worker index -> its own extra flags
 prefix=mtnetem
 tag="$prefix$$"
 hub_ns="$tag-hub"
 hub_ip=10.77.0.1
 
 die() { echo "$me: $*" >&2; exit 1; }
+bad_usage() { echo "$me: $* (see --help)" >&2; exit 2; }  # command-line mistakes exit 2
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --workers) workers="$2"; shift 2 ;;
+    --medium) medium="$2"; shift 2 ;;
+    --worker-args)
+      [ $# -ge 3 ] || { echo "$me: --worker-args takes a worker index and its flags" >&2; exit 2; }
+      case "$2" in ''|*[!0-9]*) echo "$me: --worker-args wants a worker index, not '$2'" >&2; exit 2 ;; esac
+      one_worker_args[$2]="${one_worker_args[$2]:-} $3"; shift 3 ;;
     --rate) rate="$2"; shift 2 ;;
     --delay) delay="$2"; shift 2 ;;
     --loss) loss="$2"; shift 2 ;;
@@ -98,12 +113,16 @@ remove_leftovers() {
 }
 if [ "$cleanup_only" -eq 1 ]; then remove_leftovers; exit 0; fi
 
-case "$workers" in ''|*[!0-9]*) die "--workers wants a number, not '$workers'" ;; esac
-if [ "$workers" -lt 1 ] || [ "$workers" -gt 200 ]; then die "--workers must be 1..200"; fi
-case "$timeout" in ''|*[!0-9]*) die "--timeout wants seconds, not '$timeout'" ;; esac
-[[ "$rate" =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || die "--rate like 32mbit, 500kbit, 1gbit (got '$rate')"
-[[ "$delay" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "--delay like 5ms (got '$delay')"
-[[ "$loss" =~ ^[0-9]+(\.[0-9]+)?%$ ]] || die "--loss like 1% (got '$loss')"
+case "$workers" in ''|*[!0-9]*) bad_usage "--workers wants a number, not '$workers'" ;; esac
+if [ "$workers" -lt 1 ] || [ "$workers" -gt 200 ]; then bad_usage "--workers must be 1..200"; fi
+case "$timeout" in ''|*[!0-9]*) bad_usage "--timeout wants seconds, not '$timeout'" ;; esac
+case "$medium" in shared|separate) ;; *) bad_usage "--medium is shared or separate (got '$medium')" ;; esac
+for i in "${!one_worker_args[@]}"; do
+  [ "$i" -lt "$workers" ] || bad_usage "--worker-args $i: there are workers 0..$((workers - 1))"
+done
+[[ "$rate" =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || bad_usage "--rate like 32mbit, 500kbit, 1gbit (got '$rate')"
+[[ "$delay" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || bad_usage "--delay like 5ms (got '$delay')"
+[[ "$loss" =~ ^[0-9]+(\.[0-9]+)?%$ ]] || bad_usage "--loss like 1% (got '$loss')"
 for bin in "$build/hub/mthub" "$build/worker/mtworker"; do
   [ -x "$bin" ] || die "$bin not built (run deploy/build.sh, or set MT_BUILD_DIR)"
 done
@@ -153,7 +172,7 @@ probe() {
 }
 
 if [ "$shaper" = tbf ]; then
-  [[ "$delay" =~ ^0+(\.0+)?(us|ms|s)$ ]] || die "--shaper tbf cannot add delay; pass --delay 0ms (or use netem)"
+  [[ "$delay" =~ ^0+(\.0+)?(us|ms|s)$ ]] || bad_usage "--shaper tbf cannot add delay; pass --delay 0ms (or use netem)"
   # The bucket holds 4 ms of traffic, at least 10 full frames.
   tbf_burst=$(awk -v r="$rate" 'BEGIN {
     match(r, /^[0-9.]+/); n = substr(r, 1, RLENGTH) + 0; u = tolower(substr(r, RLENGTH + 1)); m = 1
@@ -161,9 +180,9 @@ if [ "$shaper" = tbf ]; then
     bytes = n * m; if (u ~ /bit$/) bytes /= 8
     b = bytes * 0.004; if (b < 15140) b = 15140; printf "%.0f", b }')
   drop_threshold=$(awk -v l="${loss%\%}" 'BEGIN { printf "%.0f", l / 100 * 4294967296 }')
-  [ "$drop_threshold" -lt 4294967296 ] || die "--loss must be below 100%"
+  [ "$drop_threshold" -lt 4294967296 ] || bad_usage "--loss must be below 100%"
 elif [ "$shaper" != netem ]; then
-  die "--shaper is netem or tbf"
+  bad_usage "--shaper is netem or tbf"
 fi
 
 hub_pid=""
@@ -210,33 +229,60 @@ probe
 # Topology.
 gso=()
 [[ "$loss" =~ ^0+(\.0+)?%$ ]] || gso=(gso_max_segs 1)
-made_ns+=("$hub_ns")
-ip netns add "$hub_ns"
-in_ns "$hub_ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
-ip -n "$hub_ns" link set lo up
+new_ns() {
+  made_ns+=("$1")
+  ip netns add "$1"
+  in_ns "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+  ip -n "$1" link set lo up
+}
+new_ns "$hub_ns"
 ip -n "$hub_ns" addr add "$hub_ip/32" dev lo
-for i in $(seq 0 $((workers - 1))); do
-  ns=$(worker_ns "$i")
-  made_ns+=("$ns")
-  ip netns add "$ns"
-  in_ns "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
-  ip -n "$ns" link set lo up
-  ip -n "$hub_ns" link add "w$i" "${gso[@]}" type veth peer name eth0 netns "$ns" "${gso[@]}"
-  net="10.77.$((i + 1))"
-  ip -n "$hub_ns" addr add "$net.1/24" dev "w$i"
-  ip -n "$ns" addr add "$net.2/24" dev eth0
-  ip -n "$hub_ns" link set "w$i" up
-  ip -n "$ns" link set eth0 up
-  ip -n "$ns" route add "$hub_ip/32" via "$net.1"
-  shape "$hub_ns" "w$i"
-  shape "$ns" eth0
-done
+if [ "$medium" = separate ]; then
+  hub_links=()
+  for i in $(seq 0 $((workers - 1))); do
+    ns=$(worker_ns "$i")
+    new_ns "$ns"
+    ip -n "$hub_ns" link add "w$i" "${gso[@]}" type veth peer name eth0 netns "$ns" "${gso[@]}"
+    net="10.77.$((i + 1))"
+    ip -n "$hub_ns" addr add "$net.1/24" dev "w$i"
+    ip -n "$ns" addr add "$net.2/24" dev eth0
+    ip -n "$hub_ns" link set "w$i" up
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" route add "$hub_ip/32" via "$net.1"
+    shape "$hub_ns" "w$i"
+    shape "$ns" eth0
+    hub_links+=("w$i")
+  done
+else
+  # The access point: a bridge whose uplink to the hub is the one shaped
+  # link, shaped on the hub's end (downloads) and the bridge's (uploads).
+  ap_ns="$tag-ap"
+  new_ns "$ap_ns"
+  ip -n "$ap_ns" link add br0 type bridge
+  ip -n "$ap_ns" link set br0 up
+  ip -n "$hub_ns" link add ap0 "${gso[@]}" type veth peer name uplink netns "$ap_ns" "${gso[@]}"
+  ip -n "$hub_ns" addr add 10.77.1.1/24 dev ap0
+  ip -n "$hub_ns" link set ap0 up
+  ip -n "$ap_ns" link set uplink master br0 up
+  shape "$hub_ns" ap0
+  shape "$ap_ns" uplink
+  for i in $(seq 0 $((workers - 1))); do
+    ns=$(worker_ns "$i")
+    new_ns "$ns"
+    ip -n "$ap_ns" link add "w$i" "${gso[@]}" type veth peer name eth0 netns "$ns" "${gso[@]}"
+    ip -n "$ap_ns" link set "w$i" master br0 up
+    ip -n "$ns" addr add "10.77.1.$((i + 2))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" route add "$hub_ip/32" via 10.77.1.1
+  done
+  hub_links=(ap0)
+fi
 
 counters() {  # total rx and tx bytes of the hub's ends of the links
-  local i rx=0 tx=0 r t
-  for i in $(seq 0 $((workers - 1))); do
-    r=$(in_ns "$hub_ns" cat "/sys/class/net/w$i/statistics/rx_bytes")
-    t=$(in_ns "$hub_ns" cat "/sys/class/net/w$i/statistics/tx_bytes")
+  local link rx=0 tx=0 r t
+  for link in "${hub_links[@]}"; do
+    r=$(in_ns "$hub_ns" cat "/sys/class/net/$link/statistics/rx_bytes")
+    t=$(in_ns "$hub_ns" cat "/sys/class/net/$link/statistics/tx_bytes")
     rx=$((rx + r)); tx=$((tx + t))
   done
   echo "$rx $tx"
@@ -245,7 +291,11 @@ counters() {  # total rx and tx bytes of the hub's ends of the links
 mkdir -p "$out"
 rm -f "$out/port" "$out"/*.json "$out"/*.log
 read -r rx0 tx0 < <(counters)
-echo "$me: $workers worker(s), each link $rate, $delay, $loss loss each way ($shaper); logs in $out"
+if [ "$medium" = shared ]; then
+  echo "$me: $workers worker(s) sharing one link of $rate, $delay, $loss loss each way ($shaper); logs in $out"
+else
+  echo "$me: $workers worker(s), each on its own link of $rate, $delay, $loss loss each way ($shaper); logs in $out"
+fi
 
 # ip netns exec execs the program, so $! is the hub's (or worker's) pid.
 ip netns exec "$hub_ns" "$build/hub/mthub" --workers "$workers" --bind "$hub_ip" --port 0 --port-file "$out/port" \
@@ -260,8 +310,9 @@ done
 [ -s "$out/port" ] || die "the hub did not start; see $out/hub.log"
 port=$(cat "$out/port")
 for i in $(seq 0 $((workers - 1))); do
+  read -r -a own_args <<<"${one_worker_args[$i]:-}"
   ip netns exec "$(worker_ns "$i")" "$build/worker/mtworker" --hub "$hub_ip:$port" --name "worker$i" --threads 1 \
-    --report "$out/worker$i.json" "${worker_args[@]}" >"$out/worker$i.log" 2>&1 &
+    --report "$out/worker$i.json" "${worker_args[@]}" "${own_args[@]}" >"$out/worker$i.log" 2>&1 &
   pids+=($!)
 done
 
@@ -294,14 +345,14 @@ for p in "${pids[@]}"; do
 done
 read -r rx1 tx1 < <(counters)
 
-python3 - "$out" "$rate" "$delay" "$loss" "$shaper" "$workers" "$((rx1 - rx0))" "$((tx1 - tx0))" <<'PY' || true
+python3 - "$out" "$rate" "$delay" "$loss" "$shaper" "$medium" "$workers" "$((rx1 - rx0))" "$((tx1 - tx0))" <<'PY' || true
 import json, os, sys
-out, rate, delay, loss, shaper = sys.argv[1:6]
-workers, rx, tx = (int(v) for v in sys.argv[6:9])
+out, rate, delay, loss, shaper, medium = sys.argv[1:7]
+workers, rx, tx = (int(v) for v in sys.argv[7:10])
 path = os.path.join(out, "hub.json")
 hub = json.load(open(path)) if os.path.exists(path) else None
 steps = hub["steps"] if hub else None
-summary = {"rate": rate, "delay": delay, "loss": loss, "shaper": shaper, "workers": workers,
+summary = {"medium": medium, "rate": rate, "delay": delay, "loss": loss, "shaper": shaper, "workers": workers,
            "hub_tx_bytes": tx, "hub_rx_bytes": rx, "steps": steps,
            "bytes_per_step": (tx + rx) / steps if steps else None,
            "step_ms": 1000 * hub["train_seconds"] / steps if steps else None,

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Gradient compression over an emulated slow Wi-Fi link, one run per mode.
 
-mt: deploy/netem-cluster.sh (hub and workers in network namespaces, each
-link shaped at both ends; default 32mbit, 5 ms, 1% loss each way) with
+mt: deploy/netem-cluster.sh (hub and workers in network namespaces, links
+shaped at both ends; default one 32mbit medium shared by all workers, 5 ms,
+1% loss each way; --medium separate gives each worker its own link) with
 mthub --compress MODE --steps S, LeNet-5 on Fashion-MNIST, 3 workers x batch
 64. The modes alternate, --repeat times, and the medians are compared: step
 time (train seconds / steps), bytes per step that crossed the hub's ends of
@@ -13,7 +14,7 @@ test accuracy. Needs root (see deploy/netem-cluster.sh). A mode the mthub in
 mthub, `--modes none` still runs (mthub's default is no compression).
 
   tests/bench/netem_compress.py [--modes none,fp16,int8] [--repeat 3] [--steps 200] [--workers 3]
-      [--rate 32mbit] [--delay 5ms] [--loss 1%] [--shaper netem|tbf] [--build build] [--json out.json]
+      [--medium shared|separate] [--rate 32mbit] [--delay 5ms] [--loss 1%] [--shaper netem|tbf] [--build build] [--json out.json]
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ def hub_knows_compress(build):
 def run_mode(a, mode, pass_flag):
     with tempfile.TemporaryDirectory() as out:
         cmd = ["bash", os.path.join(ROOT, "deploy", "netem-cluster.sh"), "--workers", str(a.workers),
-               "--rate", a.rate, "--delay", a.delay, "--loss", a.loss, "--shaper", a.shaper, "--out", out, "--",
+               "--medium", a.medium, "--rate", a.rate, "--delay", a.delay, "--loss", a.loss, "--shaper", a.shaper, "--out", out, "--",
                "--steps", str(a.steps), "--log-every", "60"]
         if pass_flag:
             cmd += ["--compress", mode]
@@ -63,6 +64,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=3)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--medium", default="shared", choices=["shared", "separate"],
+                    help="one link all workers share (Wi-Fi) or a link each")
     ap.add_argument("--rate", default="32mbit")
     ap.add_argument("--delay", default="5ms")
     ap.add_argument("--loss", default="1%")
@@ -91,7 +94,8 @@ def main():
         return statistics.median(r[key] for r in runs[m])
 
     base = med("none", "bytes_per_step") if "none" in runs else None
-    print(f"\nLeNet-5, Fashion-MNIST, {a.workers} workers x batch 64, {a.steps} steps, each link {a.rate}, "
+    print(f"\nLeNet-5, Fashion-MNIST, {a.workers} workers x batch 64, {a.steps} steps, "
+          f"{'one shared link' if a.medium == 'shared' else 'each link'} {a.rate}, "
           f"{a.delay}, {a.loss} loss each way ({a.shaper}), median of {a.repeat} runs")
     print(f"{'mode':<8}{'step ms':>10}{'KB/step':>10}{'vs none':>9}{'test acc':>10}")
     for m in modes:

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# ctest Deploy.NetemClusterSharedMedium: deploy/netem-cluster.sh builds its
+# namespaces, trains over one shared shaped link and cleans up.
+#   tests/deploy/netem_cluster_test.sh BUILD_DIR
+# Checks, from the script's netem.json and the hub's report (never its log
+# wording): every step of the run done by both workers, all the traffic on
+# the one link the medium is, worker 1's own flags applied (a memory budget
+# that caps its batch, which the hub reports), and no namespace left behind.
+# Skipped (77) without root or network namespaces; uses the tbf shaper,
+# which every kernel here has (netem is not built into CI's).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$(cd "$1" && pwd)"
+[ "$(id -u)" -eq 0 ] || { echo "skipped: needs root"; exit 77; }
+probe="mtnetemtest$$"
+ip netns add "$probe" 2>/dev/null || { echo "skipped: cannot create network namespaces"; exit 77; }
+ip netns del "$probe"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+MT_BUILD_DIR="$build" timeout 300 bash "$root/deploy/netem-cluster.sh" --workers 2 --medium shared \
+  --shaper tbf --delay 0ms --loss 1% --rate 100mbit --worker-args 1 "--memory-budget 4M" \
+  --out "$out" -- --steps 12 --global-batch 128 --log-every 60 >"$out/run.log" 2>&1 ||
+  { cat "$out/run.log"; echo "FAIL: netem-cluster.sh exited $?"; exit 1; }
+
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+net = json.load(open(f"{out}/netem.json"))
+hub = json.load(open(f"{out}/hub.json"))
+fails = []
+def check(ok, what):
+    if not ok: fails.append(what)
+check(net["medium"] == "shared", f"medium {net['medium']}")
+check(hub["steps"] == 12, f"steps {hub['steps']}")
+workers = {w["name"]: w for w in hub["workers"]}
+check(set(workers) == {"worker0", "worker1"}, f"workers {sorted(workers)}")
+check(all(w["steps"] == 12 for w in workers.values()), "a worker missed steps")
+# LeNet-5's gradient is ~247 KB each way per worker per step, all of it on ap0.
+check(net["hub_rx_bytes"] > 2 * 12 * 200e3, f"hub received {net['hub_rx_bytes']} bytes")
+check(net["hub_tx_bytes"] > 2 * 12 * 200e3, f"hub sent {net['hub_tx_bytes']} bytes")
+check(workers["worker1"]["max_batch"] < workers["worker0"]["max_batch"],
+      f"worker1's --memory-budget did not cap its batch: {workers['worker1']['max_batch']}")
+if fails:
+    print("FAIL: " + "; ".join(fails))
+    sys.exit(1)
+PY
+left=$(ip netns list | grep -c '^mtnetem[0-9]' || true)
+[ "$left" -eq 0 ] || { echo "FAIL: $left namespace(s) left behind"; exit 1; }
+echo "ok: 2 workers over one shared shaped link"
