@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fresh machine to a passing suite: install dependencies, build, run every
-# test, then the ThreadSanitizer job (deploy/tsan.sh; MT_SKIP_TSAN=1 skips it).
+# test and the ThreadSanitizer job (deploy/tsan.sh; MT_SKIP_TSAN=1 skips it).
 # The fast inner loop is `ctest --test-dir build -L unit`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +9,8 @@ deploy/build.sh "$@"
 build="${MT_BUILD_DIR:-build}"
 # PoCL compiles OpenCL kernels once and caches them; keep the cache in the build tree.
 export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/$build/pocl-cache}"
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600
+# The ThreadSanitizer job first, so ctest's summary is the last thing printed.
 if [ "${MT_SKIP_TSAN:-0}" != 1 ]; then
   deploy/tsan.sh
 fi
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600

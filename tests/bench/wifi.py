@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Does a group of phones on one Wi-Fi beat one phone alone?
+
+Runs deploy/netem-cluster.sh (needs root) with phone-class workers
+(`mtworker --slowdown S`, default 10: a phone's compute on this machine's
+core): one worker alone on a fast link, then N workers sharing one shaped
+medium (--medium shared: --rate is everyone's total each way) for each
+--compress mode, and a heterogeneous pair on the same medium (one worker S,
+the other 5 x S slower). Prints samples/s, the ratio to one alone, step
+time, bytes per sample on the hub's link, test accuracy and, with
+--target-accuracy, the seconds to reach it (the hub evaluates every
+--eval-every steps); writes every run's figures with --json.
+
+  tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
+      [--shaper netem|tbf] [--modes none,int8] [--steps 100 | --epochs 1]
+      [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--build build] [--json out.json]
+
+On kernels without netem pass --shaper tbf --delay 0ms (rate and loss only).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags):
+    """One netem-cluster.sh run; returns its netem.json plus what the hub reported."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = ["bash", os.path.join(ROOT, "deploy", "netem-cluster.sh"), "--workers", str(workers),
+               "--medium", medium, "--rate", rate, "--delay", delay,
+               "--loss", loss, "--shaper", a.shaper, "--out", out]
+        for i, s in enumerate(slowdowns):
+            if s > 1:
+                cmd += ["--worker-args", str(i), f"--slowdown {s:g}"]
+        length = ["--steps", str(a.steps)] if a.steps else ["--epochs", str(a.epochs)]
+        cmd += ["--", *length, "--log-every", "60", *hub_flags]
+        if a.target_accuracy:
+            cmd += ["--target-accuracy", str(a.target_accuracy), "--eval-every", str(a.eval_every)]
+        env = dict(os.environ, MT_BUILD_DIR=a.build)
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if run.returncode != 0:
+            sys.exit(f"netem-cluster.sh failed (exit {run.returncode}): {' '.join(cmd)}\n"
+                     f"{(run.stdout + run.stderr)[-1500:]}")
+        net = json.load(open(os.path.join(out, "netem.json")))
+        hub = json.load(open(os.path.join(out, "hub.json")))
+    samples = hub["samples"]
+    return {"samples_per_s": hub["samples_per_second"], "step_ms": net["step_ms"],
+            "bytes_per_sample": (net["hub_tx_bytes"] + net["hub_rx_bytes"]) / samples if samples else None,
+            "test_acc": hub["test_accuracy"], "seconds_to_target": hub.get("seconds_to_target", -1),
+            "train_seconds": hub["train_seconds"], "steps": hub["steps"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=3)
+    ap.add_argument("--slowdown", type=float, default=10, help="phone-class compute: mtworker --slowdown")
+    ap.add_argument("--rate", default="32mbit", help="the shared medium's rate, each way")
+    ap.add_argument("--loss", default="1%")
+    ap.add_argument("--delay", default="5ms")
+    ap.add_argument("--shaper", default="netem", choices=["netem", "tbf"])
+    ap.add_argument("--fast-rate", default="10gbit", help="the link of the worker alone")
+    ap.add_argument("--modes", default="none,int8", help="comma-separated --compress modes")
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--epochs", type=int, default=0, help="run whole epochs instead of --steps")
+    ap.add_argument("--target-accuracy", type=float, default=0)
+    ap.add_argument("--eval-every", type=int, default=50)
+    ap.add_argument("--no-pair", action="store_true", help="skip the heterogeneous pair")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if a.epochs:
+        a.steps = 0
+    modes = [m for m in a.modes.split(",") if m]
+    if os.geteuid() != 0:
+        sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
+
+    jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], []))]
+    for m in modes:
+        jobs.append((f"{a.workers} shared {m}",
+                     lambda m=m: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
+                                         [a.slowdown] * a.workers,
+                                         ["--compress", m])))
+    if not a.no_pair:
+        m = modes[-1]
+        jobs.append((f"pair 1x+5x {m}",
+                     lambda m=m: cluster(a, 2, "shared", a.rate, a.delay, a.loss, [a.slowdown, 5 * a.slowdown],
+                                         ["--compress", m])))
+    runs = {name: [] for name, _ in jobs}
+    for i in range(a.repeat):
+        for name, job in jobs:
+            print(f"run {i + 1}/{a.repeat}: {name}", file=sys.stderr, flush=True)
+            runs[name].append(job())
+
+    def med(name, key):
+        values = [r[key] for r in runs[name] if r[key] is not None]
+        return statistics.median(values) if values else float("nan")
+
+    alone = med("alone", "samples_per_s")
+    length = f"{a.steps} steps" if a.steps else f"{a.epochs} epoch(s)"
+    print(f"\nLeNet-5, Fashion-MNIST, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
+          f"shared medium {a.rate}, {a.delay}, {a.loss} loss each way ({a.shaper}); median of {a.repeat}")
+    print(f"{'run':<22}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
+          f"{'s to target':>13}")
+    for name, _ in jobs:
+        target = med(name, "seconds_to_target")
+        print(f"{name:<22}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
+              f"{med(name, 'step_ms'):>9.1f}{med(name, 'bytes_per_sample'):>10.0f}{med(name, 'test_acc'):>10.4f}"
+              f"{(f'{target:.1f}' if target >= 0 else '-'):>13}")
+    if a.json:
+        json.dump({"args": vars(a), "runs": runs}, open(a.json, "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()
