@@ -41,6 +41,10 @@ struct HubConfig {
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int64_t threads = 1;      // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
+  // Local SGD: steps each worker takes between exchanges (1: every step,
+  // the exact synchronous mode). Rounds end at epoch ends, evaluations and
+  // checkpoints.
+  int sync_every = 1;
   double log_every_seconds = 2.0;
 };
 

@@ -100,6 +100,11 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
                  "256 values, with error feedback)")
       ->check(CLI::IsMember({"none", "fp16", "int8"}));
+  app.add_option("--sync-every", cfg.sync_every,
+                 "local SGD: each worker takes H optimizer steps on its own batches between "
+                 "exchanges and sends the change of its weights; the hub averages the changes "
+                 "(1: exchange every step, the exact synchronous mode)")
+      ->transform(Integer(1, 64));
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 

@@ -59,6 +59,12 @@ void MasterModel::EncodeAverage() {
 
 void MasterModel::ApplyAverage() { optimizer_->Step(model_->params(), model_->grads()); }
 
+void MasterModel::ApplyAverageChange() {
+  float* w = kernels::CpuBackend::Data(model_->params());
+  const float* d = average();
+  for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
+}
+
 uint64_t MasterModel::Digest() const {
   return DigestFloats(kernels::CpuBackend::Data(model_->params()), model_->ParamCount());
 }

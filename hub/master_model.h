@@ -49,6 +49,9 @@ class MasterModel {
   const std::string& encoded_chunk(size_t c) const { return encoded_average_[c]; }
   // The optimizer step with the average, as every worker takes it.
   void ApplyAverage();
+  // Local SGD: the average is the change of the weights over a round; add
+  // it to the weights, as every worker does to the same starting weights.
+  void ApplyAverageChange();
 
   uint64_t Digest() const;
   std::vector<float> Weights() const;

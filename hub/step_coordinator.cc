@@ -67,6 +67,7 @@ bool StepCoordinator::PublishStep() {
     if (who.empty()) have_result_ = false;  // whoever comes next starts from the full state
     if (!WaitForMinWorkers(lock)) return false;
   }
+  round_steps_ = RoundLength();
   Assign(who);
   // Decided under the lock, so a stream that breaks meanwhile cannot be
   // brought back to life by the broadcast.
@@ -94,6 +95,19 @@ bool StepCoordinator::PublishStep() {
   return true;
 }
 
+int64_t StepCoordinator::RoundLength() const {
+  const int64_t epoch = plan_.EpochOf(step_);
+  int64_t h = 0;
+  while (h < config_.sync_every && step_ + h < plan_.total_steps() &&
+         plan_.EpochOf(step_ + h) == epoch && plan_.BatchAt(step_ + h) == plan_.batch()) {
+    ++h;
+    const int64_t done = step_ + h;
+    if (plan_.CheckpointDue(done, config_.checkpoint_every)) break;
+    if (config_.eval_every > 0 && done % config_.eval_every == 0) break;
+  }
+  return std::max<int64_t>(h, 1);  // a short last step is a round of its own
+}
+
 void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
   const int64_t epoch = plan_.EpochOf(step_);
   const int64_t position = plan_.FirstSample(step_);
@@ -116,8 +130,13 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
     a.set_offset(offset);
     a.set_batch(batches[i]);
     a.set_worker_id(who[i]->id);
+    // With local SGD every round sends changes, a round of one step too:
+    // the workers' optimizer states are their own, so the hub cannot take
+    // an optimizer step for them.
+    a.set_local_steps(config_.sync_every > 1 ? static_cast<int32_t>(round_steps_) : 0);
+    a.set_stride(config_.sync_every > 1 ? total : 0);
     offset += batches[i];
-    who[i]->inbox.Expect(step_, batches[i]);
+    who[i]->inbox.Expect(step_, batches[i] * static_cast<int>(round_steps_));
     changed = changed || batches[i] != who[i]->last_batch;
   }
   // The epoch's last step is shorter; its split says nothing about speeds.
@@ -180,6 +199,7 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
       auto* r = m.mutable_result();
       const wire::ChunkRange range = wire::Chunk(c, p);
       r->set_step(average_step_);
+      r->set_local_steps(config_.sync_every > 1 ? static_cast<int32_t>(average_steps_) : 0);
       r->set_offset(range.begin);
       if (compression == Compression::kNone)
         wire::PackFloats(master_.average() + range.begin, range.size, r->mutable_values());
@@ -274,12 +294,17 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
     return out;
   }
   master_.EncodeAverage();
-  master_.ApplyAverage();
+  if (config_.sync_every > 1)
+    master_.ApplyAverageChange();
+  else
+    master_.ApplyAverage();
   average_step_ = step_;
+  average_steps_ = round_steps_;
   have_result_ = true;
   last_loss_ = out.loss_sum / static_cast<double>(out.samples);
   metrics_.samples += out.samples;
-  ++step_;
+  out.steps = round_steps_;
+  step_ += round_steps_;
   metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
   metrics_.wall_seconds += Seconds(Clock::now() - wall);
   Emit(HubEvent::Kind::kStepDone);

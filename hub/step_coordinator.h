@@ -77,6 +77,7 @@ class StepCoordinator {
   struct StepOutcome {
     bool stopped = false;  // stopped at the barrier; nothing applied
     int64_t samples = 0;   // in the average; 0: nobody finished, the step runs again
+    int64_t steps = 1;     // steps the round covered (--sync-every)
     double loss_sum = 0;
   };
   StepOutcome CompleteStep();
@@ -103,6 +104,10 @@ class StepCoordinator {
   // logs, every 10 s, how many there are.
   bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed,
                            const std::function<void(int)>& say_why);
+  // Steps in the round starting at step_: up to --sync-every, ending at the
+  // epoch's end, before its shorter last step, and where an evaluation or a
+  // checkpoint is due.
+  int64_t RoundLength() const;
   void Assign(const std::vector<WorkerSlot*>& who);
   void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
   void Broadcast(const std::vector<WorkerSlot*>& who, bool with_result);
@@ -140,6 +145,8 @@ class StepCoordinator {
   // false at the start, after a step nobody finished, or when everyone left.
   bool have_result_ = false;
   int64_t average_step_ = -1;
+  int64_t round_steps_ = 1;    // of the round in progress
+  int64_t average_steps_ = 1;  // of the round whose average the master holds
   double last_loss_ = 0;
   uint64_t digest_before_ = 0;   // master weights' digest when the step began
   double step_seconds_ema_ = 0;  // recent whole-step time, for the adaptive deadline

@@ -126,7 +126,15 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;
-  trainer_.ApplyGradients(staging_.data());
+  if (r.local_steps() > 0) {
+    // The round's averaged change, added to the weights it started from,
+    // exactly as the hub adds it to its master copy.
+    if (round_start_.size() != p) throw std::runtime_error("hub sent a round result out of turn");
+    for (size_t i = 0; i < p; ++i) staging_[i] = round_start_[i] + staging_[i];
+    model.SetParams(staging_.data());
+  } else {
+    trainer_.ApplyGradients(staging_.data());
+  }
   totals_.last_mean_loss = r.mean_loss();
   control_.OnResult(r.mean_loss());
   return true;
@@ -137,8 +145,7 @@ void HubSession::Follow(const proto::StepPlan& plan) {
     if (a.worker_id() == join_.worker_id()) return Compute(a);
 }
 
-void HubSession::FillIndices(const proto::Assignment& a) {
-  const int b = a.batch();
+void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
   const size_t size = trainer_.data().Size();
   if (local_) {
     // Own files: walk a private shuffle of them, a new one each pass.
@@ -151,24 +158,25 @@ void HubSession::FillIndices(const proto::Assignment& a) {
     }
     return;
   }
-  if (a.epoch() != order_epoch_) {
-    order_ = EpochOrder(size, join_.seed(), a.epoch());
-    order_epoch_ = a.epoch();
+  if (epoch != order_epoch_) {
+    order_ = EpochOrder(size, join_.seed(), epoch);
+    order_epoch_ = epoch;
   }
-  if (a.offset() < 0 || static_cast<size_t>(a.offset() + b) > order_.size())
-    throw std::runtime_error("hub assigned samples [" + std::to_string(a.offset()) + ", " +
-                             std::to_string(a.offset() + b) + ") beyond the " +
+  if (offset < 0 || static_cast<size_t>(offset + b) > order_.size())
+    throw std::runtime_error("hub assigned samples [" + std::to_string(offset) + ", " +
+                             std::to_string(offset + b) + ") beyond the " +
                              std::to_string(order_.size()) +
                              " training samples here; is the dataset the same on hub and worker?");
-  std::copy(order_.begin() + a.offset(), order_.begin() + a.offset() + b, indices_.begin());
+  std::copy(order_.begin() + offset, order_.begin() + offset + b, indices_.begin());
 }
 
 void HubSession::Compute(const proto::Assignment& a) {
   const int b = a.batch();
   if (b < 1 || b > trainer_.capacity())
     throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
+  if (a.local_steps() > 0) return ComputeRound(a);
   const auto t0 = Clock::now();
-  FillIndices(a);
+  FillIndices(a.epoch(), a.offset(), b);
   Model& model = trainer_.model();
   const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
   const uint64_t weights_digest =
@@ -189,6 +197,49 @@ void HubSession::Compute(const proto::Assignment& a) {
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
                  a.epoch() + 1, b, loss / b, ms);
+    last_log_ = now;
+  }
+}
+
+void HubSession::ComputeRound(const proto::Assignment& a) {
+  const int b = a.batch();
+  const int h = a.local_steps();
+  const auto t0 = Clock::now();
+  Model& model = trainer_.model();
+  const size_t p = model.ParamCount();
+  float* w = kernels::CpuBackend::Data(model.params());
+  round_start_.resize(p);  // once: the size never changes
+  std::copy(w, w + p, round_start_.begin());
+  const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
+  const uint64_t weights_digest = digest ? DigestFloats(w, p) : 0;
+  double loss = 0;
+  for (int k = 0; k < h; ++k) {
+    // The samples and dropout of step a.step() + k in the per-step mode.
+    const int64_t offset = a.offset() + k * a.stride();
+    FillIndices(a.epoch(), offset, b);
+    loss += trainer_.ComputeGradients(indices_.data(), b,
+                                      DropoutSeed(join_.seed(), a.step() + k, offset));
+    trainer_.ApplyGradients();
+    control_.OnStep(a.step() + k, b);
+  }
+  // The change over the round travels where a gradient would.
+  float* change = kernels::CpuBackend::Data(model.grads());
+  for (size_t i = 0; i < p; ++i) change[i] = w[i] - round_start_[i];
+  if (cfg_.slowdown > 1)
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
+  const double ms = 1e3 * Seconds(Clock::now() - t0);
+  totals_.compute_seconds += ms / 1e3;
+  totals_.samples += static_cast<int64_t>(b) * h;
+  totals_.steps += h;
+  steps_ += h;
+  proto::Assignment sent = a;
+  sent.set_batch(b * h);
+  SendGradient(sent, loss, ms, digest, weights_digest);
+  const auto now = Clock::now();
+  if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
+    spdlog::info("steps {}-{} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
+                 a.step() + h, a.epoch() + 1, b, loss / (static_cast<double>(b) * h), ms);
     last_log_ = now;
   }
 }

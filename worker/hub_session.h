@@ -50,8 +50,13 @@ class HubSession {
   bool TakeResult(const proto::StepResult& r);
   // Trains on this worker's share of the planned step, if it has one.
   void Follow(const proto::StepPlan& plan);
-  void FillIndices(const proto::Assignment& a);
+  // This worker's `batch` samples at `offset` of the epoch's order (or of
+  // its own files' order) into indices_.
+  void FillIndices(int64_t epoch, int64_t offset, int batch);
   void Compute(const proto::Assignment& a);
+  // Local SGD: a.local_steps() optimizer steps here, then the change of the
+  // weights over them goes to the hub (in place of a gradient).
+  void ComputeRound(const proto::Assignment& a);
   void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
                     uint64_t weights_digest);
   // The device's state, pushed by the embedder or read from /sys at most
@@ -74,6 +79,7 @@ class HubSession {
   int64_t order_epoch_ = -1, local_pass_ = 0;
   size_t local_cursor_ = 0;
   std::vector<float> staging_;
+  std::vector<float> round_start_;  // the weights a local-SGD round started from
   Compression compression_ = Compression::kNone;
   std::vector<float> residual_;  // error feedback: what encoding has not yet sent
   proto::WorkerMessage outgoing_;

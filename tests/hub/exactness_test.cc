@@ -16,6 +16,7 @@
 #include "kernels/dropout_hash.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "tests/support/single_process.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
 
@@ -23,27 +24,6 @@ namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<float> SingleProcess(const std::string& data, uint64_t seed, int batch, int steps) {
-  kernels::CpuBackend backend(1);
-  auto model = BuildModel(LoadModelSpec("lenet5"), backend);
-  model->Reserve(batch);
-  model->InitParams(seed);
-  OptimizerConfig oc;
-  auto opt = MakeOptimizer(oc, backend, model->ParamCount());
-  auto train = LoadDataset(data, Split::kTrain);
-  BatchBuffer b(train->SampleShape(), batch);
-  const auto order = EpochOrder(train->Size(), seed, 0);
-  for (int s = 0; s < steps; ++s) {
-    b.Fill(*train, order.data() + s * batch, batch);
-    model->SetBatch(b.images(), b.labels(), batch);
-    model->ComputeGradients(s);
-    opt->Step(model->params(), model->grads());
-  }
-  std::vector<float> w(model->ParamCount());
-  model->GetParams(w.data());
-  return w;
-}
 
 TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   const fs::path dir = fs::temp_directory_path() / ("mt-exact-" + std::to_string(getpid()));
@@ -81,7 +61,7 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   ASSERT_EQ(hub.steps_done(), 20);
 
   const std::vector<float> distributed = hub.Weights();
-  const std::vector<float> single = SingleProcess(dir.string(), 7, 64, 20);
+  const std::vector<float> single = test_support::SingleProcess(dir.string(), 7, 64, 20);
   ASSERT_EQ(distributed.size(), single.size());
   double worst = 0, scale = 0, moved = 0;
   kernels::CpuBackend backend;

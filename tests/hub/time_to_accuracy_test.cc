@@ -65,7 +65,9 @@ TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
   for (size_t i = 0; i < history.size(); ++i) {
     EXPECT_EQ(history[i]["step"], steps[i]);
     EXPECT_EQ(history[i]["samples"], 64 * steps[i]);
-    if (i > 0) EXPECT_GT(history[i]["seconds"], history[i - 1]["seconds"]);
+    if (i > 0) {
+      EXPECT_GT(history[i]["seconds"], history[i - 1]["seconds"]);
+    }
   }
   // The last evaluation is the run's, and closes the epoch it ended in.
   EXPECT_EQ(r["test_accuracy"], history.back()["test_accuracy"]);
@@ -93,7 +95,9 @@ TEST_F(TimeToAccuracy, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt) {
   ASSERT_GE(history.size(), 2u) << "the target was not missed first: " << history.dump();
   bool seen = false;
   for (const json& e : history) {
-    if (e["step"] < at) EXPECT_LT(e["test_accuracy"], 0.5) << "reached earlier, at " << e["step"];
+    if (e["step"] < at) {
+      EXPECT_LT(e["test_accuracy"], 0.5) << "reached earlier, at " << e["step"];
+    }
     if (e["step"] == at) {
       seen = true;
       EXPECT_GE(e["test_accuracy"], 0.5);

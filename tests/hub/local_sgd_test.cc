@@ -1,0 +1,117 @@
+// Local SGD (mthub --sync-every H): workers take H steps between exchanges
+// and send the change of their weights; the hub averages the changes. Hub
+// and workers run as threads in this process over loopback, on a small
+// learnable IDX dataset.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "hub/hub.h"
+#include "tests/support/files.h"
+#include "tests/support/idx_writer.h"
+#include "tests/support/single_process.h"
+#include "worker/worker_config.h"
+#include "worker/worker_control.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class LocalSgd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test_support::FreshTempDir("localsgd");
+    test_support::WriteIdxDataset(dir_.string(), 3000, 300, 9);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the hub and `workers` workers to the end; returns the hub's
+  // report, and its final weights in *weights.
+  json Train(HubConfig hc, int workers, std::vector<float>* weights = nullptr) {
+    hc.workers = workers;
+    hc.bind = "127.0.0.1";
+    hc.port = 0;
+    hc.dataset = dir_.string();
+    hc.report_path = (dir_ / "hub.json").string();
+    Hub hub(hc);
+    hub.Start();
+    int hub_code = -1;
+    std::thread hub_thread([&] { hub_code = hub.Run(); });
+    std::vector<std::thread> threads;
+    std::vector<int> codes(workers, -1);
+    for (int i = 0; i < workers; ++i)
+      threads.emplace_back([&, i] {
+        WorkerConfig wc;
+        wc.hub = "127.0.0.1:" + std::to_string(hub.port());
+        wc.name = "w" + std::to_string(i);
+        wc.connect_timeout_seconds = 30;
+        WorkerControl control;
+        codes[i] = RunWorker(wc, control);
+      });
+    for (auto& t : threads) t.join();
+    hub_thread.join();
+    EXPECT_EQ(hub_code, 0);
+    EXPECT_EQ(codes, std::vector<int>(workers, 0));
+    if (weights) *weights = hub.Weights();
+    return test_support::ReadJson(dir_ / "hub.json");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LocalSgd, OneWorkerFollowsSingleProcessTrainingAndSendsOncePerRound) {
+  HubConfig hc;
+  hc.max_steps = 16;  // before this data's sudden drop in loss, which magnifies any difference
+  hc.sync_every = 4;
+  hc.seed = 3;
+  std::vector<float> rounds;
+  const json r = Train(hc, 1, &rounds);
+  ASSERT_EQ(r["steps"], 16);
+  const std::vector<float> single = test_support::SingleProcess(dir_.string(), 3, 64, 16);
+  ASSERT_EQ(rounds.size(), single.size());
+  // The worker's own steps are the single process's; the hub adds the
+  // round's change (w_end - w_start) back to w_start, which can differ from
+  // w_end in the last bit where a weight changed much against its size (a
+  // wrong sample, step or optimizer state would differ by far more).
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < single.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::fabs(rounds[i] - single[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(single[i])));
+  }
+  EXPECT_LE(worst, 1e-6 * scale) << "max difference " << worst << " against max weight " << scale;
+  // Four rounds: four changes up, each the size of a gradient.
+  const double per_exchange = 4.0 * static_cast<double>(single.size());
+  EXPECT_GE(r["gradient_bytes_in"].get<double>(), 4 * per_exchange);
+  EXPECT_LT(r["gradient_bytes_in"].get<double>(), 5 * per_exchange);
+}
+
+TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkIsDue) {
+  HubConfig hc;
+  hc.max_steps = 40;
+  hc.sync_every = 8;
+  hc.digest_every = 1;  // every round starts with a digest check
+  hc.eval_every = 10;   // rounds of 8 end at 10, 20, 30 too, and at epoch ends
+  const json r = Train(hc, 3);
+  ASSERT_EQ(r["steps"], 40);
+  ASSERT_EQ(r["workers"].size(), 3u);
+  for (const json& w : r["workers"]) {
+    EXPECT_EQ(w["resyncs"], 0) << w["name"];
+    EXPECT_EQ(w["steps_missed"], 0) << w["name"];
+  }
+  std::vector<int64_t> evaluated;
+  for (const json& e : r["eval_history"]) evaluated.push_back(e["step"]);
+  // 3000 samples at 192 a step: 15 full steps and a short one per epoch.
+  EXPECT_EQ(evaluated, (std::vector<int64_t>{10, 16, 20, 30, 32, 40}));
+  // It learned.
+  EXPECT_LT(r["eval_history"].back()["test_loss"].get<double>(),
+            r["eval_history"].front()["test_loss"].get<double>());
+}
+
+}  // namespace
+}  // namespace mt
