@@ -323,7 +323,7 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
     done.push_back(s);
     out.samples += s->inbox.batch();
     out.loss_sum += s->inbox.loss_sum();
-    ++s->stats.steps;
+    s->stats.steps += round_steps_;
     s->stats.samples += s->inbox.batch();
     s->stats.compute_ms += s->inbox.compute_ms();
     controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),

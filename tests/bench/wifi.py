@@ -12,7 +12,7 @@ time, bytes per sample on the hub's link, test accuracy and, with
 --eval-every steps); writes every run's figures with --json.
 
   tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
-      [--shaper netem|tbf] [--modes none,int8] [--steps 100 | --epochs 1]
+      [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--steps 100 | --epochs 1]
       [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--build build] [--json out.json]
 
 On kernels without netem pass --shaper tbf --delay 0ms (rate and loss only).
@@ -65,6 +65,7 @@ def main():
     ap.add_argument("--shaper", default="netem", choices=["netem", "tbf"])
     ap.add_argument("--fast-rate", default="10gbit", help="the link of the worker alone")
     ap.add_argument("--modes", default="none,int8", help="comma-separated --compress modes")
+    ap.add_argument("--sync-every", default="1", help="comma-separated mthub --sync-every values")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--epochs", type=int, default=0, help="run whole epochs instead of --steps")
     ap.add_argument("--target-accuracy", type=float, default=0)
@@ -81,16 +82,19 @@ def main():
         sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
 
     jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], []))]
-    for m in modes:
-        jobs.append((f"{a.workers} shared {m}",
-                     lambda m=m: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
-                                         [a.slowdown] * a.workers,
-                                         ["--compress", m])))
-    if not a.no_pair:
-        m = modes[-1]
-        jobs.append((f"pair 1x+5x {m}",
-                     lambda m=m: cluster(a, 2, "shared", a.rate, a.delay, a.loss, [a.slowdown, 5 * a.slowdown],
-                                         ["--compress", m])))
+    syncs = [int(h) for h in a.sync_every.split(",") if h]
+    for h in syncs:
+        for m in modes:
+            jobs.append((f"{a.workers} shared {m} H={h}",
+                         lambda m=m, h=h: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
+                                                  [a.slowdown] * a.workers,
+                                                  ["--compress", m, "--sync-every", str(h)])))
+        if not a.no_pair:
+            m = modes[-1]
+            jobs.append((f"pair 1x+5x {m} H={h}",
+                         lambda m=m, h=h: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
+                                                  [a.slowdown, 5 * a.slowdown],
+                                                  ["--compress", m, "--sync-every", str(h)])))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:
@@ -105,11 +109,11 @@ def main():
     length = f"{a.steps} steps" if a.steps else f"{a.epochs} epoch(s)"
     print(f"\nLeNet-5, Fashion-MNIST, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
           f"shared medium {a.rate}, {a.delay}, {a.loss} loss each way ({a.shaper}); median of {a.repeat}")
-    print(f"{'run':<22}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
+    print(f"{'run':<26}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
           f"{'s to target':>13}")
     for name, _ in jobs:
         target = med(name, "seconds_to_target")
-        print(f"{name:<22}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
+        print(f"{name:<26}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
               f"{med(name, 'step_ms'):>9.1f}{med(name, 'bytes_per_sample'):>10.0f}{med(name, 'test_acc'):>10.4f}"
               f"{(f'{target:.1f}' if target >= 0 else '-'):>13}")
     if a.json:

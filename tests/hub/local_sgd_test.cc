@@ -103,6 +103,7 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   for (const json& w : r["workers"]) {
     EXPECT_EQ(w["resyncs"], 0) << w["name"];
     EXPECT_EQ(w["steps_missed"], 0) << w["name"];
+    EXPECT_EQ(w["steps"], 40) << w["name"];  // steps, not rounds
   }
   std::vector<int64_t> evaluated;
   for (const json& e : r["eval_history"]) evaluated.push_back(e["step"]);
