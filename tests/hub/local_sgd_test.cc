@@ -7,15 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <thread>
 #include <vector>
 
-#include "hub/hub.h"
-#include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "tests/support/in_process_cluster.h"
 #include "tests/support/single_process.h"
-#include "worker/worker_config.h"
-#include "worker/worker_control.h"
 
 namespace mt {
 namespace {
@@ -31,37 +27,6 @@ class LocalSgd : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs the hub and `workers` workers to the end; returns the hub's
-  // report, and its final weights in *weights.
-  json Train(HubConfig hc, int workers, std::vector<float>* weights = nullptr) {
-    hc.workers = workers;
-    hc.bind = "127.0.0.1";
-    hc.port = 0;
-    hc.dataset = dir_.string();
-    hc.report_path = (dir_ / "hub.json").string();
-    Hub hub(hc);
-    hub.Start();
-    int hub_code = -1;
-    std::thread hub_thread([&] { hub_code = hub.Run(); });
-    std::vector<std::thread> threads;
-    std::vector<int> codes(workers, -1);
-    for (int i = 0; i < workers; ++i)
-      threads.emplace_back([&, i] {
-        WorkerConfig wc;
-        wc.hub = "127.0.0.1:" + std::to_string(hub.port());
-        wc.name = "w" + std::to_string(i);
-        wc.connect_timeout_seconds = 30;
-        WorkerControl control;
-        codes[i] = RunWorker(wc, control);
-      });
-    for (auto& t : threads) t.join();
-    hub_thread.join();
-    EXPECT_EQ(hub_code, 0);
-    EXPECT_EQ(codes, std::vector<int>(workers, 0));
-    if (weights) *weights = hub.Weights();
-    return test_support::ReadJson(dir_ / "hub.json");
-  }
-
   fs::path dir_;
 };
 
@@ -71,7 +36,7 @@ TEST_F(LocalSgd, OneWorkerFollowsSingleProcessTrainingAndSendsOncePerRound) {
   hc.sync_every = 4;
   hc.seed = 3;
   std::vector<float> rounds;
-  const json r = Train(hc, 1, &rounds);
+  const json r = test_support::TrainInProcess(hc, dir_, 1, &rounds);
   ASSERT_EQ(r["steps"], 16);
   const std::vector<float> single = test_support::SingleProcess(dir_.string(), 3, 64, 16);
   ASSERT_EQ(rounds.size(), single.size());
@@ -97,7 +62,7 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   hc.sync_every = 8;
   hc.digest_every = 1;  // every round starts with a digest check
   hc.eval_every = 10;   // rounds of 8 end at 10, 20, 30 too, and at epoch ends
-  const json r = Train(hc, 3);
+  const json r = test_support::TrainInProcess(hc, dir_, 3);
   ASSERT_EQ(r["steps"], 40);
   ASSERT_EQ(r["workers"].size(), 3u);
   for (const json& w : r["workers"]) {

@@ -5,14 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <thread>
 #include <vector>
 
-#include "hub/hub.h"
-#include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
-#include "worker/worker_config.h"
-#include "worker/worker_control.h"
+#include "tests/support/in_process_cluster.h"
 
 namespace mt {
 namespace {
@@ -28,28 +24,6 @@ class TimeToAccuracy : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs the hub and one worker to the end; returns the hub's report.
-  json Train(HubConfig hc) {
-    hc.workers = 1;
-    hc.bind = "127.0.0.1";
-    hc.port = 0;
-    hc.dataset = dir_.string();
-    hc.report_path = (dir_ / "hub.json").string();
-    Hub hub(hc);
-    hub.Start();
-    int hub_code = -1;
-    std::thread hub_thread([&] { hub_code = hub.Run(); });
-    WorkerConfig wc;
-    wc.hub = "127.0.0.1:" + std::to_string(hub.port());
-    wc.connect_timeout_seconds = 30;
-    WorkerControl control;
-    const int worker_code = RunWorker(wc, control);
-    hub_thread.join();
-    EXPECT_EQ(hub_code, 0);
-    EXPECT_EQ(worker_code, 0);
-    return test_support::ReadJson(dir_ / "hub.json");
-  }
-
   fs::path dir_;
 };
 
@@ -57,7 +31,7 @@ TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
   HubConfig hc;
   hc.max_steps = 35;  // 64 per step: 2240 of 3000 samples, inside the first epoch
   hc.eval_every = 10;
-  const json r = Train(hc);
+  const json r = test_support::TrainInProcess(hc, dir_, 1);
   ASSERT_EQ(r["steps"], 35);
   const json& history = r["eval_history"];
   ASSERT_EQ(history.size(), 4u) << history.dump();
@@ -82,7 +56,7 @@ TEST_F(TimeToAccuracy, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt) {
   hc.epochs = 10;
   hc.eval_every = 5;
   hc.target_accuracy = 0.5;  // far above chance (0.1), reached within the first epoch
-  const json r = Train(hc);
+  const json r = test_support::TrainInProcess(hc, dir_, 1);
   EXPECT_EQ(r["stopped_early"], true);
   EXPECT_EQ(r["stop_reason"], "target accuracy reached");
   EXPECT_EQ(r["target_accuracy"], 0.5);
