@@ -103,6 +103,9 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
     }
     return HubStatus::Ok();
   }
+  // A worker that has said Leave may still have chunks in flight: they
+  // count for nothing, and are no fault of its.
+  if (slot->state == WorkerSlot::State::kGone) return HubStatus::Ok();
   metrics_.gradient_bytes_in +=
       static_cast<int64_t>(chunk.values_size() * sizeof(float) + chunk.packed().size());
   if (slot->state != WorkerSlot::State::kActive)

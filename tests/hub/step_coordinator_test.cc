@@ -83,7 +83,7 @@ class EventLog final : public HubEventSink {
 
 // What a fake worker does wrong, and at which step.
 struct Fault {
-  enum class Kind { kNone, kDrop, kLate, kNanGradient, kRejoin } kind = Kind::kNone;
+  enum class Kind { kNone, kDrop, kLate, kNanGradient, kRejoin, kLeaveMidStep } kind = Kind::kNone;
   int64_t step = -1;
 };
 
@@ -192,6 +192,15 @@ class FakeWorker final : public WorkerLink {
           break;
         }
         const proto::GradientChunk chunk = Gradient(a);
+        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLeaveMidStep) {
+          // Leave, as a stopping worker does, with its gradient still in flight.
+          proto::LeaveRequest leave;
+          leave.set_worker_id(id_);
+          leave.set_reason("stopped by its owner");
+          if (HubStatus s = hub_.Leave(leave); !s.ok()) refusal = s.message;
+          if (HubStatus s = hub_.Gradient(id_, chunk); !s.ok()) refusal = s.message;
+          return Close(HubStatus::Ok());
+        }
         if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLate) {
           held.push_back(chunk);
           break;
@@ -356,6 +365,17 @@ TEST(CoordinatorFaults, AWorkerThatDropsLeavesTheRunToTheOthers) {
   // they share the whole global batch.
   EXPECT_LT(hub.metrics.samples, 10 * 36);
   EXPECT_GT(hub.metrics.samples, 9 * 36);
+}
+
+TEST(CoordinatorFaults, AGradientStillInFlightWhenItsWorkerLeavesIsIgnored) {
+  InProcessHub hub(2, 8);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLeaveMidStep, 3}});
+  EXPECT_EQ(r.steps, 8);
+  const int leaver = r.workers[1]->id();
+  EXPECT_EQ(r.workers[1]->refusal, "");
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerLeft, leaver), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped, leaver), 0);
+  EXPECT_EQ(r.workers[1]->steps, 3);
 }
 
 TEST(CoordinatorFaults, ALateWorkerIsLeftOutThenComesBackWithTheFullState) {
