@@ -326,8 +326,16 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
     s->stats.steps += round_steps_;
     s->stats.samples += s->inbox.batch();
     s->stats.compute_ms += s->inbox.compute_ms();
-    controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
-                        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_));
+    // A round pays its exchange once for all its steps, and the controller
+    // balances per-step times: so the overhead it sees is the round's over
+    // its steps (else it would dwarf the compute and hide speed gaps
+    // behind the dead band).
+    const double compute_ms = s->inbox.compute_ms();
+    const double round_trip_ms =
+        s->gets_state ? -1.0
+                      : compute_ms + (1e3 * Seconds(s->complete_at - published_at_) - compute_ms) /
+                                         static_cast<double>(round_steps_);
+    controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms);
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
                    s->id, s->name, s->inbox.step());
