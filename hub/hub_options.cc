@@ -87,7 +87,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.step_deadline_seconds,
-                 "seconds a step waits for a worker before going on without it (0: adaptive, "
+                 "seconds a step waits for a worker before going on without it (a round of "
+                 "--sync-every H steps: H times as long; 0: adaptive, "
                  "--deadline-factor times the recent step time, at least --deadline-floor)")
       ->check(Real(0, 1e6));
   app.add_option("--deadline-factor", cfg.deadline_factor,

@@ -234,10 +234,12 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
 }
 
 double StepCoordinator::DeadlineSeconds(const std::vector<WorkerSlot*>& who) const {
-  const double d =
-      config_.step_deadline_seconds > 0
-          ? config_.step_deadline_seconds
-          : std::max(config_.deadline_floor_seconds, config_.deadline_factor * step_seconds_ema_);
+  // Per step, so a round of h local steps waits h times as long.
+  const double steps = static_cast<double>(round_steps_);
+  const double d = config_.step_deadline_seconds > 0
+                       ? config_.step_deadline_seconds * steps
+                       : std::max(config_.deadline_floor_seconds,
+                                  config_.deadline_factor * step_seconds_ema_ * steps);
   // The full model has to travel first: give those steps a floor more.
   for (auto* s : who)
     if (s->gets_state) return d + config_.deadline_floor_seconds;
@@ -249,7 +251,8 @@ void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
   s->inbox.Discard();
   ++s->stats.steps_missed;
   // It took at least this long: the controller gives it less next time.
-  controller_.Observe(s->id, s->assignment.batch(), 1e3 * waited_seconds, -1);
+  controller_.Observe(s->id, s->assignment.batch() * static_cast<int>(round_steps_),
+                      1e3 * waited_seconds, -1);
   char reason[128];
   std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)",
                 static_cast<long long>(step_ + 1), waited_seconds);
@@ -365,7 +368,7 @@ void StepCoordinator::UpdateStepTime() {
     steady = steady && !s->gets_state && s->inbox.complete();
     if (s->inbox.complete()) last = std::max(last, s->complete_at);
   }
-  const double took = Seconds(last - published_at_);
+  const double took = Seconds(last - published_at_) / static_cast<double>(round_steps_);
   if (steady)
     step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
 }

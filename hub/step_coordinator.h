@@ -149,7 +149,7 @@ class StepCoordinator {
   int64_t average_steps_ = 1;  // of the round whose average the master holds
   double last_loss_ = 0;
   uint64_t digest_before_ = 0;   // master weights' digest when the step began
-  double step_seconds_ema_ = 0;  // recent whole-step time, for the adaptive deadline
+  double step_seconds_ema_ = 0;  // recent time per step (a round's over its steps), for deadlines
   // Reused by every Reduce, so a steady step allocates nothing here.
   std::vector<WorkerSlot*> reduce_done_;
   std::vector<const float*> reduce_gradients_;
