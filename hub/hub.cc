@@ -113,6 +113,16 @@ int Hub::Run() {
       "listening on {}:{}, waiting for {} worker(s)",
       spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
       plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
+  if (coordinator_->steps_done() >= plan_->total_steps()) {
+    // Resumed from the checkpoint a finished run wrote last: there is
+    // nothing to train, and waiting for workers would wait forever.
+    spdlog::info("the run is already complete at step {}; nothing to train",
+                 coordinator_->steps_done());
+    stop_reason_ = "training complete";
+    coordinator_->Finish(stop_reason_, -1);
+    WriteReport(0);
+    return 0;
+  }
   if (!coordinator_->WaitForWorkers()) {
     coordinator_->Finish("hub shutting down", -1);
     WriteReport(0);
