@@ -16,6 +16,7 @@
 #include "kernels/dropout_hash.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "tests/support/in_process_cluster.h"
 #include "tests/support/single_process.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -31,36 +32,15 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   test_support::WriteIdxDataset(dir.string(), 2000, 200, 3);
 
   HubConfig hc;
-  hc.workers = 3;
-  hc.bind = "127.0.0.1";
-  hc.port = 0;
-  hc.dataset = dir.string();
   hc.worker_batches = {16, 32, 16};
   hc.max_steps = 20;
   hc.seed = 7;
   hc.digest_every = 5;
-  Hub hub(hc);
-  hub.Start();
-  int hub_code = -1;
-  std::thread hub_thread([&] { hub_code = hub.Run(); });
-  std::vector<std::thread> workers;
-  std::vector<int> codes(3, -1);
-  for (int i = 0; i < 3; ++i)
-    workers.emplace_back([&, i] {
-      WorkerConfig wc;
-      wc.hub = "127.0.0.1:" + std::to_string(hub.port());
-      wc.name = "t" + std::to_string(i);
-      wc.connect_timeout_seconds = 30;
-      WorkerControl control;
-      codes[i] = RunWorker(wc, control);
-    });
-  for (auto& t : workers) t.join();
-  hub_thread.join();
-  EXPECT_EQ(hub_code, 0);
-  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0}));
-  ASSERT_EQ(hub.steps_done(), 20);
+  // TrainInProcess checks that the hub and every worker exit 0.
+  std::vector<float> distributed;
+  const nlohmann::json report = test_support::TrainInProcess(hc, dir, 3, &distributed);
+  ASSERT_EQ(report["steps"], 20);
 
-  const std::vector<float> distributed = hub.Weights();
   const std::vector<float> single = test_support::SingleProcess(dir.string(), 7, 64, 20);
   ASSERT_EQ(distributed.size(), single.size());
   double worst = 0, scale = 0, moved = 0;
