@@ -49,7 +49,8 @@ double BatchController::Speeds::StepMs(const std::vector<double>& batches) const
   return slowest;
 }
 
-BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& members) const {
+BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& members,
+                                                  int steps) const {
   const size_t n = members.size();
   // A worker not measured yet is taken to be like the average of the others.
   double t_sum = 0, o_sum = 0;
@@ -63,7 +64,7 @@ BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& mem
   for (size_t i = 0; i < n; ++i) {
     const double ti = ms_per_sample(members[i].worker), oi = overhead_ms(members[i].worker);
     s.ms_per_sample.push_back(ti > 0 ? ti : (t_known ? t_sum / t_known : 1.0));
-    s.overhead_ms.push_back(oi >= 0 ? oi : (o_known ? o_sum / o_known : 0.0));
+    s.overhead_ms.push_back((oi >= 0 ? oi : (o_known ? o_sum / o_known : 0.0)) / steps);
   }
   return s;
 }
@@ -97,7 +98,7 @@ std::vector<double> BatchController::BalancedTargets(int total, const std::vecto
   return b;
 }
 
-std::vector<int> BatchController::Next(int total, const std::vector<Member>& members) {
+std::vector<int> BatchController::Next(int total, const std::vector<Member>& members, int steps) {
   const size_t n = members.size();
   std::vector<int> caps(n), workers(n);
   for (size_t i = 0; i < n; ++i) {
@@ -109,7 +110,7 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     for (size_t i = 0; i < n; ++i) target[i] = members[i].share;
     return SplitBatch(total, target, caps);
   }
-  const Speeds speeds = SpeedsOf(members);
+  const Speeds speeds = SpeedsOf(members, std::max(1, steps));
   target = BalancedTargets(total, members, speeds);
   const bool same = workers == last_workers_ && total == last_total_;
   if (same) {

@@ -1,9 +1,10 @@
 // Chooses each worker's batch for the next step. With a synchronous barrier
 // the step lasts as long as its slowest worker, so the balanced policy gives
 // each worker a share of the fixed global batch that makes them all finish
-// together: worker i with per-step overhead o_i (upload, download, latency)
-// and time per sample t_i gets b_i with o_i + t_i * b_i equal for all, within
-// its memory cap. Estimates are smoothed and changes damped, with a dead
+// together: worker i with per-exchange overhead o_i (upload, download,
+// latency) and time per sample t_i gets b_i with o_i / h + t_i * b_i equal for
+// all, within its memory cap, in rounds of h local steps per exchange
+// (--sync-every; 1 in the per-step mode). Estimates are smoothed and changes damped, with a dead
 // band, so measurement noise does not make sizes oscillate.
 #pragma once
 
@@ -35,9 +36,11 @@ class BatchController {
     double share = 1.0;  // the fixed policy's proportion
   };
 
-  // One completed step of a worker: `batch` samples took compute_ms on the
-  // device; round_trip_ms (< 0: unknown, e.g. the step carried the full
-  // model) from the hub sending the plan to holding the whole gradient.
+  // One completed round of a worker (a step in the per-step mode): `batch`
+  // samples in all took compute_ms on the device; round_trip_ms (< 0:
+  // unknown, e.g. the round began with the full model) from the hub sending
+  // the plan to holding the whole gradient or change. The difference is the
+  // overhead of one exchange.
   void Observe(int worker, int batch, double compute_ms, double round_trip_ms);
   // A worker that left: its estimates go, so a returning device is measured anew.
   void Forget(int worker);
@@ -45,10 +48,13 @@ class BatchController {
   // Batches for the next step, in the members' order: integers, at least 1
   // when total allows, within each cap, summing to total (or to the caps'
   // sum when they hold less).
-  std::vector<int> Next(int total, const std::vector<Member>& members);
+  // `steps`: steps in the round they are for, each taking a batch, with one
+  // exchange at its end.
+  std::vector<int> Next(int total, const std::vector<Member>& members, int steps = 1);
 
   BatchPolicy policy() const { return policy_; }
-  // Running estimates; < 0 when the worker has not been measured yet.
+  // Running estimates (overhead: of one exchange); < 0 when the worker has
+  // not been measured yet.
   double ms_per_sample(int worker) const;
   double overhead_ms(int worker) const;
 
@@ -57,12 +63,13 @@ class BatchController {
     double ms_per_sample = -1;
     double overhead_ms = -1;
   };
-  // Time per sample and per-step overhead of each member, as estimated.
+  // Time per sample and overhead per step of each member, as estimated.
   struct Speeds {
     std::vector<double> ms_per_sample, overhead_ms;
     double StepMs(const std::vector<double>& batches) const;
   };
-  Speeds SpeedsOf(const std::vector<Member>& members) const;
+  // Overheads per step of a round of `steps`.
+  Speeds SpeedsOf(const std::vector<Member>& members, int steps) const;
   std::vector<double> BalancedTargets(int total, const std::vector<Member>& members,
                                       const Speeds& speeds) const;
 

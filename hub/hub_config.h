@@ -42,9 +42,12 @@ struct HubConfig {
   int64_t threads = 1;      // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
   // Local SGD: steps each worker takes between exchanges (1: every step,
-  // the exact synchronous mode). Rounds end at epoch ends, evaluations and
-  // checkpoints.
-  int sync_every = 1;
+  // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
+  // end at epoch ends, evaluations and checkpoints.
+  int sync_every = 0;
+  // Local SGD: the hub's update is v = m * v + average change, w += v
+  // (0: plain averaging).
+  double outer_momentum = 0;
   double log_every_seconds = 2.0;
 };
 

@@ -23,7 +23,8 @@ struct HubEvent {
     kEpochEvaluated,  // the same at an epoch end
     kTargetReached,   // --target-accuracy reached (detail: the accuracy)
     kCheckpointSaved,
-    kProgress,  // the run's progress line, at most one per --log-every
+    kProgress,           // the run's progress line, at most one per --log-every
+    kSyncPeriodChanged,  // --sync-every auto chose another H (detail: "from->to")
     kRunEnded,
   };
   Kind kind;

@@ -7,6 +7,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
+#include "hub/sync_period.h"
 
 namespace mt {
 namespace {
@@ -103,9 +104,17 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->check(CLI::IsMember({"none", "fp16", "int8"}));
   app.add_option("--sync-every", cfg.sync_every,
                  "local SGD: each worker takes H optimizer steps on its own batches between "
-                 "exchanges and sends the change of its weights; the hub averages the changes "
-                 "(1: exchange every step, the exact synchronous mode)")
-      ->transform(Integer(1, 64));
+                 "exchanges and sends the change of its weights; the hub averages the changes. "
+                 "1: exchange every step, the exact synchronous mode; auto: 1 while an exchange "
+                 "is quick (under 10 ms, as on a LAN), else H in 1..64 so exchanges take about 5% "
+                 "of the time; every change is logged and reported")
+      ->type_name("H|auto")
+      ->transform(cli::IntegerOr("auto", 0, 1, SyncPeriod::kMax))
+      ->default_str("auto");
+  app.add_option("--outer-momentum", cfg.outer_momentum,
+                 "local SGD: momentum of the hub's update with the averaged change (as in "
+                 "DiLoCo; 0: plain averaging)")
+      ->check(Real(0, 0.99));
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 

@@ -45,6 +45,19 @@ void Hub::WriteReport(double train_seconds) {
   d["global_batch"] = plan_->batch();
   d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
   d["compression"] = config_.compression;
+  // --sync-every as given ("auto" or H), the H in use at the end, and each
+  // change auto made with the estimates it decided on.
+  d["sync_every"] = config_.sync_every > 0 ? ReportJson(config_.sync_every) : ReportJson("auto");
+  d["final_sync_every"] = coordinator_->sync_every();
+  if (config_.outer_momentum > 0) d["outer_momentum"] = config_.outer_momentum;
+  ReportJson sync_changes = ReportJson::array();
+  for (const SyncChange& c : m.sync_changes)
+    sync_changes.push_back({{"step", c.step},
+                            {"from", c.from},
+                            {"to", c.to},
+                            {"exchange_ms", c.exchange_ms},
+                            {"step_compute_ms", c.step_compute_ms}});
+  d["sync_changes"] = std::move(sync_changes);
   d["hub_reduce_seconds"] = m.reduce_seconds;
   d["hub_broadcast_seconds"] = m.broadcast_seconds + write_cpu;
   // CPU seconds of the hub's own work (averaging, optimizer, broadcast

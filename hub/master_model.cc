@@ -65,6 +65,13 @@ void MasterModel::ApplyAverageChange() {
   for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
 }
 
+void MasterModel::AddOuterMomentum(float m) {
+  const size_t n = model_->ParamCount();
+  if (outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
+  float* d = average();
+  for (size_t i = 0; i < n; ++i) d[i] = outer_velocity_[i] = m * outer_velocity_[i] + d[i];
+}
+
 uint64_t MasterModel::Digest() const {
   return DigestFloats(kernels::CpuBackend::Data(model_->params()), model_->ParamCount());
 }

@@ -52,6 +52,10 @@ class MasterModel {
   // Local SGD: the average is the change of the weights over a round; add
   // it to the weights, as every worker does to the same starting weights.
   void ApplyAverageChange();
+  // Local SGD with outer momentum m (DiLoCo): v = m * v + average, and the
+  // average becomes v, the update every worker and the master then add.
+  // v starts at zero in each process (a resumed run starts it afresh).
+  void AddOuterMomentum(float m);
 
   uint64_t Digest() const;
   std::vector<float> Weights() const;
@@ -72,6 +76,7 @@ class MasterModel {
   std::unique_ptr<Optimizer> optimizer_;
   Compression compression_;
   std::vector<float> broadcast_residual_;
+  std::vector<float> outer_velocity_;         // allocated by the first AddOuterMomentum
   std::vector<std::string> encoded_average_;  // per chunk, reused every step
   size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;
 };

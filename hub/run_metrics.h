@@ -17,6 +17,14 @@ struct BatchChange {
   std::vector<std::pair<std::string, int>> batches;  // name, batch
 };
 
+// --sync-every auto chose another number of local steps per round.
+struct SyncChange {
+  int64_t step = 0;  // steps done when it changed
+  int from = 1, to = 1;
+  double exchange_ms = 0;      // the estimates it decided on: a round's exchange
+  double step_compute_ms = 0;  // and one step's compute
+};
+
 struct RunMetrics {
   // The hub's own work per step, barrier waits and evaluation excluded.
   double reduce_seconds = 0;             // averaging and the optimizer step
@@ -33,6 +41,9 @@ struct RunMetrics {
   static constexpr size_t kMaxBatchChanges = 1000;
   std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges
   int64_t batch_change_count = 0;
+
+  static constexpr size_t kMaxSyncChanges = 1000;
+  std::vector<SyncChange> sync_changes;  // the first kMaxSyncChanges
 
   std::vector<EpochSummary> epochs;
 };

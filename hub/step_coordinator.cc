@@ -68,6 +68,7 @@ bool StepCoordinator::PublishStep() {
     if (!WaitForMinWorkers(lock)) return false;
   }
   round_steps_ = RoundLength();
+  round_local_ = sync_.local();
   Assign(who);
   // Decided under the lock, so a stream that breaks meanwhile cannot be
   // brought back to life by the broadcast.
@@ -98,7 +99,7 @@ bool StepCoordinator::PublishStep() {
 int64_t StepCoordinator::RoundLength() const {
   const int64_t epoch = plan_.EpochOf(step_);
   int64_t h = 0;
-  while (h < config_.sync_every && step_ + h < plan_.total_steps() &&
+  while (h < sync_.steps() && step_ + h < plan_.total_steps() &&
          plan_.EpochOf(step_ + h) == epoch && plan_.BatchAt(step_ + h) == plan_.batch()) {
     ++h;
     const int64_t done = step_ + h;
@@ -120,7 +121,7 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
             : config_.worker_batches[static_cast<size_t>(s->id) % config_.worker_batches.size()];
     members.push_back({s->id, s->max_batch, share});
   }
-  const std::vector<int> batches = controller_.Next(total, members);
+  const std::vector<int> batches = controller_.Next(total, members, static_cast<int>(round_steps_));
   int64_t offset = position;
   bool changed = false;
   for (size_t i = 0; i < who.size(); ++i) {
@@ -133,8 +134,8 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
     // With local SGD every round sends changes, a round of one step too:
     // the workers' optimizer states are their own, so the hub cannot take
     // an optimizer step for them.
-    a.set_local_steps(config_.sync_every > 1 ? static_cast<int32_t>(round_steps_) : 0);
-    a.set_stride(config_.sync_every > 1 ? total : 0);
+    a.set_local_steps(round_local_ ? static_cast<int32_t>(round_steps_) : 0);
+    a.set_stride(round_local_ ? total : 0);
     offset += batches[i];
     who[i]->inbox.Expect(step_, batches[i] * static_cast<int>(round_steps_));
     changed = changed || batches[i] != who[i]->last_batch;
@@ -199,7 +200,7 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
       auto* r = m.mutable_result();
       const wire::ChunkRange range = wire::Chunk(c, p);
       r->set_step(average_step_);
-      r->set_local_steps(config_.sync_every > 1 ? static_cast<int32_t>(average_steps_) : 0);
+      r->set_local_steps(average_local_ ? static_cast<int32_t>(average_steps_) : 0);
       r->set_offset(range.begin);
       if (compression == Compression::kNone)
         wire::PackFloats(master_.average() + range.begin, range.size, r->mutable_values());
@@ -291,23 +292,26 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
   StepOutcome out = Reduce();
-  UpdateStepTime();
   if (out.samples == 0) {
     have_result_ = false;  // everyone dropped out of this step: run it again
     return out;
   }
+  if (round_local_ && config_.outer_momentum > 0)
+    master_.AddOuterMomentum(static_cast<float>(config_.outer_momentum));
   master_.EncodeAverage();
-  if (config_.sync_every > 1)
+  if (round_local_)
     master_.ApplyAverageChange();
   else
     master_.ApplyAverage();
   average_step_ = step_;
   average_steps_ = round_steps_;
+  average_local_ = round_local_;
   have_result_ = true;
   last_loss_ = out.loss_sum / static_cast<double>(out.samples);
   metrics_.samples += out.samples;
   out.steps = round_steps_;
   step_ += round_steps_;
+  ObserveRound();
   metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
   metrics_.wall_seconds += Seconds(Clock::now() - wall);
   Emit(HubEvent::Kind::kStepDone);
@@ -329,15 +333,11 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
     s->stats.steps += round_steps_;
     s->stats.samples += s->inbox.batch();
     s->stats.compute_ms += s->inbox.compute_ms();
-    // A round pays its exchange once for all its steps, and the controller
-    // balances per-step times: so the overhead it sees is the round's over
-    // its steps (else it would dwarf the compute and hide speed gaps
-    // behind the dead band).
+    // The controller spreads a round's exchange over the round's steps
+    // when it sizes the next one (BatchController::Next).
     const double compute_ms = s->inbox.compute_ms();
     const double round_trip_ms =
-        s->gets_state ? -1.0
-                      : compute_ms + (1e3 * Seconds(s->complete_at - published_at_) - compute_ms) /
-                                         static_cast<double>(round_steps_);
+        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_);
     controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms);
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
@@ -359,18 +359,40 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
   return out;
 }
 
-void StepCoordinator::UpdateStepTime() {
-  // Whole steps in which nobody waited for the full model or was left out
-  // set the pace the adaptive deadline follows.
+void StepCoordinator::ObserveRound() {
+  // Whole rounds in which nobody waited for the full model or was left out
+  // set the pace the adaptive deadline follows and tell auto what an
+  // exchange costs.
   bool steady = true;
   Clock::time_point last = published_at_;
+  double compute_ms = 0;
   for (auto* s : round_) {
     steady = steady && !s->gets_state && s->inbox.complete();
-    if (s->inbox.complete()) last = std::max(last, s->complete_at);
+    if (!s->inbox.complete()) continue;
+    last = std::max(last, s->complete_at);
+    compute_ms = std::max(compute_ms, s->inbox.compute_ms());
   }
-  const double took = Seconds(last - published_at_) / static_cast<double>(round_steps_);
-  if (steady)
-    step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+  if (!steady) return;
+  const double round_seconds = Seconds(last - published_at_);
+  const double took = round_seconds / static_cast<double>(round_steps_);
+  step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+  const int before = sync_.steps();
+  if (!sync_.Observe(round_steps_, 1e3 * round_seconds, compute_ms)) return;
+  SyncChange change{step_, before, sync_.steps(), sync_.exchange_ms(), sync_.step_compute_ms()};
+  if (metrics_.sync_changes.size() < RunMetrics::kMaxSyncChanges)
+    metrics_.sync_changes.push_back(change);
+  char text[64];
+  std::snprintf(text, sizeof text, "%d->%d", change.from, change.to);
+  Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
+  spdlog::info(
+      "step {}: --sync-every auto: {} -> {} local steps per round (an exchange takes {:.1f} ms, "
+      "a step's compute {:.1f} ms)",
+      step_, change.from, change.to, change.exchange_ms, change.step_compute_ms);
+}
+
+int StepCoordinator::sync_every() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sync_.steps();
 }
 
 std::string StepCoordinator::ParticipantSummary() const {

@@ -32,6 +32,7 @@
 #include "hub/master_model.h"
 #include "hub/membership.h"
 #include "hub/run_metrics.h"
+#include "hub/sync_period.h"
 #include "hub/transport.h"
 #include "model.pb.h"
 
@@ -96,6 +97,8 @@ class StepCoordinator {
     for (const auto& s : membership_.all()) fn(*s, controller_);
   }
   BatchPolicy batch_policy() const { return controller_.policy(); }
+  // Local steps per round now (--sync-every, or what auto chose last).
+  int sync_every() const;
 
  private:
   void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
@@ -117,7 +120,9 @@ class StepCoordinator {
   bool AwaitGradients(std::unique_lock<std::mutex>& lock);
   void LeaveOut(WorkerSlot* slot, double waited_seconds);
   StepOutcome Reduce();
-  void UpdateStepTime();
+  // Times of a round everyone finished: the adaptive deadline's pace and
+  // what --sync-every auto decides on.
+  void ObserveRound();
   void Drop(WorkerSlot* slot);
 
   const HubConfig& config_;
@@ -132,6 +137,7 @@ class StepCoordinator {
   std::condition_variable cv_;
   Membership membership_;
   BatchController controller_;
+  SyncPeriod sync_;
   bool stop_ = false;
   bool finished_ = false;
   int64_t step_ = 0;
@@ -146,7 +152,9 @@ class StepCoordinator {
   bool have_result_ = false;
   int64_t average_step_ = -1;
   int64_t round_steps_ = 1;    // of the round in progress
+  bool round_local_ = false;   // whether it sends weight changes (local SGD)
   int64_t average_steps_ = 1;  // of the round whose average the master holds
+  bool average_local_ = false;
   double last_loss_ = 0;
   uint64_t digest_before_ = 0;   // master weights' digest when the step began
   double step_seconds_ema_ = 0;  // recent time per step (a round's over its steps), for deadlines

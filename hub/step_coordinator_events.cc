@@ -28,6 +28,7 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kTargetReached: return "target_reached";
     case HubEvent::Kind::kCheckpointSaved: return "checkpoint_saved";
     case HubEvent::Kind::kProgress: return "progress";
+    case HubEvent::Kind::kSyncPeriodChanged: return "sync_period_changed";
     case HubEvent::Kind::kRunEnded: return "run_ended";
   }
   return "?";
@@ -47,7 +48,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  master.worker_bytes_per_sample(), master.param_count(),
                                  master.compression()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
-                                                : BatchPolicy::kFixed) {}
+                                                : BatchPolicy::kFixed),
+      sync_(config.sync_every) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
   if (!events_) return;

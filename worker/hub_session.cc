@@ -183,9 +183,7 @@ void HubSession::Compute(const proto::Assignment& a) {
       digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
   const double loss = trainer_.ComputeGradients(indices_.data(), b,
                                                 DropoutSeed(join_.seed(), a.step(), a.offset()));
-  if (cfg_.slowdown > 1)
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
+  EmulateSlowerDevice(t0);
   const double ms = 1e3 * Seconds(Clock::now() - t0);
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
@@ -214,20 +212,19 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   const uint64_t weights_digest = digest ? DigestFloats(w, p) : 0;
   double loss = 0;
   for (int k = 0; k < h; ++k) {
+    const auto step_start = Clock::now();
     // The samples and dropout of step a.step() + k in the per-step mode.
     const int64_t offset = a.offset() + k * a.stride();
     FillIndices(a.epoch(), offset, b);
     loss += trainer_.ComputeGradients(indices_.data(), b,
                                       DropoutSeed(join_.seed(), a.step() + k, offset));
     trainer_.ApplyGradients();
+    EmulateSlowerDevice(step_start);
     control_.OnStep(a.step() + k, b);
   }
   // The change over the round travels where a gradient would.
   float* change = kernels::CpuBackend::Data(model.grads());
   for (size_t i = 0; i < p; ++i) change[i] = w[i] - round_start_[i];
-  if (cfg_.slowdown > 1)
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - t0)));
   const double ms = 1e3 * Seconds(Clock::now() - t0);
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += static_cast<int64_t>(b) * h;
@@ -242,6 +239,15 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
                  a.step() + h, a.epoch() + 1, b, loss / (static_cast<double>(b) * h), ms);
     last_log_ = now;
   }
+}
+
+void HubSession::EmulateSlowerDevice(Clock::time_point since) {
+  // After each step, not once per round: a slow device is slow at every
+  // step, and workers sharing this machine's cores then rarely compute at
+  // the same moment, as separate phones never would.
+  if (cfg_.slowdown > 1)
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - since)));
 }
 
 void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,

@@ -59,6 +59,8 @@ class HubSession {
   void ComputeRound(const proto::Assignment& a);
   void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
                     uint64_t weights_digest);
+  // --slowdown F: sleeps (F - 1) times the time since `since`.
+  void EmulateSlowerDevice(std::chrono::steady_clock::time_point since);
   // The device's state, pushed by the embedder or read from /sys at most
   // every few seconds (reading it costs file opens; it changes slowly).
   const DeviceState& Device();

@@ -36,6 +36,25 @@ CLI::Validator Integer(int64_t min, int64_t max) {
       range, "Integer");
 }
 
+CLI::Validator IntegerOr(const std::string& word, int64_t word_value, int64_t min, int64_t max) {
+  CLI::Validator integer = Integer(min, max);
+  const std::string range = word + " or " + std::to_string(min) + ".." + std::to_string(max);
+  const std::string want =
+      "expected " + word + " or an integer in " + std::to_string(min) + ".." + std::to_string(max);
+  return CLI::Validator(
+      [integer, word, word_value, want](std::string& text) -> std::string {
+        if (text == word) {
+          text = std::to_string(word_value);
+          return {};
+        }
+        std::string copy = text;
+        if (!integer(copy).empty()) return want + Got(text);
+        text = copy;
+        return {};
+      },
+      range, "IntegerOr");
+}
+
 CLI::Validator Real(double min, double max) {
   const std::string range = NumberText(min) + ".." + NumberText(max);
   const std::string want = "expected a number in " + range;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace mt::cli {
 
@@ -15,6 +16,10 @@ constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
 // plain decimal, so "010" means ten, as it did before CLI11 (whose own
 // conversion would read it as octal). Use with Option::transform.
 CLI::Validator Integer(int64_t min, int64_t max = kNoMax);
+
+// The same, or `word` (e.g. "auto"), rewritten as `word_value`, which must
+// lie outside [min, max] so the two cannot be confused.
+CLI::Validator IntegerOr(const std::string& word, int64_t word_value, int64_t min, int64_t max);
 
 // A finite number in [min, max]. Use with Option::check.
 CLI::Validator Real(double min, double max);

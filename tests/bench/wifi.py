@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--shaper", default="netem", choices=["netem", "tbf"])
     ap.add_argument("--fast-rate", default="10gbit", help="the link of the worker alone")
     ap.add_argument("--modes", default="none,int8", help="comma-separated --compress modes")
-    ap.add_argument("--sync-every", default="1", help="comma-separated mthub --sync-every values")
+    ap.add_argument("--sync-every", default="1,auto", help="comma-separated mthub --sync-every values")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--epochs", type=int, default=0, help="run whole epochs instead of --steps")
     ap.add_argument("--target-accuracy", type=float, default=0)
@@ -82,19 +82,19 @@ def main():
         sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
 
     jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], []))]
-    syncs = [int(h) for h in a.sync_every.split(",") if h]
+    syncs = [h for h in a.sync_every.split(",") if h]
     for h in syncs:
         for m in modes:
             jobs.append((f"{a.workers} shared {m} H={h}",
                          lambda m=m, h=h: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
                                                   [a.slowdown] * a.workers,
-                                                  ["--compress", m, "--sync-every", str(h)])))
+                                                  ["--compress", m, "--sync-every", h])))
         if not a.no_pair:
             m = modes[-1]
             jobs.append((f"pair 1x+5x {m} H={h}",
                          lambda m=m, h=h: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
                                                   [a.slowdown, 5 * a.slowdown],
-                                                  ["--compress", m, "--sync-every", str(h)])))
+                                                  ["--compress", m, "--sync-every", h])))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:

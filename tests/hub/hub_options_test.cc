@@ -31,6 +31,9 @@ TEST(HubOptions, DefaultsAreHubConfigs) {
   EXPECT_EQ(cfg.batch_policy, fresh.batch_policy);
   EXPECT_EQ(cfg.checkpoint_every, fresh.checkpoint_every);
   EXPECT_EQ(cfg.optimizer.lr, fresh.optimizer.lr);
+  EXPECT_EQ(cfg.sync_every, fresh.sync_every);
+  EXPECT_EQ(cfg.sync_every, 0);  // auto
+  EXPECT_EQ(cfg.outer_momentum, fresh.outer_momentum);
   EXPECT_TRUE(cfg.worker_batches.empty());
   EXPECT_FALSE(cfg.resume);
 }
@@ -77,6 +80,13 @@ TEST(HubOptions, FlagsFillTheConfig) {
   EXPECT_EQ(o.config.threads, 2);
   EXPECT_EQ(o.config.digest_every, 5);
   EXPECT_EQ(o.log_level, "warn");
+}
+
+TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
+  EXPECT_EQ(Parse({"--sync-every", "auto"}).config.sync_every, 0);
+  EXPECT_EQ(Parse({"--sync-every", "16"}).config.sync_every, 16);
+  EXPECT_EQ(Parse({"--sync-every", "064"}).config.sync_every, 64);  // decimal, not octal
+  EXPECT_EQ(Parse({"--outer-momentum", "0.5"}).config.outer_momentum, 0.5);
 }
 
 TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {

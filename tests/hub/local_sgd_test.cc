@@ -84,5 +84,23 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   EXPECT_GT(best, 0.5) << r["eval_history"].dump();
 }
 
+TEST_F(LocalSgd, AutoKeepsTheExactPerStepModeOnLoopback) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "under ThreadSanitizer loopback is no fast network";
+#endif
+  HubConfig hc;  // --sync-every auto, the default
+  hc.max_steps = 40;
+  hc.digest_every = 1;
+  const json r = test_support::TrainInProcess(hc, dir_, 3);
+  ASSERT_EQ(r["steps"], 40);
+  EXPECT_EQ(r["sync_every"], "auto");
+  EXPECT_EQ(r["final_sync_every"], 1);
+  EXPECT_TRUE(r["sync_changes"].empty()) << r["sync_changes"].dump();
+  // Per-step exchanges: a gradient up from each worker every step.
+  const double gradient_bytes = 4.0 * static_cast<double>(r["parameters"].get<int64_t>());
+  EXPECT_GE(r["gradient_bytes_in"].get<double>(), 3 * 40 * gradient_bytes);
+  for (const json& w : r["workers"]) EXPECT_EQ(w["resyncs"], 0) << w["name"];
+}
+
 }  // namespace
 }  // namespace mt

@@ -83,7 +83,16 @@ class EventLog final : public HubEventSink {
 
 // What a fake worker does wrong, and at which step.
 struct Fault {
-  enum class Kind { kNone, kDrop, kLate, kNanGradient, kRejoin, kLeaveMidStep } kind = Kind::kNone;
+  // kSlowLink: every gradient arrives 30 ms after the compute it reports.
+  enum class Kind {
+    kNone,
+    kDrop,
+    kLate,
+    kNanGradient,
+    kRejoin,
+    kLeaveMidStep,
+    kSlowLink
+  } kind = Kind::kNone;
   int64_t step = -1;
 };
 
@@ -113,6 +122,7 @@ class FakeWorker final : public WorkerLink {
   // The id the hub gave it (ids follow the order of joining, which threads race for).
   int id() const { return id_; }
   int sessions = 0, steps = 0, left_out = 0, states = 0;
+  std::vector<int> local_steps;  // of each assignment it answered (0: per-step mode)
   bool got_stop = false;
   std::string refusal;
 
@@ -205,11 +215,14 @@ class FakeWorker final : public WorkerLink {
           held.push_back(chunk);
           break;
         }
+        if (fault_.kind == Fault::Kind::kSlowLink)
+          std::this_thread::sleep_for(std::chrono::milliseconds(30));
         if (HubStatus s = hub_.Gradient(id_, chunk); !s.ok()) {
           refusal = s.message;
           return Close(s);
         }
         ++steps;
+        local_steps.push_back(a.local_steps());
       }
     }
   }
@@ -219,7 +232,7 @@ class FakeWorker final : public WorkerLink {
     c.set_step(a.step());
     c.set_offset(0);
     c.set_last(true);
-    c.set_batch(a.batch());
+    c.set_batch(a.batch() * std::max(1, a.local_steps()));  // a round's samples
     c.set_loss_sum(a.batch());
     c.set_compute_ms(0.1 * a.batch());
     const bool poison = fault_.kind == Fault::Kind::kNanGradient && fault_.step == a.step();
@@ -254,6 +267,7 @@ struct InProcessHub {
     config.global_batch = 12 * workers;
     config.step_deadline_seconds = deadline_s;
     config.digest_every = 1000000;
+    config.sync_every = 1;  // fake workers that sleep would make auto take local steps
     config.optimizer.momentum = 0.9f;
     plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, steps);
     master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);
@@ -353,6 +367,34 @@ TEST_P(CoordinatorWorkers, AnySplitOfTheGlobalBatchGivesTheOneWorkerWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Counts, CoordinatorWorkers, ::testing::Values(1, 2, 3, 5));
+
+TEST(CoordinatorSyncPeriod, AutoTakesLocalStepsBehindASlowLinkAndReportsTheChange) {
+  InProcessHub hub(2, 200);
+  hub.config.sync_every = 0;  // auto
+  hub.Rebuild();
+  Fault slow{Fault::Kind::kSlowLink, -1};
+  RunResult r = RunWith(hub, {slow, slow});
+  EXPECT_EQ(r.steps, 200);
+  // A 30 ms exchange against ~1 ms of compute per step: the most local
+  // steps, once the first rounds have measured it.
+  EXPECT_EQ(hub.coordinator->sync_every(), SyncPeriod::kMax);
+  ASSERT_EQ(hub.metrics.sync_changes.size(), 1u);
+  EXPECT_EQ(hub.metrics.sync_changes[0].from, 1);
+  EXPECT_EQ(hub.metrics.sync_changes[0].to, SyncPeriod::kMax);
+  // The first round carried the full model, which says nothing about the link.
+  const int unmeasured = 1;
+  EXPECT_EQ(hub.metrics.sync_changes[0].step, unmeasured + SyncPeriod::kSettleRounds);
+  EXPECT_GT(hub.metrics.sync_changes[0].exchange_ms, 25);
+  const auto changed = hub.events.Of(HubEvent::Kind::kSyncPeriodChanged);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].detail, "1->64");
+  // The first rounds exchanged gradients; the rest were rounds of local steps.
+  const std::vector<int>& seen = r.workers[0]->local_steps;
+  const size_t per_step = unmeasured + SyncPeriod::kSettleRounds;
+  ASSERT_GT(seen.size(), per_step);
+  for (size_t i = 0; i < per_step; ++i) EXPECT_EQ(seen[i], 0) << "round " << i;
+  EXPECT_EQ(seen[per_step], SyncPeriod::kMax);
+}
 
 TEST(CoordinatorFaults, AWorkerThatDropsLeavesTheRunToTheOthers) {
   InProcessHub hub(3, 10);

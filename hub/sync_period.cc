@@ -1,0 +1,43 @@
+#include "hub/sync_period.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mt {
+namespace {
+
+// Weight of a new round in the running estimates.
+constexpr double kSmoothing = 0.3;
+
+double Smooth(double estimate, double sample) {
+  return estimate < 0 ? sample : (1 - kSmoothing) * estimate + kSmoothing * sample;
+}
+
+}  // namespace
+
+SyncPeriod::SyncPeriod(int fixed)
+    : automatic_(fixed <= 0), steps_(fixed <= 0 ? 1 : fixed), local_(fixed > 1) {}
+
+bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms) {
+  if (!automatic_ || steps < 1 || !(round_ms > 0) || !(compute_ms >= 0)) return false;
+  exchange_ms_ = Smooth(exchange_ms_, std::max(0.0, round_ms - compute_ms));
+  step_compute_ms_ = Smooth(step_compute_ms_, compute_ms / static_cast<double>(steps));
+  if (++rounds_at_current_ < kSettleRounds) return false;
+  const int target = Target();
+  if (target < 2 * steps_ && 2 * target > steps_) return false;
+  steps_ = target;
+  local_ = local_ || steps_ > 1;
+  rounds_at_current_ = 0;
+  return true;
+}
+
+int SyncPeriod::Target() const {
+  if (exchange_ms_ < kFastExchangeMs) return 1;
+  // exchange / (exchange + H * compute) <= share
+  //   <=>  H >= exchange * (1 - share) / (share * compute)
+  const double compute = std::max(step_compute_ms_, 1e-3);
+  const double h = std::ceil(exchange_ms_ * (1 - kExchangeShare) / (kExchangeShare * compute));
+  return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(kMax)));
+}
+
+}  // namespace mt

@@ -1,0 +1,66 @@
+// How many local steps each worker takes between exchanges (--sync-every).
+// Fixed, or automatic: then the hub measures what each round costs beyond
+// compute (the exchange: upload, hub work, download, latency) against the
+// compute itself, and picks H in [1, kMax] so the exchange stays about
+// kExchangeShare of a round (5%: measured over a shared 32 Mbit/s medium
+// with three phone-class workers, 10% left a fifth of the speed-up unused
+// while accuracy after an epoch was the same within noise; see
+// docs/benchmarks.md, Wi-Fi). On a fast network (an exchange under
+// kFastExchangeMs, as on loopback or a wired LAN) it stays at 1, the exact
+// synchronous mode, whatever the share: there a few milliseconds are not
+// worth giving up exactness for. Over Wi-Fi an exchange costs tens to
+// hundreds of milliseconds and H rises.
+//
+// Estimates are smoothed over rounds and H only moves when the target is at
+// least twice or at most half the current value, after a few rounds at the
+// current value, so noise does not make it oscillate. Transport-free and
+// clock-free: the coordinator feeds it measured rounds.
+#pragma once
+
+#include <cstdint>
+
+namespace mt {
+
+class SyncPeriod {
+ public:
+  static constexpr int kMax = 64;
+  static constexpr double kFastExchangeMs = 10;
+  static constexpr double kExchangeShare = 0.05;
+  // Rounds measured at the current H before it may change again.
+  static constexpr int kSettleRounds = 3;
+
+  // fixed >= 1: always that many steps; 0: automatic, starting at 1.
+  explicit SyncPeriod(int fixed);
+
+  bool automatic() const { return automatic_; }
+  // Steps in the next round (before it is cut at epoch ends, evaluations
+  // and checkpoints).
+  int steps() const { return steps_; }
+  // Whether rounds exchange weight changes (local SGD) rather than
+  // gradients. Once on, it stays on: each worker then holds its own
+  // optimizer state, which per-step gradients applied by every worker alike
+  // would need to be identical again.
+  bool local() const { return local_; }
+
+  // A round in which every participant finished: `steps` steps,
+  // `round_ms` from the plan going out to the last change arriving,
+  // `compute_ms` the slowest participant's compute in it. Returns whether
+  // steps() changed.
+  bool Observe(int64_t steps, double round_ms, double compute_ms);
+
+  // The running estimates behind the last decision (< 0: none yet).
+  double exchange_ms() const { return exchange_ms_; }
+  double step_compute_ms() const { return step_compute_ms_; }
+
+ private:
+  int Target() const;
+
+  bool automatic_;
+  int steps_;
+  bool local_;
+  double exchange_ms_ = -1;
+  double step_compute_ms_ = -1;
+  int rounds_at_current_ = 0;
+};
+
+}  // namespace mt

@@ -1,0 +1,95 @@
+// --sync-every auto alone, fed simulated rounds: a round of H steps costs
+// H * compute plus one exchange.
+#include "hub/sync_period.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace mt {
+namespace {
+
+// Feeds `rounds` rounds of a network where an exchange costs exchange_ms
+// and a step's compute step_ms; returns every H chosen along the way.
+std::vector<int> Feed(SyncPeriod& p, int rounds, double exchange_ms, double step_ms) {
+  std::vector<int> chosen;
+  for (int r = 0; r < rounds; ++r) {
+    const double compute = step_ms * p.steps();
+    if (p.Observe(p.steps(), compute + exchange_ms, compute)) chosen.push_back(p.steps());
+  }
+  return chosen;
+}
+
+TEST(SyncPeriod, FixedNeverChanges) {
+  SyncPeriod one(1), eight(8);
+  EXPECT_TRUE(Feed(one, 50, 500, 1).empty());
+  EXPECT_TRUE(Feed(eight, 50, 500, 1).empty());
+  EXPECT_EQ(one.steps(), 1);
+  EXPECT_FALSE(one.local());
+  EXPECT_EQ(eight.steps(), 8);
+  EXPECT_TRUE(eight.local());
+}
+
+TEST(SyncPeriod, StaysExactOnAFastNetworkEvenWhenTheExchangeIsMostOfAStep) {
+  // Loopback: a 1 ms exchange next to 2 ms of compute is a third of the
+  // step, but not worth leaving the exact mode for.
+  SyncPeriod p(0);
+  EXPECT_TRUE(p.automatic());
+  EXPECT_TRUE(Feed(p, 200, 1.0, 2.0).empty());
+  EXPECT_EQ(p.steps(), 1);
+  EXPECT_FALSE(p.local());
+}
+
+TEST(SyncPeriod, RisesSoTheExchangeIsATwentiethOfTheRound) {
+  // Wi-Fi: 60 ms per exchange, 5 ms per step: 19 * 60 / 5 = 228 -> capped.
+  SyncPeriod capped(0);
+  Feed(capped, 20, 60, 5);
+  EXPECT_EQ(capped.steps(), SyncPeriod::kMax);
+  EXPECT_TRUE(capped.local());
+  // 20 ms per exchange, 10 ms per step: H = 38, and then the exchange is
+  // 20 / (20 + 380) = a twentieth of the round.
+  SyncPeriod p(0);
+  const std::vector<int> chosen = Feed(p, 20, 20, 10);
+  ASSERT_EQ(chosen.size(), 1u);  // one move, no oscillation
+  EXPECT_EQ(p.steps(), 38);
+  EXPECT_NEAR(p.exchange_ms(), 20, 1e-9);
+  EXPECT_NEAR(p.step_compute_ms(), 10, 1e-9);
+}
+
+TEST(SyncPeriod, WaitsForSettledMeasurementsAndIgnoresNoise) {
+  SyncPeriod p(0);
+  EXPECT_TRUE(Feed(p, SyncPeriod::kSettleRounds - 1, 60, 5).empty());  // too early to judge
+  Feed(p, 10, 60, 5);
+  ASSERT_EQ(p.steps(), SyncPeriod::kMax);
+  // +-30% jitter on the exchange moves the target less than 2x: H stays.
+  for (int r = 0; r < 100; ++r) {
+    const double exchange = 60 * (r % 2 ? 1.3 : 0.7);
+    EXPECT_FALSE(p.Observe(p.steps(), 5 * p.steps() + exchange, 5 * p.steps()));
+  }
+}
+
+TEST(SyncPeriod, FallsBackWhenTheNetworkGetsFastButStaysLocal) {
+  SyncPeriod p(0);
+  Feed(p, 10, 60, 5);
+  ASSERT_EQ(p.steps(), SyncPeriod::kMax);
+  Feed(p, 40, 1, 5);  // the phones moved next to the access point
+  EXPECT_EQ(p.steps(), 1);
+  // Each worker's optimizer state is its own by now: rounds of one step
+  // still exchange weight changes.
+  EXPECT_TRUE(p.local());
+}
+
+TEST(SyncPeriod, IgnoresRoundsThatMeasureNothing) {
+  SyncPeriod p(0);
+  EXPECT_FALSE(p.Observe(0, 100, 1));
+  EXPECT_FALSE(p.Observe(1, 0, 0));
+  EXPECT_FALSE(p.Observe(1, -5, 1));
+  EXPECT_LT(p.exchange_ms(), 0);
+  // Compute longer than the round (clocks of two machines): no negative
+  // exchange, so H stays.
+  EXPECT_TRUE(Feed(p, 20, -3, 5).empty());
+  EXPECT_EQ(p.steps(), 1);
+}
+
+}  // namespace
+}  // namespace mt
