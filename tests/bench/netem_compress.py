@@ -29,12 +29,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MODES = ("none", "fp16", "int8")
 
 
-def hub_knows_compress(build):
+def hub_help(build):
     hub = os.path.join(build, "hub", "mthub")
     if not os.access(hub, os.X_OK):
         sys.exit(f"{hub} not built (pass --build)")
     run = subprocess.run([hub, "--help"], capture_output=True, text=True)
-    return "--compress" in run.stdout + run.stderr
+    return run.stdout + run.stderr
 
 
 def run_mode(a, mode, pass_flag):
@@ -44,6 +44,8 @@ def run_mode(a, mode, pass_flag):
                "--steps", str(a.steps), "--log-every", "60"]
         if pass_flag:
             cmd += ["--compress", mode]
+        if a.per_step:
+            cmd += ["--sync-every", "1"]  # what compression does to every step's exchange
         env = dict(os.environ, MT_BUILD_DIR=a.build)
         run = subprocess.run(cmd, capture_output=True, text=True, env=env)
         summary = os.path.join(out, "netem.json")
@@ -78,7 +80,11 @@ def main():
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         sys.exit(f"--modes takes a comma-separated subset of {','.join(MODES)} (got {a.modes!r})")
-    knows = hub_knows_compress(a.build)
+    help_text = hub_help(a.build)
+    knows = "--compress" in help_text
+    # Builds with --sync-every auto would take local steps over the slow
+    # link; this bench measures the per-step exchange.
+    a.per_step = "--sync-every" in help_text
     if not knows and any(m != "none" for m in modes):
         sys.exit(f"{a.build}/hub/mthub has no --compress flag, so it cannot run "
                  f"{','.join(m for m in modes if m != 'none')}; rebuild it, or pass --modes none")

@@ -5,7 +5,9 @@
 # Checks, from the script's netem.json and the hub's report (never its log
 # wording): every step of the run done by both workers, all the traffic on
 # the one link the medium is, worker 1's own flags applied (a memory budget
-# that caps its batch, which the hub reports), and no namespace left behind.
+# that caps its batch, which the hub reports), and no namespace left behind;
+# then that --sync-every auto (the default) takes local steps behind a
+# shaped link, where an exchange costs far more than 10 ms.
 # Skipped (77) without root or network namespaces; uses the tbf shaper,
 # which every kernel here has (netem is not built into CI's).
 set -euo pipefail
@@ -20,7 +22,7 @@ trap 'rm -rf "$out"' EXIT
 
 MT_BUILD_DIR="$build" timeout 300 bash "$root/deploy/netem-cluster.sh" --workers 2 --medium shared \
   --shaper tbf --delay 0ms --loss 1% --rate 100mbit --worker-args 1 "--memory-budget 4M" \
-  --out "$out" -- --steps 12 --global-batch 128 --log-every 60 >"$out/run.log" 2>&1 ||
+  --out "$out" -- --steps 12 --global-batch 128 --sync-every 1 --log-every 60 >"$out/run.log" 2>&1 ||
   { cat "$out/run.log"; echo "FAIL: netem-cluster.sh exited $?"; exit 1; }
 
 python3 - "$out" <<'PY'
@@ -45,6 +47,20 @@ if fails:
     print("FAIL: " + "; ".join(fails))
     sys.exit(1)
 PY
+auto="$out/auto"
+MT_BUILD_DIR="$build" timeout 300 bash "$root/deploy/netem-cluster.sh" --workers 2 --medium shared \
+  --shaper tbf --delay 0ms --loss 0% --rate 16mbit --out "$auto" -- --steps 80 --log-every 60 \
+  >"$out/auto.log" 2>&1 || { cat "$out/auto.log"; echo "FAIL: netem-cluster.sh (auto) exited $?"; exit 1; }
+python3 - "$auto/hub.json" <<'PY'
+import json, sys
+hub = json.load(open(sys.argv[1]))
+changes = hub["sync_changes"]
+if hub["steps"] != 80 or hub["sync_every"] != "auto" or not changes or changes[0]["from"] != 1 \
+        or hub["final_sync_every"] < 8 or changes[0]["exchange_ms"] < 10:
+    print(f"FAIL: auto behind 16 Mbit/s: steps {hub['steps']}, final H {hub['final_sync_every']}, "
+          f"changes {changes}")
+    sys.exit(1)
+PY
 left=$(ip netns list | grep -c '^mtnetem[0-9]' || true)
 [ "$left" -eq 0 ] || { echo "FAIL: $left namespace(s) left behind"; exit 1; }
-echo "ok: 2 workers over one shared shaped link"
+echo "ok: 2 workers over one shared shaped link; auto took local steps behind it"

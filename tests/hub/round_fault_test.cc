@@ -34,23 +34,23 @@ constexpr int kTrain = 2000;
 constexpr int kSteps = 300;
 constexpr int kH = 8;
 
-// Samples in kSteps steps at `batch` when nobody is ever missing: whole
+// Samples in `steps` steps at `batch` when nobody is ever missing: whole
 // epochs of kTrain (the last step of each is short), then full steps.
-int64_t FullRunSamples(int batch) {
+int64_t FullRunSamples(int batch, int steps = kSteps) {
   const int per_epoch = (kTrain + batch - 1) / batch;
-  return static_cast<int64_t>(kSteps / per_epoch) * kTrain +
-         static_cast<int64_t>(kSteps % per_epoch) * batch;
+  return static_cast<int64_t>(steps / per_epoch) * kTrain +
+         static_cast<int64_t>(steps % per_epoch) * batch;
 }
 
 class RoundFaults : public ::testing::Test {
  protected:
   void StartRun(const std::string& name, int workers, int batch,
-                std::vector<std::string> extra = {}) {
+                std::vector<std::string> extra = {}, int steps = kSteps) {
     dir_ = test_support::FreshTempDir(name);
     test_support::WriteIdxDataset(dir_.string(), kTrain, 100, 5);
     std::vector<std::string> args = {"--workers",      std::to_string(workers),
                                      "--dataset",      dir_.string(),
-                                     "--steps",        std::to_string(kSteps),
+                                     "--steps",        std::to_string(steps),
                                      "--global-batch", std::to_string(batch),
                                      "--sync-every",   std::to_string(kH),
                                      "--digest-every", "1",
@@ -104,7 +104,9 @@ TEST_F(RoundFaults, AWorkerKilledMidRoundLosesOnlyThatRoundAndItsReplacementJoin
 
 TEST_F(RoundFaults, AFrozenWorkerIsLeftOutOfItsRoundAndItsLateChangeIsNeverApplied) {
   const int batch = 64;
-  ASSERT_NO_FATAL_FAILURE(StartRun("round-sigstop", 2, batch, {"--deadline-floor", "1"}));
+  // Long enough that the run is still going when the frozen worker thaws.
+  const int steps = 1200;
+  ASSERT_NO_FATAL_FAILURE(StartRun("round-sigstop", 2, batch, {"--deadline-floor", "1"}, steps));
   const fs::path hub_events = EventsOf(dir_, "hub");
   auto a = StartWorker(dir_, "a", port_, {"--slowdown", "2"});
   auto b = StartWorker(dir_, "b", port_, {"--slowdown", "2"});
@@ -123,14 +125,14 @@ TEST_F(RoundFaults, AFrozenWorkerIsLeftOutOfItsRoundAndItsLateChangeIsNeverAppli
   ASSERT_EQ(hub_->Wait(60), 0) << hub_->Log();
 
   const json r = ReadJson(dir_ / "hub.json");
-  ASSERT_EQ(r.value("steps", 0), kSteps) << r.dump(2);
+  ASSERT_EQ(r.value("steps", 0), steps) << r.dump(2);
   const json rb = ReportedWorker(r, "b");
   EXPECT_GE(rb.value("steps_missed", 0), 1) << r.dump(2);
   // Its rounds after the freeze counted, the frozen one did not.
   EXPECT_GT(rb.value("steps", 0), left_out.value("step", 0)) << r.dump(2);
-  EXPECT_LT(rb.value("steps", 0), kSteps) << r.dump(2);
-  EXPECT_LE(r.value("samples", int64_t{0}), FullRunSamples(batch) - kH) << r.dump(2);
-  EXPECT_EQ(ReportedWorker(r, "a").value("steps", 0), kSteps) << r.dump(2);
+  EXPECT_LT(rb.value("steps", 0), steps) << r.dump(2);
+  EXPECT_LE(r.value("samples", int64_t{0}), FullRunSamples(batch, steps) - kH) << r.dump(2);
+  EXPECT_EQ(ReportedWorker(r, "a").value("steps", 0), steps) << r.dump(2);
 }
 
 TEST_F(RoundFaults, ASlowWorkerGetsASmallerBatchSoRoundsEndTogether) {
