@@ -18,10 +18,22 @@ BatchPolicy ParseBatchPolicy(const std::string& name) {
 BatchController::BatchController(BatchPolicy policy, BatchControllerOptions options)
     : policy_(policy), options_(options) {}
 
-void BatchController::Observe(int worker, int batch, double compute_ms, double round_trip_ms) {
+namespace {
+
+// A weight for one step applied over `steps` steps in one go.
+double OverSteps(double per_step, int steps) {
+  return 1 - std::pow(1 - per_step, std::max(1, steps));
+}
+
+}  // namespace
+
+void BatchController::Observe(int worker, int batch, double compute_ms, double round_trip_ms,
+                              int steps) {
   if (batch < 1 || !std::isfinite(compute_ms) || compute_ms < 0) return;
   Estimate& e = estimates_[worker];
-  const double a = options_.smoothing;
+  // A round of h steps weighs as much as h single steps: its times are
+  // sums over those steps, and rounds are h times rarer.
+  const double a = OverSteps(options_.smoothing, steps);
   const double per_sample = compute_ms / batch;
   e.ms_per_sample = e.ms_per_sample < 0 ? per_sample : (1 - a) * e.ms_per_sample + a * per_sample;
   if (std::isfinite(round_trip_ms) && round_trip_ms >= 0) {
@@ -121,9 +133,11 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     const std::vector<double> last(last_batches_.begin(), last_batches_.end());
     if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target))
       return last_batches_;
-    // Damped: part of the way from the last batches towards the target.
+    // Damped: part of the way from the last batches towards the target (as
+    // far as that many single steps would have moved, for a round).
+    const double damping = OverSteps(options_.damping, steps);
     for (size_t i = 0; i < n; ++i)
-      target[i] = last_batches_[i] + options_.damping * (target[i] - last_batches_[i]);
+      target[i] = last_batches_[i] + damping * (target[i] - last_batches_[i]);
   }
   std::vector<int> next = SplitBatch(total, target, caps);
   last_workers_ = workers;

@@ -41,7 +41,8 @@ class BatchController {
   // unknown, e.g. the round began with the full model) from the hub sending
   // the plan to holding the whole gradient or change. The difference is the
   // overhead of one exchange.
-  void Observe(int worker, int batch, double compute_ms, double round_trip_ms);
+  // `steps`: the round's steps (1 in the per-step mode).
+  void Observe(int worker, int batch, double compute_ms, double round_trip_ms, int steps = 1);
   // A worker that left: its estimates go, so a returning device is measured anew.
   void Forget(int worker);
 

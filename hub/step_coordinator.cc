@@ -253,7 +253,7 @@ void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
   ++s->stats.steps_missed;
   // It took at least this long: the controller gives it less next time.
   controller_.Observe(s->id, s->assignment.batch() * static_cast<int>(round_steps_),
-                      1e3 * waited_seconds, -1);
+                      1e3 * waited_seconds, -1, static_cast<int>(round_steps_));
   char reason[128];
   std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)",
                 static_cast<long long>(step_ + 1), waited_seconds);
@@ -338,7 +338,8 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
     const double compute_ms = s->inbox.compute_ms();
     const double round_trip_ms =
         s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_);
-    controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms);
+    controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms,
+                        static_cast<int>(round_steps_));
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
                    s->id, s->name, s->inbox.step());
