@@ -14,6 +14,7 @@ void GradientInbox::Expect(int64_t step, int batch) {
   expecting_ = true;
   complete_ = false;
   has_digest_ = false;
+  non_finite_ = false;
 }
 
 std::string GradientInbox::Accept(const proto::GradientChunk& c) {
@@ -55,6 +56,7 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   }
   if (bad) {
     expecting_ = false;
+    non_finite_ = true;
     return "gradient for step " + std::to_string(step_) + " has " + std::to_string(bad) +
            " non-finite values";
   }
@@ -73,6 +75,7 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   if (!std::isfinite(c.loss_sum()) || c.loss_sum() < 0 || !std::isfinite(c.compute_ms()) ||
       c.compute_ms() < 0) {
     expecting_ = false;
+    non_finite_ = !std::isfinite(c.loss_sum());
     return "step report has a non-finite or negative loss or time";
   }
   loss_sum_ = c.loss_sum();

@@ -25,6 +25,9 @@ class GradientInbox {
   std::string Accept(const proto::GradientChunk& chunk);
 
   bool complete() const { return complete_; }
+  // Whether Accept's last refusal was for non-finite values or loss (a
+  // diverged model, or a broken worker) rather than a malformed message.
+  bool refused_non_finite() const { return non_finite_; }
   bool expecting() const { return expecting_; }
   int64_t step() const { return step_; }
   int batch() const { return batch_; }
@@ -42,6 +45,7 @@ class GradientInbox {
   int batch_ = 0;
   bool expecting_ = false;
   bool complete_ = false;
+  bool non_finite_ = false;
   double loss_sum_ = 0, compute_ms_ = 0;
   bool has_digest_ = false;
   uint64_t digest_ = 0;

@@ -150,20 +150,25 @@ int Hub::Run() {
     if (outcome.samples == 0) continue;  // nobody finished: the step runs again
     RecordStep(outcome);
   }
+  const std::string diverged = coordinator_->diverged();
+  if (!diverged.empty()) stop_reason_ = diverged;
   if (stop_reason_.empty() && coordinator_->stop_requested()) stop_reason_ = "hub shutting down";
   const double train_seconds = Seconds(Clock::now() - started);
   metrics_.process_seconds = ProcessCpuSeconds() - process_cpu_start - metrics_.eval_seconds;
   if (stop_reason_.empty()) stop_reason_ = "training complete";
   // Evaluate the final weights unless they were evaluated already.
   const int64_t steps = coordinator_->steps_done();
-  if (steps > 0 && (eval_history_.empty() || eval_history_.back().step != steps))
+  if (diverged.empty() && steps > 0 &&
+      (eval_history_.empty() || eval_history_.back().step != steps))
     Evaluate(steps, /*run_ended=*/true);
   spdlog::info("stopping: {}", stop_reason_);
   coordinator_->Finish(stop_reason_,
                        metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
-  SaveCheckpoint();
+  // Diverged weights would only be resumed into the same failure; the
+  // last checkpoint before it is the one to go back to.
+  if (diverged.empty()) SaveCheckpoint();
   WriteReport(train_seconds);
-  return 0;
+  return diverged.empty() ? 0 : 1;
 }
 
 void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {

@@ -303,6 +303,7 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
     master_.ApplyAverageChange();
   else
     master_.ApplyAverage();
+  non_finite_refusals_ = 0;
   average_step_ = step_;
   average_steps_ = round_steps_;
   average_local_ = round_local_;

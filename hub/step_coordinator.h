@@ -97,11 +97,18 @@ class StepCoordinator {
     for (const auto& s : membership_.all()) fn(*s, controller_);
   }
   BatchPolicy batch_policy() const { return controller_.policy(); }
+  // Set when the model has diverged: kDivergedAfter non-finite results for
+  // the same step and none finite. The run then stops (stop_requested());
+  // the master weights are not worth a checkpoint.
+  static constexpr int kDivergedAfter = 3;
+  std::string diverged() const;
   // Local steps per round now (--sync-every, or what auto chose last).
   int sync_every() const;
 
  private:
   void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
+  // A worker's result was refused as non-finite (under the lock).
+  void NoteNonFinite(const std::string& why);
   bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
   // Until `needed` workers take part (false when stopped first); say_why
   // logs, every 10 s, how many there are.
@@ -140,6 +147,9 @@ class StepCoordinator {
   SyncPeriod sync_;
   bool stop_ = false;
   bool finished_ = false;
+  // Workers' results refused as non-finite since the last applied step.
+  int non_finite_refusals_ = 0;
+  std::string diverged_;
   int64_t step_ = 0;
 
   // The step in progress.

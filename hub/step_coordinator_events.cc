@@ -113,14 +113,36 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
   if (slot->state != WorkerSlot::State::kActive)
     return HubStatus::Error(Code::kInvalidArgument,
                             "gradient from a worker that is not in the step loop");
-  if (std::string why = slot->inbox.Accept(chunk); !why.empty())
+  if (std::string why = slot->inbox.Accept(chunk); !why.empty()) {
+    if (slot->inbox.refused_non_finite()) NoteNonFinite(why);
     return HubStatus::Error(Code::kInvalidArgument, std::move(why));
+  }
   if (slot->inbox.complete()) {
     slot->complete_at = Clock::now();
     slot->device_status = chunk.device();
     cv_.notify_all();
   }
   return HubStatus::Ok();
+}
+
+void StepCoordinator::NoteNonFinite(const std::string& why) {
+  // One worker's non-finite result is refused and the run goes on without
+  // it; when every worker that tries the step fails the same way, the
+  // weights they all start from are what is broken, and waiting for more
+  // workers would wait forever.
+  if (++non_finite_refusals_ < kDivergedAfter || !diverged_.empty()) return;
+  diverged_ = "the model diverged at step " + std::to_string(step_ + 1) + ": " +
+              std::to_string(non_finite_refusals_) +
+              " results in a row were not finite, none was (last: " + why +
+              "); lower --lr, or --resume from an earlier checkpoint";
+  spdlog::error("{}", diverged_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+std::string StepCoordinator::diverged() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return diverged_;
 }
 
 void StepCoordinator::StreamClosed(int worker_id, const HubStatus& why) {

@@ -1,0 +1,97 @@
+// The step coordinator with faulty fake workers (tests/hub/fake_workers.h):
+// a worker that drops, leaves mid-step, is late, rejoins or sends
+// non-finite values, and a model that diverges.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/hub/fake_workers.h"
+
+namespace mt {
+namespace {
+
+using test_support::FakeWorker;
+using test_support::Fault;
+using test_support::InProcessHub;
+using test_support::RunResult;
+using test_support::RunWith;
+using ::testing::HasSubstr;
+
+TEST(CoordinatorFaults, AWorkerThatDropsLeavesTheRunToTheOthers) {
+  InProcessHub hub(3, 10);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kDrop, 4}, Fault{}});
+  EXPECT_EQ(r.steps, 10);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped, r.workers[1]->id()), 1);
+  EXPECT_EQ(r.workers[1]->steps, 4);
+  EXPECT_EQ(r.workers[0]->steps, 10);
+  // Step 4 is averaged over the survivors' samples alone; from step 5 on
+  // they share the whole global batch.
+  EXPECT_LT(hub.metrics.samples, 10 * 36);
+  EXPECT_GT(hub.metrics.samples, 9 * 36);
+}
+
+TEST(CoordinatorFaults, AGradientStillInFlightWhenItsWorkerLeavesIsIgnored) {
+  InProcessHub hub(2, 8);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLeaveMidStep, 3}});
+  EXPECT_EQ(r.steps, 8);
+  const int leaver = r.workers[1]->id();
+  EXPECT_EQ(r.workers[1]->refusal, "");
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerLeft, leaver), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped, leaver), 0);
+  EXPECT_EQ(r.workers[1]->steps, 3);
+}
+
+TEST(CoordinatorFaults, ALateWorkerIsLeftOutThenComesBackWithTheFullState) {
+  InProcessHub hub(2, 8, /*deadline_s=*/0.5, /*min_workers=*/2);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLate, 3}});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerLeftOut, r.workers[1]->id()), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerBack, r.workers[1]->id()), 1);
+  EXPECT_EQ(r.workers[1]->left_out, 1);
+  EXPECT_EQ(r.workers[1]->states, 2) << "at the start, and again when it came back";
+  EXPECT_EQ(r.workers[1]->steps, 7) << "all but the step it was late for";
+  // The step it missed was averaged over the other worker alone.
+  EXPECT_LT(hub.metrics.samples, 8 * 24);
+}
+
+TEST(CoordinatorFaults, ANonFiniteGradientIsRefusedAndTheModelStaysFinite) {
+  InProcessHub hub(3, 6);
+  RunResult r = RunWith(hub, {Fault{}, Fault{}, Fault{Fault::Kind::kNanGradient, 2}});
+  EXPECT_EQ(r.steps, 6);
+  EXPECT_THAT(r.workers[2]->refusal, HasSubstr("non-finite"));
+  const auto dropped = hub.events.Of(HubEvent::Kind::kWorkerDropped);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].worker, r.workers[2]->id());
+  for (float w : r.weights) ASSERT_TRUE(std::isfinite(w));
+}
+
+TEST(CoordinatorFaults, AWorkerThatRejoinsGetsANewIdAndTheFullState) {
+  InProcessHub hub(2, 8, 30, /*min_workers=*/2);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kRejoin, 3}});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(r.workers[1]->sessions, 2);
+  EXPECT_EQ(r.workers[1]->states, 2);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerJoined), 3);
+  EXPECT_EQ(r.workers[1]->steps, 7) << "all but the step it left in";
+}
+
+TEST(CoordinatorFaults, WhenEveryWorkersResultIsNonFiniteTheRunStopsAsDiverged) {
+  InProcessHub hub(3, 10);
+  const Fault nan{Fault::Kind::kNanGradient, 2};
+  RunResult r = RunWith(hub, {nan, nan, nan});
+  // Not a hang: the run ends at the step whose weights give nothing finite.
+  EXPECT_EQ(r.steps, 2);
+  EXPECT_THAT(hub.coordinator->diverged(), HasSubstr("the model diverged at step 3"));
+  EXPECT_TRUE(hub.coordinator->stop_requested());
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped), 3);
+}
+
+TEST(CoordinatorFaults, OneWorkersNonFiniteResultsAreNoDivergence) {
+  InProcessHub hub(2, 8);
+  // Its result for step 2 is refused and it goes; the other carries on.
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kNanGradient, 2}});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(hub.coordinator->diverged(), "");
+}
+
+}  // namespace
+}  // namespace mt
