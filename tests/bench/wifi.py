@@ -7,7 +7,8 @@ core): one worker alone on a fast link, then N workers sharing one shaped
 medium (--medium shared: --rate is everyone's total each way) for each
 --compress mode, and a heterogeneous pair on the same medium (one worker S,
 the other 5 x S slower). Prints samples/s, the ratio to one alone, step
-time, bytes per sample on the hub's link, test accuracy and, with
+time, bytes per sample on the hub's link, test accuracy, training seconds
+(with --epochs 1: the time to one epoch) and, with
 --target-accuracy, the seconds to reach it (the hub evaluates every
 --eval-every steps); writes every run's figures with --json.
 
@@ -110,11 +111,12 @@ def main():
     print(f"\nLeNet-5, Fashion-MNIST, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
           f"shared medium {a.rate}, {a.delay}, {a.loss} loss each way ({a.shaper}); median of {a.repeat}")
     print(f"{'run':<26}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
-          f"{'s to target':>13}")
+          f"{'train s':>9}{'s to target':>13}")
     for name, _ in jobs:
         target = med(name, "seconds_to_target")
         print(f"{name:<26}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
               f"{med(name, 'step_ms'):>9.1f}{med(name, 'bytes_per_sample'):>10.0f}{med(name, 'test_acc'):>10.4f}"
+              f"{med(name, 'train_seconds'):>9.1f}"
               f"{(f'{target:.1f}' if target >= 0 else '-'):>13}")
     if a.json:
         json.dump({"args": vars(a), "runs": runs}, open(a.json, "w"), indent=2)
