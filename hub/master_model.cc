@@ -84,6 +84,8 @@ std::vector<float> MasterModel::Weights() const {
 
 std::vector<float> MasterModel::FullState(OptimizerState* state) const {
   *state = optimizer_->SaveState();
+  // Slots are zero until the first step: then they need not travel.
+  if (state->steps == 0) state->slots.clear();
   const size_t p = model_->ParamCount();
   std::vector<float> all(p + state->slots.size());
   model_->GetParams(all.data());

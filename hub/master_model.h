@@ -59,8 +59,9 @@ class MasterModel {
 
   uint64_t Digest() const;
   std::vector<float> Weights() const;
-  // Weights then optimizer slots, as one float sequence; *state gets the
-  // rest of the optimizer's state (slots cleared).
+  // Weights then optimizer slots, as one float sequence (the weights alone
+  // while the optimizer has never stepped: its slots are all zero); *state
+  // gets the rest of the optimizer's state (slots cleared).
   std::vector<float> FullState(OptimizerState* state) const;
 
   // Continue from a checkpoint of this model; throws when it does not fit.

@@ -17,7 +17,9 @@ namespace mt::wire {
 // 2: compressed gradients, memory budgets and LeftOut.
 // 3: one schema: enums and optional fields instead of strings and -1,
 //    optimizer state as a message, dead fields removed.
-constexpr uint32_t kProtocolVersion = 4;
+// 4: rounds of local steps (Assignment.local_steps, stride).
+// 5: a state leaves out the optimizer's slots while it has never stepped.
+constexpr uint32_t kProtocolVersion = 5;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;

@@ -101,8 +101,11 @@ bool HubSession::TakeState(const proto::StateChunk& s) {
   const size_t p = model.ParamCount();
   const size_t total = s.offset() + static_cast<size_t>(s.values_size());
   if (total < p) throw std::runtime_error("hub sent a state shorter than the model");
-  state.slots.assign(staging_.begin() + static_cast<std::ptrdiff_t>(p),
-                     staging_.begin() + static_cast<std::ptrdiff_t>(total));
+  if (total == p && state.steps == 0)
+    state.slots.assign(trainer_.optimizer().slot_values(), 0.0f);  // never stepped: all zero
+  else
+    state.slots.assign(staging_.begin() + static_cast<std::ptrdiff_t>(p),
+                       staging_.begin() + static_cast<std::ptrdiff_t>(total));
   model.SetParams(staging_.data());
   trainer_.optimizer().LoadState(state);
   if (steps_ > 0) ++totals_.resyncs;

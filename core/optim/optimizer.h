@@ -38,6 +38,8 @@ class Optimizer {
   virtual void Step(kernels::View params, kernels::View grads) = 0;
 
   int64_t steps() const { return steps_; }
+  // Floats in the slot buffers (param_count times the slots per parameter).
+  size_t slot_values() const { return param_count_ * static_cast<size_t>(slot_count_); }
   float lr() const { return config_.lr; }
   void set_lr(float lr) { config_.lr = lr; }
   const OptimizerConfig& config() const { return config_; }

@@ -63,6 +63,7 @@ class Validation : public ::testing::Test {
     hc.epochs = 100000;  // runs until the test stops it
     hc.token = "secret";
     hc.digest_every = 1;
+    hc.sync_every = 1;  // per-step messages, whatever the machine's load
     hub_ = std::make_unique<Hub>(hc, &steps_);
     hub_->Start();
     hub_thread_ = std::thread([this] { hub_code_ = hub_->Run(); });
