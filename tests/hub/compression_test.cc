@@ -26,7 +26,8 @@ Outcome Train(const fs::path& data, const std::string& compression) {
       test_support::StartHub(hub, dir,
                              {"--workers", "2", "--dataset", data.string(), "--epochs", "100",
                               "--steps", "150", "--batch-policy", "fixed", "--digest-every", "1",
-                              "--compress", compression, "--report", (dir / "hub.json").string()});
+                              "--compress", compression, "--sync-every", "1",  // per-step bytes
+                              "--report", (dir / "hub.json").string()});
   if (port == 0) return {};
   auto a = test_support::StartWorker(dir, "a", port), b = test_support::StartWorker(dir, "b", port);
   EXPECT_EQ(a->Wait(300), 0) << a->Log();

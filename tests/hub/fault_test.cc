@@ -1,7 +1,9 @@
 // Faults a phone cluster meets, on real processes over 127.0.0.1: a worker
 // killed outright, a worker frozen (SIGSTOP, as a phone's OS does to a
 // background app), and the hub itself killed and restarted with --resume.
-// The tests follow the run through the daemons' --events and reports.
+// The tests follow the run through the daemons' --events and reports. All
+// in the per-step mode (--sync-every 1), whatever the machine's load; the
+// same faults in rounds of local steps are in round_fault_test.cc.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -36,8 +38,8 @@ TEST(Faults, KillNineOfOneWorkerMidEpochThenItComesBack) {
   const fs::path hub_events = EventsOf(dir, "hub");
   std::unique_ptr<ChildProcess> hub;
   const int port = StartHub(hub, dir,
-                            {"--workers", "3", "--epochs", "1", "--log-every", "0.1", "--report",
-                             (dir / "hub.json").string()});
+                            {"--workers", "3", "--epochs", "1", "--sync-every", "1", "--log-every",
+                             "0.1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   // Slowed down so the epoch lasts long enough to kill and restart in it.
   const std::vector<std::string> slow = {"--slowdown", "2"};
@@ -72,10 +74,11 @@ TEST(Faults, AFrozenWorkerIsLeftOutAfterTheDeadlineAndResyncsWhenItThaws) {
   const fs::path hub_events = EventsOf(dir, "hub");
   test_support::WriteIdxDataset(dir.string(), 2000, 100, 9);
   std::unique_ptr<ChildProcess> hub;
-  const int port = StartHub(hub, dir,
-                            {"--workers", "2", "--dataset", dir.string(), "--epochs", "1000",
-                             "--steps", "1500", "--global-batch", "64", "--deadline-floor", "1",
-                             "--log-every", "0.1", "--report", (dir / "hub.json").string()});
+  const int port =
+      StartHub(hub, dir,
+               {"--workers", "2", "--dataset", dir.string(), "--epochs", "1000", "--steps", "1500",
+                "--global-batch", "64", "--deadline-floor", "1", "--sync-every", "1", "--log-every",
+                "0.1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto a = StartWorker(dir, "a", port, {"--slowdown", "2"});
   auto b = StartWorker(dir, "b", port, {"--slowdown", "2"});
@@ -110,8 +113,8 @@ TEST(Faults, HubKilledAndResumedFromItsCheckpointFinishesTheRun) {
   const fs::path dir = test_support::FreshTempDir("fault-hub-resume");
   const fs::path ck = dir / "ck";
   const std::vector<std::string> run = {
-      "--workers", "3",           "--epochs", "1",        "--checkpoint-every",
-      "40",        "--log-every", "0.1",      "--report", (dir / "hub.json").string()};
+      "--workers",          "3",  "--sync-every", "1",   "--epochs", "1",
+      "--checkpoint-every", "40", "--log-every",  "0.1", "--report", (dir / "hub.json").string()};
   std::unique_ptr<ChildProcess> hub;
   std::vector<std::string> first = run;
   first.insert(first.end(), {"--checkpoint-dir", ck.string()});

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "hub/sync_period.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/in_process_cluster.h"
 #include "tests/support/single_process.h"
@@ -84,22 +85,31 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   EXPECT_GT(best, 0.5) << r["eval_history"].dump();
 }
 
-TEST_F(LocalSgd, AutoKeepsTheExactPerStepModeOnLoopback) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer loopback is no fast network";
-#endif
+TEST_F(LocalSgd, AutoLeavesThePerStepModeOnlyForASlowExchange) {
+  // Loopback is fast unless the machine is very busy (a sanitizer, tests in
+  // parallel): whether auto moves here depends on the load, so this checks
+  // that the report is consistent with its rule rather than when it moves.
   HubConfig hc;  // --sync-every auto, the default
   hc.max_steps = 40;
   hc.digest_every = 1;
   const json r = test_support::TrainInProcess(hc, dir_, 3);
   ASSERT_EQ(r["steps"], 40);
   EXPECT_EQ(r["sync_every"], "auto");
-  EXPECT_EQ(r["final_sync_every"], 1);
-  EXPECT_TRUE(r["sync_changes"].empty()) << r["sync_changes"].dump();
-  // Per-step exchanges: a gradient up from each worker every step.
-  const double gradient_bytes = 4.0 * static_cast<double>(r["parameters"].get<int64_t>());
-  EXPECT_GE(r["gradient_bytes_in"].get<double>(), 3 * 40 * gradient_bytes);
   for (const json& w : r["workers"]) EXPECT_EQ(w["resyncs"], 0) << w["name"];
+  const json& changes = r["sync_changes"];
+  int h = 1;
+  for (const json& c : changes) {
+    EXPECT_EQ(c["from"], h) << changes.dump();
+    if (c["to"].get<int>() > 1)
+      EXPECT_GE(c["exchange_ms"].get<double>(), SyncPeriod::kFastExchangeMs) << changes.dump();
+    h = c["to"];
+  }
+  EXPECT_EQ(r["final_sync_every"], h);
+  if (changes.empty()) {
+    // Per-step exchanges throughout: a gradient up from each worker every step.
+    const double gradient_bytes = 4.0 * static_cast<double>(r["parameters"].get<int64_t>());
+    EXPECT_GE(r["gradient_bytes_in"].get<double>(), 3 * 40 * gradient_bytes);
+  }
 }
 
 }  // namespace

@@ -36,6 +36,8 @@ TEST(SyncPeriod, StaysExactOnAFastNetworkEvenWhenTheExchangeIsMostOfAStep) {
   SyncPeriod p(0);
   EXPECT_TRUE(p.automatic());
   EXPECT_TRUE(Feed(p, 200, 1.0, 2.0).empty());
+  // Nor is 15 ms, as loopback takes on a machine busy with other work.
+  EXPECT_TRUE(Feed(p, 200, 15.0, 2.0).empty());
   EXPECT_EQ(p.steps(), 1);
   EXPECT_FALSE(p.local());
 }
@@ -46,13 +48,13 @@ TEST(SyncPeriod, RisesSoTheExchangeIsATwentiethOfTheRound) {
   Feed(capped, 20, 60, 5);
   EXPECT_EQ(capped.steps(), SyncPeriod::kMax);
   EXPECT_TRUE(capped.local());
-  // 20 ms per exchange, 10 ms per step: H = 38, and then the exchange is
-  // 20 / (20 + 380) = a twentieth of the round.
+  // 30 ms per exchange, 10 ms per step: H = 57, and then the exchange is
+  // 30 / (30 + 570) = a twentieth of the round.
   SyncPeriod p(0);
-  const std::vector<int> chosen = Feed(p, 20, 20, 10);
+  const std::vector<int> chosen = Feed(p, 20, 30, 10);
   ASSERT_EQ(chosen.size(), 1u);  // one move, no oscillation
-  EXPECT_EQ(p.steps(), 38);
-  EXPECT_NEAR(p.exchange_ms(), 20, 1e-9);
+  EXPECT_EQ(p.steps(), 57);
+  EXPECT_NEAR(p.exchange_ms(), 30, 1e-9);
   EXPECT_NEAR(p.step_compute_ms(), 10, 1e-9);
 }
 
