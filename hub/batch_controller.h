@@ -2,10 +2,11 @@
 // the step lasts as long as its slowest worker, so the balanced policy gives
 // each worker a share of the fixed global batch that makes them all finish
 // together: worker i with per-exchange overhead o_i (upload, download,
-// latency) and time per sample t_i gets b_i with o_i / h + t_i * b_i equal for
-// all, within its memory cap, in rounds of h local steps per exchange
-// (--sync-every; 1 in the per-step mode). Estimates are smoothed and changes damped, with a dead
-// band, so measurement noise does not make sizes oscillate.
+// latency) and time per sample t_i gets b_i with o_i / h + t_i * b_i equal
+// for all, within its memory cap, in rounds of h local steps per exchange
+// (--sync-every; 1 in the per-step mode). Estimates are smoothed and changes
+// damped, with a dead band, so measurement noise does not make sizes
+// oscillate.
 #pragma once
 
 #include <map>

@@ -193,7 +193,7 @@ void HubSession::Compute(const proto::Assignment& a) {
   ++totals_.steps;
   ++steps_;
   control_.OnStep(a.step(), b);
-  SendGradient(a, loss, ms, digest, weights_digest);
+  SendGradient(a.step(), b, loss, ms, digest, weights_digest);
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
@@ -233,9 +233,7 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   totals_.samples += static_cast<int64_t>(b) * h;
   totals_.steps += h;
   steps_ += h;
-  proto::Assignment sent = a;
-  sent.set_batch(b * h);
-  SendGradient(sent, loss, ms, digest, weights_digest);
+  SendGradient(a.step(), b * h, loss, ms, digest, weights_digest);  // all the round's samples
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("steps {}-{} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
@@ -253,7 +251,7 @@ void HubSession::EmulateSlowerDevice(Clock::time_point since) {
         std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - since)));
 }
 
-void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
+void HubSession::SendGradient(int64_t step, int samples, double loss, double ms, bool digest,
                               uint64_t weights_digest) {
   const DeviceState& dev = Device();
   const float* g = kernels::CpuBackend::Data(trainer_.model().grads());
@@ -265,7 +263,7 @@ void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms
   for (size_t c = 0; c < chunks; ++c) {
     auto* gc = m.mutable_gradient();
     const wire::ChunkRange r = wire::Chunk(c, p);
-    gc->set_step(a.step());
+    gc->set_step(step);
     gc->set_offset(r.begin);
     if (compression_ == Compression::kNone)
       wire::PackFloats(g + r.begin, r.size, gc->mutable_values());
@@ -275,7 +273,7 @@ void HubSession::SendGradient(const proto::Assignment& a, double loss, double ms
     const bool last = c + 1 == chunks;
     gc->set_last(last);
     if (last) {
-      gc->set_batch(a.batch());
+      gc->set_batch(samples);
       gc->set_loss_sum(loss);
       gc->set_compute_ms(ms);
       if (digest)

@@ -57,7 +57,8 @@ class HubSession {
   // Local SGD: a.local_steps() optimizer steps here, then the change of the
   // weights over them goes to the hub (in place of a gradient).
   void ComputeRound(const proto::Assignment& a);
-  void SendGradient(const proto::Assignment& a, double loss, double ms, bool digest,
+  // The gradient (or a round's change) of `step` over `samples` samples.
+  void SendGradient(int64_t step, int samples, double loss, double ms, bool digest,
                     uint64_t weights_digest);
   // --slowdown F: sleeps (F - 1) times the time since `since`.
   void EmulateSlowerDevice(std::chrono::steady_clock::time_point since);

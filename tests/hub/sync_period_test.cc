@@ -91,6 +91,7 @@ TEST(SyncPeriod, IgnoresRoundsThatMeasureNothing) {
   // exchange, so H stays.
   EXPECT_TRUE(Feed(p, 20, -3, 5).empty());
   EXPECT_EQ(p.steps(), 1);
+  EXPECT_GE(p.exchange_ms(), 0);
 }
 
 }  // namespace
