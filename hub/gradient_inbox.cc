@@ -10,7 +10,7 @@ namespace mt {
 void GradientInbox::Expect(int64_t step, int batch) {
   step_ = step;
   batch_ = batch;
-  received_ = 0;
+  next_ = 0;
   expecting_ = true;
   complete_ = false;
   has_digest_ = false;
@@ -23,17 +23,17 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   if (c.step() != step_)
     return "gradient chunk for step " + std::to_string(c.step()) + ", expected step " +
            std::to_string(step_);
-  if (c.offset() != received_)
+  const wire::Segment& seg = segments_[next_];
+  if (c.offset() != seg.begin)
     return "gradient chunk at offset " + std::to_string(c.offset()) + ", expected " +
-           std::to_string(received_);
-  size_t bad = 0, n = 0;
-  float* dst = grad_.data() + received_;
+           std::to_string(seg.begin);
+  const size_t n = seg.size();
+  size_t bad = 0;
+  float* dst = grad_.data() + seg.begin;
   if (compression_ == Compression::kNone) {
-    n = static_cast<size_t>(c.values_size());
-    if (n > wire::kChunkFloats)
-      return "gradient chunk of " + std::to_string(n) + " floats exceeds the chunk size";
-    if (received_ + n > grad_.size())
-      return "gradient longer than the model's " + std::to_string(grad_.size()) + " parameters";
+    if (static_cast<size_t>(c.values_size()) != n)
+      return "gradient chunk at offset " + std::to_string(c.offset()) + " has " +
+             std::to_string(c.values_size()) + " floats, its segment " + std::to_string(n);
     // Copy and check in one pass over the payload.
     const float* src = c.values().data();
     for (size_t i = 0; i < n; ++i) {
@@ -42,15 +42,13 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
       bad += !std::isfinite(v);
     }
   } else {
-    // Every chunk but the last is full, so its length follows from its offset.
     if (c.values_size() != 0)
       return "uncompressed gradient values while the run compresses gradients";
-    n = std::min<size_t>(wire::kChunkFloats, grad_.size() - received_);
     const std::string why =
         DecodeFloats(compression_, c.packed().data(), c.packed().size(), n, dst);
     if (!why.empty()) {
       expecting_ = false;
-      return "gradient chunk at offset " + std::to_string(received_) + ": " + why;
+      return "gradient chunk at offset " + std::to_string(seg.begin) + ": " + why;
     }
     for (size_t i = 0; i < n; ++i) bad += !std::isfinite(dst[i]);
   }
@@ -60,13 +58,15 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
     return "gradient for step " + std::to_string(step_) + " has " + std::to_string(bad) +
            " non-finite values";
   }
-  received_ += n;
-  if (!c.last()) return "";
-  if (received_ != grad_.size()) {
+  ++next_;
+  const bool whole = next_ == segments_.size();
+  if (c.last() != whole) {
     expecting_ = false;
-    return "gradient has " + std::to_string(received_) + " values, the model has " +
-           std::to_string(grad_.size());
+    return whole ? "gradient's last segment (offset 0) is not marked last"
+                 : "gradient marked last after " + std::to_string(next_) + " of " +
+                       std::to_string(segments_.size()) + " segments";
   }
+  if (!whole) return "";
   if (c.batch() != batch_) {
     expecting_ = false;
     return "gradient computed on " + std::to_string(c.batch()) + " samples, assigned " +

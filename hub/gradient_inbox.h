@@ -1,7 +1,8 @@
-// One worker's gradient for the current step, filled chunk by chunk as it
-// arrives and validated before it can reach the average: a bad chunk is
-// refused with a reason, and the half-received gradient is thrown away, so
-// the model is never poisoned.
+// One worker's gradient for the current step, filled segment by segment
+// (proto/wire.h: last layer first) as it arrives and validated before it can
+// reach the average: a bad chunk is refused with a reason, and the
+// half-received gradient is thrown away, so the model is never poisoned.
+// The hub averages each segment as soon as every participant's is in.
 #pragma once
 
 #include <cstdint>
@@ -10,13 +11,15 @@
 
 #include "core/compress/gradient_codec.h"
 #include "hub.pb.h"
+#include "proto/wire.h"
 
 namespace mt {
 
 class GradientInbox {
  public:
-  GradientInbox(size_t param_count, Compression compression)
-      : grad_(param_count), compression_(compression) {}
+  // `segments` tile the parameter vector in the order chunks must arrive.
+  GradientInbox(std::vector<wire::Segment> segments, size_t param_count, Compression compression)
+      : grad_(param_count), segments_(std::move(segments)), compression_(compression) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);
@@ -25,6 +28,8 @@ class GradientInbox {
   std::string Accept(const proto::GradientChunk& chunk);
 
   bool complete() const { return complete_; }
+  // Segments accepted so far for the expected step (all of them once complete).
+  size_t segments_received() const { return expecting_ || complete_ ? next_ : 0; }
   // Whether Accept's last refusal was for non-finite values or loss (a
   // diverged model, or a broken worker) rather than a malformed message.
   bool refused_non_finite() const { return non_finite_; }
@@ -39,8 +44,9 @@ class GradientInbox {
 
  private:
   std::vector<float> grad_;
+  std::vector<wire::Segment> segments_;
   Compression compression_;
-  size_t received_ = 0;
+  size_t next_ = 0;  // the segment expected next
   int64_t step_ = -1;
   int batch_ = 0;
   bool expecting_ = false;

@@ -24,37 +24,35 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample +
                  2 * (model_->ParamCount() + slots) * sizeof(float);
   if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
+  segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount());
+  encoded_average_.resize(segments_.size());
 }
 
-void MasterModel::Average(const std::vector<const float*>& gradients,
-                          const std::vector<float>& weights) {
-  const size_t n = model_->ParamCount();
+void MasterModel::AverageSegment(size_t k, const std::vector<const float*>& gradients,
+                                 const std::vector<float>& weights) {
+  const wire::Segment seg = segments_[k];
   float* out = average();
-  for (size_t k = 0; k < gradients.size(); ++k) {
-    const float w = weights[k];
-    const float* g = gradients[k];
-    if (k == 0) {
-      for (size_t i = 0; i < n; ++i) out[i] = w * g[i];
+  for (size_t j = 0; j < gradients.size(); ++j) {
+    const float w = weights[j];
+    const float* g = gradients[j];
+    if (j == 0) {
+      for (size_t i = seg.begin; i < seg.end; ++i) out[i] = w * g[i];
     } else {
-      for (size_t i = 0; i < n; ++i) out[i] += w * g[i];
+      for (size_t i = seg.begin; i < seg.end; ++i) out[i] += w * g[i];
     }
   }
 }
 
-void MasterModel::EncodeAverage() {
+void MasterModel::EncodeSegment(size_t k) {
   if (compression_ == Compression::kNone) return;
-  const size_t p = model_->ParamCount();
-  encoded_average_.resize(wire::ChunkCount(p));
-  for (size_t c = 0; c < encoded_average_.size(); ++c) {
-    const wire::ChunkRange r = wire::Chunk(c, p);
-    EncodeFloats(compression_, average() + r.begin, r.size, broadcast_residual_.data() + r.begin,
-                 &encoded_average_[c]);
-    // The master copy takes the step the workers will take: from the bytes.
-    const std::string& bytes = encoded_average_[c];
-    const std::string why =
-        DecodeFloats(compression_, bytes.data(), bytes.size(), r.size, average() + r.begin);
-    if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
-  }
+  const wire::Segment seg = segments_[k];
+  std::string& bytes = encoded_average_[k];
+  EncodeFloats(compression_, average() + seg.begin, seg.size(),
+               broadcast_residual_.data() + seg.begin, &bytes);
+  // The master copy takes the step the workers will take: from the bytes.
+  const std::string why =
+      DecodeFloats(compression_, bytes.data(), bytes.size(), seg.size(), average() + seg.begin);
+  if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
 }
 
 void MasterModel::ApplyAverage() { optimizer_->Step(model_->params(), model_->grads()); }
@@ -65,11 +63,13 @@ void MasterModel::ApplyAverageChange() {
   for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
 }
 
-void MasterModel::AddOuterMomentum(float m) {
+void MasterModel::AddOuterMomentum(size_t k, float m) {
   const size_t n = model_->ParamCount();
   if (outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
+  const wire::Segment seg = segments_[k];
   float* d = average();
-  for (size_t i = 0; i < n; ++i) d[i] = outer_velocity_[i] = m * outer_velocity_[i] + d[i];
+  for (size_t i = seg.begin; i < seg.end; ++i)
+    d[i] = outer_velocity_[i] = m * outer_velocity_[i] + d[i];
 }
 
 uint64_t MasterModel::Digest() const {

@@ -13,6 +13,7 @@
 #include "core/optim/optimizer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model.pb.h"
+#include "proto/wire.h"
 
 namespace mt {
 
@@ -40,22 +41,29 @@ class MasterModel {
   // The averaged gradient lives in the model's gradient buffer, which the
   // hub never fills by backpropagation.
   float* average() { return kernels::CpuBackend::Data(model_->grads()); }
-  // Sum of w_i * g_i into average(), in the given order (so the result does
-  // not depend on arrival order); the first writes, the others add.
-  void Average(const std::vector<const float*>& gradients, const std::vector<float>& weights);
-  // With compression: encodes the average per chunk (error feedback keeps
+  // How gradients, changes and results travel (proto/wire.h), in order.
+  // The average is built, encoded and sent segment by segment as the
+  // workers' segments come in; the master applies it once it is whole.
+  const std::vector<wire::Segment>& segments() const { return segments_; }
+  // Sum of w_i * g_i over segment k into average(), in the given order (so
+  // the result does not depend on arrival order); the first writes, the
+  // others add.
+  void AverageSegment(size_t k, const std::vector<const float*>& gradients,
+                      const std::vector<float>& weights);
+  // Local SGD with outer momentum m (DiLoCo), over segment k: v = m * v +
+  // average, and the average becomes v, the update every worker and the
+  // master then add. v starts at zero in each process (a resumed run starts
+  // it afresh).
+  void AddOuterMomentum(size_t k, float m);
+  // With compression: encodes segment k of the average (error feedback keeps
   // what encoding drops) and replaces it with what the workers will decode.
-  void EncodeAverage();
-  const std::string& encoded_chunk(size_t c) const { return encoded_average_[c]; }
+  void EncodeSegment(size_t k);
+  const std::string& encoded_segment(size_t k) const { return encoded_average_[k]; }
   // The optimizer step with the average, as every worker takes it.
   void ApplyAverage();
   // Local SGD: the average is the change of the weights over a round; add
   // it to the weights, as every worker does to the same starting weights.
   void ApplyAverageChange();
-  // Local SGD with outer momentum m (DiLoCo): v = m * v + average, and the
-  // average becomes v, the update every worker and the master then add.
-  // v starts at zero in each process (a resumed run starts it afresh).
-  void AddOuterMomentum(float m);
 
   uint64_t Digest() const;
   std::vector<float> Weights() const;
@@ -77,8 +85,9 @@ class MasterModel {
   std::unique_ptr<Optimizer> optimizer_;
   Compression compression_;
   std::vector<float> broadcast_residual_;
-  std::vector<float> outer_velocity_;         // allocated by the first AddOuterMomentum
-  std::vector<std::string> encoded_average_;  // per chunk, reused every step
+  std::vector<float> outer_velocity_;  // allocated by the first AddOuterMomentum
+  std::vector<wire::Segment> segments_;
+  std::vector<std::string> encoded_average_;  // per segment, reused every step
   size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;
 };
 

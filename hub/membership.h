@@ -12,6 +12,7 @@
 #include "hub.pb.h"
 #include "hub/hub_status.h"
 #include "hub/worker_slot.h"
+#include "proto/wire.h"
 
 namespace mt {
 
@@ -22,6 +23,7 @@ struct AdmissionRules {
   // hub turns each worker's budget into a batch cap with these.
   size_t fixed_bytes = 0, bytes_per_sample = 0;
   size_t param_count = 0;
+  std::vector<wire::Segment> segments;  // how gradients travel (proto/wire.h)
   Compression compression = Compression::kNone;
 };
 

@@ -140,6 +140,7 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
     who[i]->inbox.Expect(step_, batches[i] * static_cast<int>(round_steps_));
     changed = changed || batches[i] != who[i]->last_batch;
   }
+  reduced_segments_ = 0;
   // The epoch's last step is shorter; its split says nothing about speeds.
   if (changed && total == plan_.batch()) RecordBatchChange(who, batches);
 }
@@ -190,32 +191,20 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
   proto::StepPlan plan;
   plan.set_step(step_);
   for (auto* s : who) *plan.add_assignments() = s->assignment;
-  const size_t p = master_.param_count();
-  const Compression compression = master_.compression();
-  std::vector<Encoded> chunks;
+  // The other segments of the result went out as they were averaged
+  // (ReduceReadySegments); the last one carries the plan.
+  Encoded last_chunk;
+  int64_t result_payload = 0;
   if (with_result) {
-    const size_t n_chunks = wire::ChunkCount(p);
+    const size_t k = master_.segments().size() - 1;
     proto::HubMessage m;
-    for (size_t c = 0; c < n_chunks; ++c) {
-      auto* r = m.mutable_result();
-      const wire::ChunkRange range = wire::Chunk(c, p);
-      r->set_step(average_step_);
-      r->set_local_steps(average_local_ ? static_cast<int32_t>(average_steps_) : 0);
-      r->set_offset(range.begin);
-      if (compression == Compression::kNone)
-        wire::PackFloats(master_.average() + range.begin, range.size, r->mutable_values());
-      else
-        r->set_packed(master_.encoded_chunk(c));
-      if (c + 1 == n_chunks) {
-        r->set_last(true);
-        r->set_mean_loss(last_loss_);
-        *r->mutable_plan() = plan;
-      }
-      chunks.push_back(encoder_.Encode(m));
-    }
+    FillResult(k, average_step_, average_local_ ? average_steps_ : 0, m.mutable_result());
+    m.mutable_result()->set_last(true);
+    m.mutable_result()->set_mean_loss(last_loss_);
+    *m.mutable_result()->mutable_plan() = plan;
+    result_payload = ResultPayload(m.result());
+    last_chunk = encoder_.Encode(m);
   }
-  const int64_t result_payload =
-      !with_result ? 0 : static_cast<int64_t>(EncodedBytes(compression, p));
   Encoded plan_alone;
   for (auto* s : who) {
     if (s->gets_state) {
@@ -226,9 +215,8 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
         plan_alone = encoder_.Encode(m);
       }
       s->Send(plan_alone);
-    } else {
-      for (const auto& c : chunks)
-        if (!s->Send(c)) break;
+    } else if (last_chunk) {
+      s->Send(last_chunk);
       metrics_.result_bytes_out += result_payload;
     }
   }
@@ -291,14 +279,15 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
   if (!AwaitGradients(lock)) return StepOutcome{true, 0, 0};
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
-  StepOutcome out = Reduce();
+  ReduceReadySegments();  // what latecomers held back, now that they are out
+  StepOutcome out = Tally();
   if (out.samples == 0) {
-    have_result_ = false;  // everyone dropped out of this step: run it again
+    // Everyone dropped out of this step: run it again. Segments averaged
+    // before that went only to workers that now get the full state; the
+    // master has applied nothing.
+    have_result_ = false;
     return out;
   }
-  if (round_local_ && config_.outer_momentum > 0)
-    master_.AddOuterMomentum(static_cast<float>(config_.outer_momentum));
-  master_.EncodeAverage();
   if (round_local_)
     master_.ApplyAverageChange();
   else
@@ -319,16 +308,76 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
   return out;
 }
 
-StepCoordinator::StepOutcome StepCoordinator::Reduce() {
+void StepCoordinator::ReduceReadySegments() {
+  // A stopped step is never completed, and nothing follows a goodbye.
+  if (stop_ || finished_) return;
+  const size_t total = master_.segments().size();
+  while (reduced_segments_ < total) {
+    // Participants still in the step (in id order: round_ is), each of
+    // which must have delivered the segment.
+    std::vector<WorkerSlot*>& from = reduce_from_;
+    from.clear();
+    for (auto* s : round_) {
+      if (s->state != WorkerSlot::State::kActive) continue;
+      if (s->inbox.segments_received() <= reduced_segments_) return;
+      from.push_back(s);
+    }
+    if (from.empty()) return;
+    ReduceSegment(reduced_segments_++, from);
+  }
+}
+
+void StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from) {
+  const double cpu = ThreadCpuSeconds();
   // Weighted by batch: each inbox holds the mean over its batch, so
   // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples. Workers
   // are summed in id order, so the result does not depend on arrival order.
+  int64_t samples = 0;
+  for (auto* s : from) samples += s->inbox.batch();
+  std::vector<const float*>& gradients = reduce_gradients_;
+  std::vector<float>& weights = reduce_weights_;
+  gradients.clear();
+  weights.clear();
+  for (auto* s : from) {
+    gradients.push_back(s->inbox.gradient().data());
+    weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(samples));
+  }
+  master_.AverageSegment(k, gradients, weights);
+  if (round_local_ && config_.outer_momentum > 0)
+    master_.AddOuterMomentum(k, static_cast<float>(config_.outer_momentum));
+  master_.EncodeSegment(k);
+  if (k + 1 < master_.segments().size()) {
+    // Sent now, while the workers still compute the segments below it.
+    proto::HubMessage m;
+    FillResult(k, step_, round_local_ ? round_steps_ : 0, m.mutable_result());
+    const int64_t payload = ResultPayload(m.result());
+    const Encoded chunk = encoder_.Encode(m);
+    for (auto* s : from)
+      if (s->Send(chunk)) metrics_.result_bytes_out += payload;
+  }
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+}
+
+void StepCoordinator::FillResult(size_t k, int64_t step, int64_t local_steps,
+                                 proto::StepResult* r) {
+  const wire::Segment& seg = master_.segments()[k];
+  r->set_step(step);
+  r->set_local_steps(static_cast<int32_t>(local_steps));
+  r->set_offset(seg.begin);
+  if (master_.compression() == Compression::kNone)
+    wire::PackFloats(master_.average() + seg.begin, seg.size(), r->mutable_values());
+  else
+    r->set_packed(master_.encoded_segment(k));
+}
+
+int64_t StepCoordinator::ResultPayload(const proto::StepResult& r) {
+  return static_cast<int64_t>(r.values_size() * sizeof(float) + r.packed().size());
+}
+
+StepCoordinator::StepOutcome StepCoordinator::Tally() {
   StepOutcome out;
-  std::vector<WorkerSlot*>& done = reduce_done_;
-  done.clear();
   for (auto* s : round_) {
     if (!s->inbox.complete()) continue;
-    done.push_back(s);
     out.samples += s->inbox.batch();
     out.loss_sum += s->inbox.loss_sum();
     s->stats.steps += round_steps_;
@@ -348,16 +397,6 @@ StepCoordinator::StepOutcome StepCoordinator::Reduce() {
       s->needs_resync = true;
     }
   }
-  if (out.samples == 0) return out;
-  std::vector<const float*>& gradients = reduce_gradients_;
-  std::vector<float>& weights = reduce_weights_;
-  gradients.clear();
-  weights.clear();
-  for (auto* s : done) {
-    gradients.push_back(s->inbox.gradient().data());
-    weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(out.samples));
-  }
-  master_.Average(gradients, weights);
   return out;
 }
 

@@ -8,9 +8,12 @@
 //                   together with the previous step's averaged gradient (or
 //                   the full state to a worker that needs it)
 //   (the hub's own work while workers compute, e.g. evaluation)
+//   (as gradient segments arrive, on the transport's threads: each segment
+//    that every participant has delivered is averaged and, but for the
+//    last, sent back at once, so the exchange overlaps the workers' backward)
 //   CompleteStep()  wait at the barrier until every gradient is in or the
 //                   deadline passes (latecomers are left out), average what
-//                   came weighted by batch, apply it to the master copy
+//                   is left weighted by batch, apply it to the master copy
 //
 // Tests drive it in-process with a fake transport (tests/hub/).
 #pragma once
@@ -126,7 +129,17 @@ class StepCoordinator {
   // False when stopped; true when all are in or the deadline passed.
   bool AwaitGradients(std::unique_lock<std::mutex>& lock);
   void LeaveOut(WorkerSlot* slot, double waited_seconds);
-  StepOutcome Reduce();
+  // Averages every segment not yet averaged that each participant still in
+  // the step has delivered, in order; sends all but the last segment's
+  // result to them at once (the last goes with the next plan). Under the lock.
+  void ReduceReadySegments();
+  void ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from);
+  // Segment k of the average as a result chunk of `step`.
+  void FillResult(size_t k, int64_t step, int64_t local_steps, proto::StepResult* r);
+  static int64_t ResultPayload(const proto::StepResult& r);
+  // Who finished the step: their samples and loss, their times for the batch
+  // controller, their digests checked.
+  StepOutcome Tally();
   // Times of a round everyone finished: the adaptive deadline's pace and
   // what --sync-every auto decides on.
   void ObserveRound();
@@ -168,8 +181,9 @@ class StepCoordinator {
   double last_loss_ = 0;
   uint64_t digest_before_ = 0;   // master weights' digest when the step began
   double step_seconds_ema_ = 0;  // recent time per step (a round's over its steps), for deadlines
-  // Reused by every Reduce, so a steady step allocates nothing here.
-  std::vector<WorkerSlot*> reduce_done_;
+  size_t reduced_segments_ = 0;  // of the step in progress, averaged (and sent)
+  // Reused by every reduction, so a steady step allocates nothing here.
+  std::vector<WorkerSlot*> reduce_from_;
   std::vector<const float*> reduce_gradients_;
   std::vector<float> reduce_weights_;
 };

@@ -46,7 +46,7 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       events_(events),
       membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
                                  master.worker_bytes_per_sample(), master.param_count(),
-                                 master.compression()}),
+                                 master.segments(), master.compression()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
                                                 : BatchPolicy::kFixed),
       sync_(config.sync_every) {}
@@ -74,6 +74,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_param_count(master_.param_count());
   reply->set_max_batch(slot->max_batch);
   reply->set_compression(ToProto(master_.compression()));
+  for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
   return HubStatus::Ok();
 }
 
@@ -122,6 +123,7 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
     slot->device_status = chunk.device();
     cv_.notify_all();
   }
+  ReduceReadySegments();
   return HubStatus::Ok();
 }
 
@@ -151,6 +153,7 @@ void StepCoordinator::StreamClosed(int worker_id, const HubStatus& why) {
   if (!slot) return;
   const bool was_in = membership_.Remove(slot);
   controller_.Forget(worker_id);
+  ReduceReadySegments();  // the others' segments no longer wait for this one's
   cv_.notify_all();
   if (!why.ok()) {
     spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, why.message);
@@ -175,6 +178,7 @@ HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
   slot->state = WorkerSlot::State::kGone;
   slot->inbox.Discard();
   controller_.Forget(slot->id);
+  ReduceReadySegments();
   cv_.notify_all();
   return HubStatus::Ok();
 }

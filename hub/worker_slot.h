@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "hub.pb.h"
 #include "hub/gradient_inbox.h"
@@ -30,8 +31,9 @@ struct WorkerSlot {
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, size_t param_count, Compression compression)
-      : id(id_), inbox(param_count, compression) {}
+  WorkerSlot(int id_, std::vector<wire::Segment> segments, size_t param_count,
+             Compression compression)
+      : id(id_), inbox(std::move(segments), param_count, compression) {}
 
   bool in_run() const { return state == State::kWaiting || state == State::kActive; }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <google/protobuf/repeated_field.h>
 
@@ -19,7 +20,9 @@ namespace mt::wire {
 //    optimizer state as a message, dead fields removed.
 // 4: rounds of local steps (Assignment.local_steps, stride).
 // 5: a state leaves out the optimizer's slots while it has never stepped.
-constexpr uint32_t kProtocolVersion = 5;
+// 6: gradients and results travel in segments, last layer first
+//    (JoinReply.segments), so they overlap the backward pass.
+constexpr uint32_t kProtocolVersion = 6;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
@@ -42,6 +45,60 @@ struct ChunkRange {
 inline ChunkRange Chunk(size_t c, size_t total) {
   const size_t begin = c * kChunkFloats;
   return {begin, begin >= total ? 0 : std::min<size_t>(kChunkFloats, total - begin)};
+}
+
+// A gradient segment: floats [begin, end) of the parameter vector, layer
+// aligned where it can be, at most kChunkFloats.
+struct Segment {
+  size_t begin = 0, end = 0;
+  size_t size() const { return end - begin; }
+};
+
+// Smallest segment worth a message of its own (64 KiB): smaller layers
+// travel together, so a step costs a few messages, not one per layer.
+constexpr size_t kMinSegmentFloats = 16 * 1024;
+
+// How a gradient of `total` floats travels: in the order backpropagation
+// finishes it, last layer first, so each segment can leave while the layers
+// below it are still computing. `layer_begins` are the layers' first
+// parameters, ascending. The segments are contiguous and descending: the
+// first ends at `total`, each ends where the one before began, the last
+// begins at 0 (it also carries the step's report).
+inline std::vector<Segment> GradientSegments(const std::vector<size_t>& layer_begins,
+                                             size_t total) {
+  std::vector<Segment> out;
+  size_t end = total;
+  auto close = [&](size_t begin) {
+    // Split from the top so every piece keeps the descending order.
+    while (end - begin > kChunkFloats) {
+      out.push_back({end - kChunkFloats, end});
+      end -= kChunkFloats;
+    }
+    if (end > begin || out.empty()) out.push_back({begin, end});
+    end = begin;
+  };
+  for (auto it = layer_begins.rbegin(); it != layer_begins.rend(); ++it)
+    if (*it > 0 && *it < end && end - *it >= kMinSegmentFloats) close(*it);
+  if (end > 0 || out.empty()) close(0);
+  return out;
+}
+
+// The segments named by their first floats in travel order (as JoinReply
+// carries them), or an empty vector when they do not tile [0, total) in
+// descending order with at most kChunkFloats each.
+inline std::vector<Segment> SegmentsFromBegins(const std::vector<uint64_t>& begins, size_t total) {
+  if (total == 0)
+    return begins.size() == 1 && begins[0] == 0 ? std::vector<Segment>{{0, 0}}
+                                                : std::vector<Segment>{};
+  std::vector<Segment> out;
+  size_t end = total;
+  for (uint64_t b : begins) {
+    if (end == 0 || b >= end || end - b > kChunkFloats) return {};
+    out.push_back({static_cast<size_t>(b), end});
+    end = static_cast<size_t>(b);
+  }
+  if (end != 0) return {};
+  return out;
 }
 
 // Fills a chunk's packed float field without zero-filling it first.

@@ -166,6 +166,11 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       context.TryCancel();
     } else {
       stream->WritesDone();
+      // Whatever the hub still had queued: the call cannot finish while a
+      // message it sent lies unread.
+      proto::HubMessage ignored;
+      while (outcome == HubSession::Outcome::kGoodbye && stream->Read(&ignored)) {
+      }
     }
     const grpc::Status status = stream->Finish();
     control.DetachCall();

@@ -32,12 +32,12 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
       trainer_(trainer),
       totals_(totals),
       control_(control),
-      events_(events) {
+      events_(events),
+      sender_(stream, join, trainer.model().ParamCount()) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
-  compression_ = FromProto(join.compression());
-  if (compression_ != Compression::kNone) residual_.assign(trainer.model().ParamCount(), 0.0f);
+  if (cfg.slowdown > 1) sender_.set_before_early_send([this] { EmulateSlowerDevice(&pace_mark_); });
 }
 
 HubSession::Outcome HubSession::Run() {
@@ -117,18 +117,28 @@ bool HubSession::TakeState(const proto::StateChunk& s) {
 bool HubSession::TakeResult(const proto::StepResult& r) {
   Model& model = trainer_.model();
   const size_t p = model.ParamCount();
-  if (compression_ == Compression::kNone) {
+  const std::vector<wire::Segment>& segments = sender_.segments();
+  // A result starts at the first segment; one abandoned half way (this
+  // worker was left out) is simply started over.
+  if (r.offset() == segments.front().begin) result_next_ = 0;
+  if (result_next_ >= segments.size() || r.offset() != segments[result_next_].begin)
+    throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
+                             ")");
+  const wire::Segment& seg = segments[result_next_++];
+  if (sender_.compression() == Compression::kNone) {
+    if (static_cast<size_t>(r.values_size()) != seg.size())
+      throw std::runtime_error("hub sent a malformed chunk (" + std::to_string(r.values_size()) +
+                               " values at offset " + std::to_string(r.offset()) + ")");
     Stage(r.offset(), r.values(), p);
   } else {
-    if (r.offset() >= p)
-      throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
-                               ")");
-    const size_t n = std::min<size_t>(wire::kChunkFloats, p - r.offset());
-    const std::string why = DecodeFloats(compression_, r.packed().data(), r.packed().size(), n,
-                                         staging_.data() + r.offset());
+    const std::string why =
+        DecodeFloats(sender_.compression(), r.packed().data(), r.packed().size(), seg.size(),
+                     staging_.data() + seg.begin);
     if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;
+  if (result_next_ != segments.size())
+    throw std::runtime_error("hub sent a result that ends before its last segment");
   if (r.local_steps() > 0) {
     // The round's averaged change, added to the weights it started from,
     // exactly as the hub adds it to its master copy.
@@ -184,16 +194,19 @@ void HubSession::Compute(const proto::Assignment& a) {
   const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
   const uint64_t weights_digest =
       digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
-  const double loss = trainer_.ComputeGradients(indices_.data(), b,
-                                                DropoutSeed(join_.seed(), a.step(), a.offset()));
-  EmulateSlowerDevice(t0);
-  const double ms = 1e3 * Seconds(Clock::now() - t0);
+  // The upper layers' gradients leave while the lower ones still compute.
+  sender_.Begin(a.step(), kernels::CpuBackend::Data(model.grads()));
+  pace_mark_ = t0;
+  const double loss = trainer_.ComputeGradients(
+      indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()), &sender_);
+  EmulateSlowerDevice(&pace_mark_);
+  const double ms = 1e3 * (Seconds(Clock::now() - t0) - sender_.early_send_seconds());
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
   ++totals_.steps;
   ++steps_;
   control_.OnStep(a.step(), b);
-  SendGradient(a.step(), b, loss, ms, digest, weights_digest);
+  FinishGradient(b, loss, ms, digest, weights_digest);
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
@@ -222,7 +235,8 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
     loss += trainer_.ComputeGradients(indices_.data(), b,
                                       DropoutSeed(join_.seed(), a.step() + k, offset));
     trainer_.ApplyGradients();
-    EmulateSlowerDevice(step_start);
+    auto since = step_start;
+    EmulateSlowerDevice(&since);
     control_.OnStep(a.step() + k, b);
   }
   // The change over the round travels where a gradient would.
@@ -233,7 +247,8 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   totals_.samples += static_cast<int64_t>(b) * h;
   totals_.steps += h;
   steps_ += h;
-  SendGradient(a.step(), b * h, loss, ms, digest, weights_digest);  // all the round's samples
+  sender_.Begin(a.step(), change);
+  FinishGradient(b * h, loss, ms, digest, weights_digest);  // all the round's samples
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("steps {}-{} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
@@ -242,54 +257,26 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   }
 }
 
-void HubSession::EmulateSlowerDevice(Clock::time_point since) {
+void HubSession::EmulateSlowerDevice(Clock::time_point* since) {
   // After each step, not once per round: a slow device is slow at every
   // step, and workers sharing this machine's cores then rarely compute at
   // the same moment, as separate phones never would.
   if (cfg_.slowdown > 1)
     std::this_thread::sleep_for(
-        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - since)));
+        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - *since)));
+  *since = Clock::now();
 }
 
-void HubSession::SendGradient(int64_t step, int samples, double loss, double ms, bool digest,
-                              uint64_t weights_digest) {
-  const DeviceState& dev = Device();
-  const float* g = kernels::CpuBackend::Data(trainer_.model().grads());
-  const size_t p = trainer_.model().ParamCount();
-  const size_t chunks = wire::ChunkCount(p);
-  // One message reused every step: its payload string keeps its capacity,
-  // so packing the gradient allocates nothing in the steady state.
-  proto::WorkerMessage& m = outgoing_;
-  for (size_t c = 0; c < chunks; ++c) {
-    auto* gc = m.mutable_gradient();
-    const wire::ChunkRange r = wire::Chunk(c, p);
-    gc->set_step(step);
-    gc->set_offset(r.begin);
-    if (compression_ == Compression::kNone)
-      wire::PackFloats(g + r.begin, r.size, gc->mutable_values());
-    else
-      EncodeFloats(compression_, g + r.begin, r.size, residual_.data() + r.begin,
-                   gc->mutable_packed());
-    const bool last = c + 1 == chunks;
-    gc->set_last(last);
-    if (last) {
-      gc->set_batch(samples);
-      gc->set_loss_sum(loss);
-      gc->set_compute_ms(ms);
-      if (digest)
-        gc->set_weights_digest(weights_digest);
-      else
-        gc->clear_weights_digest();
-      // Only what is known travels; the rest stays unset.
-      auto* ds = gc->mutable_device();
-      ds->Clear();
-      if (dev.battery_percent >= 0) ds->set_battery_percent(dev.battery_percent);
-      if (dev.charging >= 0) ds->set_charging(dev.charging == 1);
-      if (dev.unmetered >= 0) ds->set_unmetered(dev.unmetered == 1);
-      if (!std::isnan(dev.temperature_c)) ds->set_temperature_c(dev.temperature_c);
-    }
-    if (!stream_.Write(m)) return;  // Read will see the broken stream
-  }
+void HubSession::FinishGradient(int samples, double loss, double ms, bool digest,
+                                uint64_t weights_digest) {
+  GradientSender::Report report;
+  report.samples = samples;
+  report.loss_sum = loss;
+  report.compute_ms = ms;
+  report.has_digest = digest;
+  report.digest = weights_digest;
+  report.device = Device();
+  sender_.Finish(report);  // a broken stream shows in the next Read
 }
 
 const DeviceState& HubSession::Device() {

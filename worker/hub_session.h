@@ -15,6 +15,7 @@
 #include "core/util/event_file.h"
 #include "hub.grpc.pb.h"
 #include "worker/device_state.h"
+#include "worker/gradient_sender.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -47,6 +48,8 @@ class HubSession {
  private:
   void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit);
   bool TakeState(const proto::StateChunk& s);
+  // Result chunks come one per segment, in the segments' order; the last
+  // one completes the result and is applied.
   bool TakeResult(const proto::StepResult& r);
   // Trains on this worker's share of the planned step, if it has one.
   void Follow(const proto::StepPlan& plan);
@@ -57,11 +60,12 @@ class HubSession {
   // Local SGD: a.local_steps() optimizer steps here, then the change of the
   // weights over them goes to the hub (in place of a gradient).
   void ComputeRound(const proto::Assignment& a);
-  // The gradient (or a round's change) of `step` over `samples` samples.
-  void SendGradient(int64_t step, int samples, double loss, double ms, bool digest,
-                    uint64_t weights_digest);
-  // --slowdown F: sleeps (F - 1) times the time since `since`.
-  void EmulateSlowerDevice(std::chrono::steady_clock::time_point since);
+  // The rest of the gradient (or a round's change) of the step the sender
+  // began, with its report.
+  void FinishGradient(int samples, double loss, double ms, bool digest, uint64_t weights_digest);
+  // --slowdown F: sleeps (F - 1) times the time since `*since`, then moves
+  // `*since` to now.
+  void EmulateSlowerDevice(std::chrono::steady_clock::time_point* since);
   // The device's state, pushed by the embedder or read from /sys at most
   // every few seconds (reading it costs file opens; it changes slowly).
   const DeviceState& Device();
@@ -83,10 +87,10 @@ class HubSession {
   size_t local_cursor_ = 0;
   std::vector<float> staging_;
   std::vector<float> round_start_;  // the weights a local-SGD round started from
-  Compression compression_ = Compression::kNone;
-  std::vector<float> residual_;  // error feedback: what encoding has not yet sent
-  proto::WorkerMessage outgoing_;
-  int64_t steps_ = 0;  // in this session
+  GradientSender sender_;
+  Clock::time_point pace_mark_;  // --slowdown: compute since here is not yet paid for
+  size_t result_next_ = 0;       // the result segment expected next
+  int64_t steps_ = 0;            // in this session
   Clock::time_point last_log_ = Clock::now();
 };
 

@@ -49,10 +49,11 @@ bool LocalTrainer::Serves(const TrainerSpec& spec) const {
          ModelSpecToText(spec.model) == spec_text_;
 }
 
-double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed) {
+double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed,
+                                      GradientListener* listener) {
   batch_->Fill(*data_, indices, n);
   model_->SetBatch(batch_->images(), batch_->labels(), n);
-  return model_->ComputeGradients(dropout_seed);
+  return model_->ComputeGradients(dropout_seed, nullptr, listener);
 }
 
 void LocalTrainer::ApplyGradients() { optimizer_->Step(model_->params(), model_->grads()); }

@@ -47,8 +47,10 @@ class LocalTrainer {
 
   // Forward and backward on the samples at `indices`; the gradient of the
   // mean loss is then in model().grads(). Returns the loss summed over the
-  // batch. Allocates nothing.
-  double ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed);
+  // batch. Allocates nothing. `listener` hears as gradients become final
+  // (Model::ComputeGradients).
+  double ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed,
+                          GradientListener* listener = nullptr);
   // The optimizer step with what model().grads() holds, or with `gradient`
   // (ParamCount() floats on the host, e.g. the hub's average).
   void ApplyGradients();

@@ -270,7 +270,7 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   return loss;
 }
 
-double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
+double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListener* listener) {
   if (times) {
     *times = LayerTimes{};
     times->forward.assign(layers_.size(), 0.0);
@@ -310,10 +310,20 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times) {
       times->backward[i] = Since(t);
     }
     if (d_in != d_out) std::swap(d_out, spare);
+    // With every layer on the home backend, a layer's weight gradient is
+    // final once its Backward has run there.
+    if (listener && !mixed_ && layer.ParamCount() > 0) {
+      home_.Synchronize();
+      listener->OnGradientsFrom(param_offset_[i]);
+    }
   }
   if (times) t = Clock::now();
   GatherMirroredGrads();
   if (times) times->transfer += Since(t);
+  if (listener) {
+    home_.Synchronize();
+    listener->OnGradientsFrom(0);
+  }
   return loss;
 }
 

@@ -44,6 +44,15 @@ struct PlacementFallback {
   kernels::OpSet missing;  // what that backend lacks
 };
 
+// Told during the backward pass as gradients become final, last layer
+// first, so they can leave the device while the layers below still compute.
+class GradientListener {
+ public:
+  virtual ~GradientListener() = default;
+  // grads() from float `begin` to the end holds this pass's final values.
+  virtual void OnGradientsFrom(size_t begin) = 0;
+};
+
 class Model {
  public:
   // `placement` names a backend per layer; empty means every layer on `home`.
@@ -54,6 +63,8 @@ class Model {
   const Shape& output_shape() const { return shapes_.back(); }
   int num_classes() const { return output_shape()[0]; }
   size_t ParamCount() const { return param_count_; }
+  // Where each layer's parameters begin in params() and grads(), ascending.
+  const std::vector<size_t>& ParamOffsets() const { return param_offset_; }
   // Where parameters, gradients and the optimizer live.
   kernels::Backend& backend() const { return home_; }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
@@ -91,8 +102,11 @@ class Model {
   // Forward, loss, backward on the current batch. Afterwards grads() holds
   // the gradient of the mean loss over the batch. Returns the summed loss.
   // With `times`, synchronises around every layer and records where the time
-  // went (for placement; slower than an unprofiled pass).
-  double ComputeGradients(uint64_t seed, LayerTimes* times = nullptr);
+  // went (for placement; slower than an unprofiled pass). `listener` hears
+  // after each parameterised layer which gradients are final; when layers
+  // run off the home backend it hears only once, at the end.
+  double ComputeGradients(uint64_t seed, LayerTimes* times = nullptr,
+                          GradientListener* listener = nullptr);
   // Forward in evaluation mode; writes the predicted class of each sample of
   // the current batch to `predictions` (may be null). Returns the summed loss.
   double Evaluate(int32_t* predictions);

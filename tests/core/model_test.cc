@@ -224,6 +224,52 @@ TEST_P(PlacedModel, ReportsWhereEachLayerRuns) {
   EXPECT_EQ(model.Mixed(), GetParam() != "cpu");
 }
 
+// What a listener is told is final during backward must not change later:
+// the worker sends those gradients to the hub while backward goes on.
+TEST_P(PlacedModel, GradientsAnnouncedFinalAreFinal) {
+  Placed placed = BuildPlaced(GetParam());
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
+  Model& model = *placed.model;
+  const int n = 4;
+  model.Reserve(n);
+  model.InitParams(7);
+  SyntheticDataset data(n, model.input_shape(), 10, 3);
+  std::vector<uint32_t> idx = {0, 1, 2, 3};
+  BatchBuffer batch(data.SampleShape(), n);
+  batch.Fill(data, idx.data(), n);
+  model.SetBatch(batch.images(), batch.labels(), n);
+  model.ComputeGradients(1);  // the buffer now holds another pass's gradients
+
+  struct Snapshots final : GradientListener {
+    explicit Snapshots(Model& m) : model(m) {}
+    void OnGradientsFrom(size_t begin) override {
+      std::vector<float> all(model.ParamCount());
+      model.GetGrads(all.data());
+      taken.emplace_back(begin,
+                         std::vector<float>(all.begin() + static_cast<long>(begin), all.end()));
+    }
+    Model& model;
+    std::vector<std::pair<size_t, std::vector<float>>> taken;
+  } listener(model);
+  batch.Fill(data, idx.data(), 2);  // a different batch, so every gradient changes
+  model.SetBatch(batch.images(), batch.labels(), 2);
+  model.ComputeGradients(2, nullptr, &listener);
+  std::vector<float> final_grads(model.ParamCount());
+  model.GetGrads(final_grads.data());
+
+  ASSERT_FALSE(listener.taken.empty());
+  EXPECT_EQ(listener.taken.back().first, 0u);
+  // On one backend it hears after every parameterised layer, last first.
+  if (!model.Mixed()) EXPECT_EQ(listener.taken.size(), 5u + 1u);  // LeNet-5's five, then 0
+  size_t previous = model.ParamCount() + 1;
+  for (const auto& [begin, values] : listener.taken) {
+    EXPECT_LE(begin, previous);
+    previous = begin;
+    for (size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(values[i], final_grads[begin + i]) << "gradient " << begin + i << " changed";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Placements, PlacedModel, ::testing::Values("cpu", "opencl", "mixed"),
                          [](const auto& info) { return info.param; });
 

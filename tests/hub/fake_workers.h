@@ -138,6 +138,8 @@ class FakeWorker final : public WorkerLink {
     proto::Hello hello;
     hello.set_worker_id(reply.worker_id());
     params_ = reply.param_count();
+    segments_ =
+        wire::SegmentsFromBegins({reply.segments().begin(), reply.segments().end()}, params_);
     {
       std::lock_guard<std::mutex> lock(mu_);
       closed_ = false;
@@ -174,6 +176,11 @@ class FakeWorker final : public WorkerLink {
     if (!Connect()) return;
     proto::HubMessage m;
     std::vector<proto::GradientChunk> held;  // a late gradient, sent once left out
+    auto deliver = [&](const std::vector<proto::GradientChunk>& chunks) {
+      for (const auto& c : chunks)
+        if (HubStatus s = hub_.Gradient(id_, c); !s.ok()) return s;
+      return HubStatus::Ok();
+    };
     while (Next(&m)) {
       if (m.has_stop()) {
         got_stop = true;
@@ -182,7 +189,7 @@ class FakeWorker final : public WorkerLink {
       if (m.has_state() && m.state().last()) ++states;
       if (m.has_left_out()) {
         ++left_out;
-        for (const auto& c : held) hub_.Gradient(id_, c);
+        deliver(held);
         held.clear();
         continue;
       }
@@ -200,23 +207,23 @@ class FakeWorker final : public WorkerLink {
           if (!Connect()) return;
           break;
         }
-        const proto::GradientChunk chunk = Gradient(a);
+        const std::vector<proto::GradientChunk> chunks = Gradient(a);
         if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLeaveMidStep) {
           // Leave, as a stopping worker does, with its gradient still in flight.
           proto::LeaveRequest leave;
           leave.set_worker_id(id_);
           leave.set_reason("stopped by its owner");
           if (HubStatus s = hub_.Leave(leave); !s.ok()) refusal = s.message;
-          if (HubStatus s = hub_.Gradient(id_, chunk); !s.ok()) refusal = s.message;
+          if (HubStatus s = deliver(chunks); !s.ok()) refusal = s.message;
           return Close(HubStatus::Ok());
         }
         if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLate) {
-          held.push_back(chunk);
+          held = chunks;
           break;
         }
         if (fault_.kind == Fault::Kind::kSlowLink)
           std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        if (HubStatus s = hub_.Gradient(id_, chunk); !s.ok()) {
+        if (HubStatus s = deliver(chunks); !s.ok()) {
           refusal = s.message;
           return Close(s);
         }
@@ -226,21 +233,27 @@ class FakeWorker final : public WorkerLink {
     }
   }
 
-  proto::GradientChunk Gradient(const proto::Assignment& a) const {
-    proto::GradientChunk c;
-    c.set_step(a.step());
-    c.set_offset(0);
-    c.set_last(true);
-    c.set_batch(a.batch() * std::max(1, a.local_steps()));  // a round's samples
-    c.set_loss_sum(a.batch());
-    c.set_compute_ms(0.1 * a.batch());
+  // The gradient of an assignment, one chunk per segment in travel order.
+  std::vector<proto::GradientChunk> Gradient(const proto::Assignment& a) const {
     const bool poison = fault_.kind == Fault::Kind::kNanGradient && fault_.step == a.step();
-    for (size_t j = 0; j < params_; ++j) {
-      float sum = 0;
-      for (int64_t p = a.offset(); p < a.offset() + a.batch(); ++p) sum += SampleGradient(p, j);
-      c.add_values(poison && j == 0 ? NAN : sum / static_cast<float>(a.batch()));
+    std::vector<proto::GradientChunk> chunks;
+    for (const wire::Segment& seg : segments_) {
+      proto::GradientChunk c;
+      c.set_step(a.step());
+      c.set_offset(seg.begin);
+      for (size_t j = seg.begin; j < seg.end; ++j) {
+        float sum = 0;
+        for (int64_t p = a.offset(); p < a.offset() + a.batch(); ++p) sum += SampleGradient(p, j);
+        c.add_values(poison && j == 0 ? NAN : sum / static_cast<float>(a.batch()));
+      }
+      chunks.push_back(std::move(c));
     }
-    return c;
+    proto::GradientChunk& last = chunks.back();
+    last.set_last(true);
+    last.set_batch(a.batch() * std::max(1, a.local_steps()));  // a round's samples
+    last.set_loss_sum(a.batch());
+    last.set_compute_ms(0.1 * a.batch());
+    return chunks;
   }
 
   StepCoordinator& hub_;
@@ -248,6 +261,7 @@ class FakeWorker final : public WorkerLink {
   Fault fault_;
   int id_ = -1;
   size_t params_ = 0;
+  std::vector<wire::Segment> segments_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<proto::HubMessage> inbox_;

@@ -22,7 +22,7 @@ std::unique_ptr<MasterModel> Tiny() {
 
 // Averages `change` alone (weight 1) into the master's average buffer.
 void Average(MasterModel& m, const std::vector<float>& change) {
-  m.Average({change.data()}, {1.0f});
+  for (size_t k = 0; k < m.segments().size(); ++k) m.AverageSegment(k, {change.data()}, {1.0f});
 }
 
 TEST(MasterModel, ARoundsChangeIsAddedToTheWeights) {
@@ -45,7 +45,7 @@ TEST(MasterModel, OuterMomentumCarriesPartOfTheLastUpdateIntoTheNext) {
   float total = 0;
   for (int round = 0; round < 3; ++round) {
     Average(*m, std::vector<float>(n, changes[round]));
-    m->AddOuterMomentum(0.5f);
+    for (size_t k = 0; k < m->segments().size(); ++k) m->AddOuterMomentum(k, 0.5f);
     // What travels to the workers is the update, not the raw average.
     EXPECT_FLOAT_EQ(m->average()[0], updates[round]) << "round " << round;
     m->ApplyAverageChange();

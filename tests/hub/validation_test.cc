@@ -105,11 +105,15 @@ class Validation : public ::testing::Test {
     std::unique_ptr<Stream> stream;
     proto::Assignment next;
     uint64_t params = 0;
+    std::vector<wire::Segment> segments;  // in the order they must travel
   };
   void Admit(Bogus& b) {
     proto::JoinReply reply;
     ASSERT_TRUE(Join(wire::kProtocolVersion, "secret", &reply).ok());
     b.params = reply.param_count();
+    b.segments =
+        wire::SegmentsFromBegins({reply.segments().begin(), reply.segments().end()}, b.params);
+    ASSERT_GT(b.segments.size(), 1u) << "LeNet-5's gradient should travel in several segments";
     b.stream = stub_->Train(&b.ctx);
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(reply.worker_id());
@@ -125,17 +129,24 @@ class Validation : public ::testing::Test {
     }
     FAIL() << "no model received";
   }
-  // Sends one gradient chunk and returns the status the hub ends the stream with.
-  grpc::Status SendBad(Bogus& b, const std::vector<float>& g, int64_t step, uint64_t offset,
-                       int batch, bool last) {
+  // Segment k of a gradient whose values are all `value` (`extra` floats
+  // more or fewer than the segment holds), for b's next step.
+  static proto::WorkerMessage Segment(const Bogus& b, size_t k, float value, int extra = 0) {
     proto::WorkerMessage m;
     auto* c = m.mutable_gradient();
-    c->set_step(step);
-    c->set_offset(offset);
+    c->set_step(b.next.step());
+    c->set_offset(b.segments[k].begin);
+    const std::vector<float> g(static_cast<size_t>(static_cast<int>(b.segments[k].size()) + extra),
+                               value);
     wire::PackFloats(g.data(), g.size(), c->mutable_values());
+    const bool last = k + 1 == b.segments.size();
     c->set_last(last);
-    c->set_batch(batch);
-    b.stream->Write(m);
+    if (last) c->set_batch(b.next.batch());
+    return m;
+  }
+  // Sends the chunks and returns the status the hub ends the stream with.
+  grpc::Status SendBad(Bogus& b, const std::vector<proto::WorkerMessage>& chunks) {
+    for (const auto& m : chunks) b.stream->Write(m);
     b.stream->WritesDone();
     proto::HubMessage ignored;
     while (b.stream->Read(&ignored)) {
@@ -187,45 +198,57 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(b.params, 0.01f);
-    g[17] = nan;
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
-                  grpc::StatusCode::INVALID_ARGUMENT, "non-finite");
+    proto::WorkerMessage m = Segment(b, 0, 0.01f);
+    m.mutable_gradient()->mutable_values()->Set(17, nan);
+    ExpectRefused(SendBad(b, {m}), grpc::StatusCode::INVALID_ARGUMENT, "non-finite");
   }
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(b.params - 5, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
-                  grpc::StatusCode::INVALID_ARGUMENT, "the model has");
+    ExpectRefused(SendBad(b, {Segment(b, 0, 0.01f, -5)}), grpc::StatusCode::INVALID_ARGUMENT,
+                  "floats, its segment");
   }
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(b.params + 3, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch(), true),
-                  grpc::StatusCode::INVALID_ARGUMENT, "longer than");
+    ExpectRefused(SendBad(b, {Segment(b, 0, 0.01f, 3)}), grpc::StatusCode::INVALID_ARGUMENT,
+                  "floats, its segment");
   }
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(b.params, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step() + 7, 0, b.next.batch(), true),
-                  grpc::StatusCode::INVALID_ARGUMENT, "expected step");
+    proto::WorkerMessage m = Segment(b, 0, 0.01f);
+    m.mutable_gradient()->set_step(b.next.step() + 7);
+    ExpectRefused(SendBad(b, {m}), grpc::StatusCode::INVALID_ARGUMENT, "expected step");
   }
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(b.params, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 0, b.next.batch() + 100, true),
-                  grpc::StatusCode::INVALID_ARGUMENT, "assigned");
+    std::vector<proto::WorkerMessage> all;
+    for (size_t k = 0; k < b.segments.size(); ++k) all.push_back(Segment(b, k, 0.01f));
+    all.back().mutable_gradient()->set_batch(b.next.batch() + 100);
+    ExpectRefused(SendBad(b, all), grpc::StatusCode::INVALID_ARGUMENT, "assigned");
   }
   {
     Bogus b;
     Admit(b);
-    std::vector<float> g(100, 0.01f);
-    ExpectRefused(SendBad(b, g, b.next.step(), 50, b.next.batch(), false),
+    proto::WorkerMessage m = Segment(b, 0, 0.01f);
+    m.mutable_gradient()->set_offset(50);
+    ExpectRefused(SendBad(b, {m}), grpc::StatusCode::INVALID_ARGUMENT, "offset");
+  }
+  {  // Segments out of their order: the last layer's must come first.
+    Bogus b;
+    Admit(b);
+    ExpectRefused(SendBad(b, {Segment(b, b.segments.size() - 1, 0.01f)}),
                   grpc::StatusCode::INVALID_ARGUMENT, "offset");
+  }
+  {  // A gradient that claims to be whole after its first segment.
+    Bogus b;
+    Admit(b);
+    proto::WorkerMessage m = Segment(b, 0, 0.01f);
+    m.mutable_gradient()->set_last(true);
+    m.mutable_gradient()->set_batch(b.next.batch());
+    ExpectRefused(SendBad(b, {m}), grpc::StatusCode::INVALID_ARGUMENT, "marked last");
   }
 
   // Training goes on with the honest worker, and the model is clean.
@@ -245,20 +268,17 @@ TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {
   Bogus b;
   Admit(b);
   // A well-formed gradient, but the digest says this worker's weights are
-  // not the hub's: the hub must send the whole state again, not a result.
-  proto::WorkerMessage m;
-  auto* c = m.mutable_gradient();
-  std::vector<float> zeros(b.params, 0.0f);
-  c->set_step(b.next.step());
-  wire::PackFloats(zeros.data(), zeros.size(), c->mutable_values());
-  c->set_last(true);
-  c->set_batch(b.next.batch());
-  c->set_weights_digest(12345);
-  ASSERT_TRUE(b.stream->Write(m));
+  // not the hub's: the hub must send the whole state again, not the rest of
+  // the result (segments averaged before the digest arrived may come first).
+  for (size_t k = 0; k < b.segments.size(); ++k) {
+    proto::WorkerMessage m = Segment(b, k, 0.0f);
+    if (k + 1 == b.segments.size()) m.mutable_gradient()->set_weights_digest(12345);
+    ASSERT_TRUE(b.stream->Write(m));
+  }
   proto::HubMessage reply;
   bool resynced = false, got_result = false;
   while (b.stream->Read(&reply)) {
-    if (reply.has_result()) got_result = true;
+    if (reply.has_result() && reply.result().last()) got_result = true;
     if (reply.has_state()) resynced = true;
     if (reply.has_plan() || reply.has_stop() || (reply.has_result() && reply.result().last()))
       break;

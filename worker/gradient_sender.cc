@@ -1,0 +1,85 @@
+#include "worker/gradient_sender.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/compress/compression_proto.h"
+
+namespace mt {
+
+GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count)
+    : stream_(stream),
+      segments_(
+          wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()}, param_count)),
+      compression_(FromProto(join.compression())) {
+  if (segments_.empty())
+    throw std::runtime_error("the hub's gradient segments do not cover the model's " +
+                             std::to_string(param_count) + " parameters");
+  if (compression_ != Compression::kNone) residual_.assign(param_count, 0.0f);
+}
+
+void GradientSender::Begin(int64_t step, const float* grads) {
+  step_ = step;
+  grads_ = grads;
+  next_ = 0;
+  early_send_seconds_ = 0;
+}
+
+void GradientSender::OnGradientsFrom(size_t begin) {
+  while (next_ + 1 < segments_.size() && segments_[next_].begin >= begin && !broken_) {
+    if (before_early_send_) before_early_send_();
+    const auto t0 = std::chrono::steady_clock::now();
+    Send(next_++, nullptr);
+    early_send_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+bool GradientSender::Finish(const Report& report) {
+  while (next_ < segments_.size() && !broken_) {
+    const size_t k = next_++;
+    Send(k, k + 1 == segments_.size() ? &report : nullptr);
+  }
+  return !broken_;
+}
+
+bool GradientSender::Send(size_t k, const Report* report) {
+  const wire::Segment& seg = segments_[k];
+  proto::WorkerMessage& m = outgoing_;
+  auto* gc = m.mutable_gradient();
+  gc->set_step(step_);
+  gc->set_offset(seg.begin);
+  if (compression_ == Compression::kNone)
+    wire::PackFloats(grads_ + seg.begin, seg.size(), gc->mutable_values());
+  else
+    EncodeFloats(compression_, grads_ + seg.begin, seg.size(), residual_.data() + seg.begin,
+                 gc->mutable_packed());
+  gc->set_last(report != nullptr);
+  if (report) {
+    gc->set_batch(report->samples);
+    gc->set_loss_sum(report->loss_sum);
+    gc->set_compute_ms(report->compute_ms);
+    if (report->has_digest)
+      gc->set_weights_digest(report->digest);
+    else
+      gc->clear_weights_digest();
+    // Only what is known travels; the rest stays unset.
+    const DeviceState& dev = report->device;
+    auto* ds = gc->mutable_device();
+    ds->Clear();
+    if (dev.battery_percent >= 0) ds->set_battery_percent(dev.battery_percent);
+    if (dev.charging >= 0) ds->set_charging(dev.charging == 1);
+    if (dev.unmetered >= 0) ds->set_unmetered(dev.unmetered == 1);
+    if (!std::isnan(dev.temperature_c)) ds->set_temperature_c(dev.temperature_c);
+  } else {
+    gc->set_batch(0);
+    gc->set_loss_sum(0);
+    gc->set_compute_ms(0);
+    gc->clear_weights_digest();
+    gc->clear_device();
+  }
+  if (!stream_.Write(m)) broken_ = true;
+  return !broken_;
+}
+
+}  // namespace mt

@@ -1,0 +1,76 @@
+// A gradient (or a round's change) on its way to the hub: one message per
+// segment, in the order the hub gave at Join (JoinReply.segments: last layer
+// first). Listening to the backward pass, it sends each segment as soon as
+// its layers are done, so the hub averages and answers it while the layers
+// below are still computing; the last segment goes when the pass ends,
+// with the step's report.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/compress/gradient_codec.h"
+#include "core/model/model.h"
+#include "hub.grpc.pb.h"
+#include "proto/wire.h"
+#include "worker/device_state.h"
+
+namespace mt {
+
+class GradientSender final : public GradientListener {
+ public:
+  using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+
+  // Throws when the hub's segments do not tile `param_count` floats.
+  GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count);
+
+  const std::vector<wire::Segment>& segments() const { return segments_; }
+  Compression compression() const { return compression_; }
+
+  // Runs before each segment sent from inside the backward pass: mtworker
+  // --slowdown paces it there, as a slower device would.
+  void set_before_early_send(std::function<void()> hook) { before_early_send_ = std::move(hook); }
+
+  // A new gradient of `step` in `grads`, which the caller fills (during the
+  // backward pass) and keeps alive until Finish: nothing of it sent yet.
+  void Begin(int64_t step, const float* grads);
+  // GradientListener: sends every segment now wholly final, but never the
+  // last one (it carries the report).
+  void OnGradientsFrom(size_t begin) override;
+
+  struct Report {
+    int samples = 0;
+    double loss_sum = 0, compute_ms = 0;
+    bool has_digest = false;
+    uint64_t digest = 0;
+    DeviceState device;
+  };
+  // Sends what is left, the last segment with `report`. False once the
+  // stream has broken (the next Read sees it).
+  bool Finish(const Report& report);
+  // Seconds spent sending from inside the backward pass since Begin, which
+  // is not compute.
+  double early_send_seconds() const { return early_send_seconds_; }
+
+ private:
+  bool Send(size_t k, const Report* report);
+
+  Stream& stream_;
+  std::vector<wire::Segment> segments_;
+  Compression compression_;
+  std::vector<float> residual_;  // error feedback: what encoding has not yet sent
+  std::function<void()> before_early_send_;
+  proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
+  const float* grads_ = nullptr;
+  int64_t step_ = 0;
+  size_t next_ = 0;  // the next segment to send
+  bool broken_ = false;
+  double early_send_seconds_ = 0;
+};
+
+}  // namespace mt
