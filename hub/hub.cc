@@ -145,7 +145,7 @@ int Hub::Run() {
       Evaluate(done, /*run_ended=*/false);
       coordinator_->ExtendDeadline(Clock::now() - eval_start);
     }
-    const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep();
+    const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep(stop_reason_.empty());
     if (outcome.stopped) break;
     if (outcome.samples == 0) continue;  // nobody finished: the step runs again
     RecordStep(outcome);

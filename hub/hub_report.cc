@@ -74,10 +74,10 @@ void Hub::WriteReport(double train_seconds) {
   d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
   d["batch_change_count"] = m.batch_change_count;
   d["gradient_bytes_in"] = m.gradient_bytes_in;
-  d["result_bytes_out"] = m.result_bytes_out;
+  d["result_bytes_out"] = m.result_bytes_out.load();
   const int64_t trained_here = steps - std::max<int64_t>(0, resumed_from_);
   d["gradient_bytes_per_step"] =
-      trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out) /
+      trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out.load()) /
                              static_cast<double>(trained_here)
                        : 0.0;
   ReportJson workers = ReportJson::array();

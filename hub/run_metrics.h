@@ -36,7 +36,8 @@ struct RunMetrics {
   int64_t samples = 0;
   // Gradient payload bytes (values or packed) in from workers and out in
   // step results, headers excluded: what --compress changes.
-  int64_t gradient_bytes_in = 0, result_bytes_out = 0;
+  int64_t gradient_bytes_in = 0;
+  std::atomic<int64_t> result_bytes_out{0};  // also counted by the transport's threads
 
   static constexpr size_t kMaxBatchChanges = 1000;
   std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges

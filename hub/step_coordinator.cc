@@ -59,6 +59,10 @@ bool StepCoordinator::WaitForParticipants(std::unique_lock<std::mutex>& lock, in
 
 bool StepCoordinator::PublishStep() {
   std::unique_lock<std::mutex> lock(mu_);
+  if (published_ahead_) {  // by the transport, as the last step completed
+    published_ahead_ = false;
+    return true;
+  }
   std::vector<WorkerSlot*> who;
   for (;;) {
     if (stop_) return false;
@@ -67,6 +71,19 @@ bool StepCoordinator::PublishStep() {
     if (who.empty()) have_result_ = false;  // whoever comes next starts from the full state
     if (!WaitForMinWorkers(lock)) return false;
   }
+  BeginStep(who);
+  lock.unlock();
+  // Sending happens outside the lock: slots never move, and only this
+  // thread changes assignments until CompleteStep arms the fast path.
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  Broadcast(who, published_result_);
+  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  return true;
+}
+
+void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
   round_steps_ = RoundLength();
   round_local_ = sync_.local();
   Assign(who);
@@ -79,21 +96,47 @@ bool StepCoordinator::PublishStep() {
     s->state = WorkerSlot::State::kActive;
   }
   // Workers send a digest only every digest_every steps; hash only then.
-  if (step_ % config_.digest_every == 0) digest_before_ = master_.Digest();
+  if (digest_now && step_ % config_.digest_every == 0) digest_before_ = master_.Digest();
   round_ = who;
   published_result_ = have_result_;
   deadline_extension_ = Clock::duration::zero();
   published_at_ = Clock::now();
   Emit(HubEvent::Kind::kStepPublished);
-  lock.unlock();
-  // Sending happens outside the lock: slots never move, and only this
-  // thread changes assignments.
+}
+
+void StepCoordinator::AdvanceIfComplete() {
+  if (!advance_armed_ || stop_ || finished_) return;
+  bool any = false;
+  for (auto* s : round_) {
+    if (s->state == WorkerSlot::State::kGone) continue;
+    if (!s->inbox.complete()) return;
+    any = true;
+  }
+  // Nobody finished, the run ends, or too few are left: the run thread
+  // decides what happens next.
+  if (!any || step_ + round_steps_ >= plan_.total_steps()) return;
+  std::vector<WorkerSlot*> next = membership_.Participants();
+  if (static_cast<int>(next.size()) < config_.min_workers) return;
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
-  Broadcast(who, published_result_);
+  advanced_outcome_ = CloseStep();
+  next = membership_.Participants();  // the same slots: closing changes no states
+  BeginStep(next, /*digest_now=*/false);
+  // Under the lock: nothing else may change assignments while they go out.
+  // The workers' next plan goes out before the master's own optimizer step
+  // (it is not on their path), unless someone needs the full state.
+  bool state = false;
+  for (auto* s : next) state = state || s->gets_state;
+  if (state) ApplyToMaster();
+  Broadcast(next, published_result_);
+  if (!state) ApplyToMaster();
+  if (step_ % config_.digest_every == 0) digest_before_ = master_.Digest();
   metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
   metrics_.wall_seconds += Seconds(Clock::now() - wall);
-  return true;
+  advance_armed_ = false;
+  advanced_ = true;
+  published_ahead_ = true;
+  cv_.notify_all();
 }
 
 int64_t StepCoordinator::RoundLength() const {
@@ -258,6 +301,7 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
                         std::chrono::duration_cast<Clock::duration>(
                             std::chrono::duration<double>(DeadlineSeconds(round_)));
   for (;;) {
+    if (advanced_) return true;  // the transport completed it (AdvanceIfComplete)
     bool all = true;
     for (auto* s : round_)
       all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
@@ -274,11 +318,31 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
+StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!AwaitGradients(lock)) return StepOutcome{true, 0, 0};
+  advance_armed_ = next_may_follow;
+  const bool in = AwaitGradients(lock);
+  advance_armed_ = false;
+  if (advanced_) {
+    advanced_ = false;
+    return advanced_outcome_;
+  }
+  if (!in) return StepOutcome{true, 0, 0};
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
+  StepOutcome out = FinishStep();
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  return out;
+}
+
+StepCoordinator::StepOutcome StepCoordinator::FinishStep() {
+  const StepOutcome out = CloseStep();
+  if (out.samples > 0) ApplyToMaster();
+  return out;
+}
+
+StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
   ReduceReadySegments();  // what latecomers held back, now that they are out
   StepOutcome out = Tally();
   if (out.samples == 0) {
@@ -288,10 +352,6 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
     have_result_ = false;
     return out;
   }
-  if (round_local_)
-    master_.ApplyAverageChange();
-  else
-    master_.ApplyAverage();
   non_finite_refusals_ = 0;
   average_step_ = step_;
   average_steps_ = round_steps_;
@@ -302,10 +362,15 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep() {
   out.steps = round_steps_;
   step_ += round_steps_;
   ObserveRound();
-  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
-  metrics_.wall_seconds += Seconds(Clock::now() - wall);
   Emit(HubEvent::Kind::kStepDone);
   return out;
+}
+
+void StepCoordinator::ApplyToMaster() {
+  if (average_local_)
+    master_.ApplyAverageChange();
+  else
+    master_.ApplyAverage();
 }
 
 void StepCoordinator::ReduceReadySegments() {

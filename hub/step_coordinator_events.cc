@@ -124,6 +124,7 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
     cv_.notify_all();
   }
   ReduceReadySegments();
+  if (slot->inbox.complete()) AdvanceIfComplete();
   return HubStatus::Ok();
 }
 

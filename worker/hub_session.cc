@@ -86,15 +86,15 @@ HubSession::Outcome HubSession::Run() {
 }
 
 void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values,
-                       size_t limit) {
+                       size_t limit, float* into) {
   const size_t n = static_cast<size_t>(values.size());
   if (offset > limit || n > limit - offset)
     throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
-  std::copy(values.begin(), values.end(), staging_.begin() + static_cast<std::ptrdiff_t>(offset));
+  std::copy(values.begin(), values.end(), into + offset);
 }
 
 bool HubSession::TakeState(const proto::StateChunk& s) {
-  Stage(s.offset(), s.values(), staging_.size());
+  Stage(s.offset(), s.values(), staging_.size(), staging_.data());
   if (!s.last()) return false;
   OptimizerState state = FromProto(s.optimizer());
   Model& model = trainer_.model();
@@ -118,6 +118,10 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
   Model& model = trainer_.model();
   const size_t p = model.ParamCount();
   const std::vector<wire::Segment>& segments = sender_.segments();
+  // Straight into the gradient buffer, which the optimizer reads: the
+  // worker's own gradient has left already, and a copy less is on the
+  // critical path of every step.
+  float* into = kernels::CpuBackend::Data(model.grads());
   // A result starts at the first segment; one abandoned half way (this
   // worker was left out) is simply started over.
   if (r.offset() == segments.front().begin) result_next_ = 0;
@@ -129,11 +133,10 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     if (static_cast<size_t>(r.values_size()) != seg.size())
       throw std::runtime_error("hub sent a malformed chunk (" + std::to_string(r.values_size()) +
                                " values at offset " + std::to_string(r.offset()) + ")");
-    Stage(r.offset(), r.values(), p);
+    Stage(r.offset(), r.values(), p, into);
   } else {
-    const std::string why =
-        DecodeFloats(sender_.compression(), r.packed().data(), r.packed().size(), seg.size(),
-                     staging_.data() + seg.begin);
+    const std::string why = DecodeFloats(sender_.compression(), r.packed().data(),
+                                         r.packed().size(), seg.size(), into + seg.begin);
     if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;
@@ -143,10 +146,10 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     // The round's averaged change, added to the weights it started from,
     // exactly as the hub adds it to its master copy.
     if (round_start_.size() != p) throw std::runtime_error("hub sent a round result out of turn");
-    for (size_t i = 0; i < p; ++i) staging_[i] = round_start_[i] + staging_[i];
-    model.SetParams(staging_.data());
+    for (size_t i = 0; i < p; ++i) into[i] = round_start_[i] + into[i];
+    model.SetParams(into);
   } else {
-    trainer_.ApplyGradients(staging_.data());
+    trainer_.ApplyGradients();
   }
   totals_.last_mean_loss = r.mean_loss();
   control_.OnResult(r.mean_loss());

@@ -46,7 +46,9 @@ class HubSession {
   const std::string& leave_reason() const { return leave_reason_; }
 
  private:
-  void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit);
+  // Copies a chunk's values to `into` + offset, within `limit` floats.
+  void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit,
+             float* into);
   bool TakeState(const proto::StateChunk& s);
   // Result chunks come one per segment, in the segments' order; the last
   // one completes the result and is applied.
