@@ -150,6 +150,10 @@ public final class ControllerTest {
       check(s.summary().startsWith("step " + s.step + ", loss "), "summary for a notification: " + s.summary());
       expectThrows(IllegalStateException.class,
           () -> c.start(WorkerConfig.builder(address).build()), "a second start while one runs");
+      // The listener runs on its own 50 ms clock while status() answers at once, so a fast
+      // worker can pass 5 steps before the first listener call: wait for it before stopping.
+      check(waitUntil(() -> seen.stream().anyMatch(x -> x.state == WorkerStatus.State.TRAINING && x.stepsTrained > 0), 30),
+          "the listener saw training");
 
       check(c.stop(30), "stop returns true (ended within the timeout)");
       WorkerStatus end = c.status();
@@ -161,8 +165,6 @@ public final class ControllerTest {
       check(json.matches("(?s).*\"threads\"\\s*:\\s*2\\b.*"), "the report at reportPath says threads 2: " + json);
       check(waitUntil(() -> !seen.isEmpty() && seen.get(seen.size() - 1).state.isEnded(), 10),
           "the listener got the ended status last");
-      check(seen.stream().anyMatch(x -> x.state == WorkerStatus.State.TRAINING && x.stepsTrained > 0),
-          "the listener saw training");
       check(c.stop(1), "a second stop is fine");
     }
   }
