@@ -80,6 +80,8 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   }
   loss_sum_ = c.loss_sum();
   compute_ms_ = c.compute_ms();
+  // Only advice for --sync-every auto: a nonsensical value is ignored.
+  exchange_ms_ = std::isfinite(c.exchange_ms()) && c.exchange_ms() > 0 ? c.exchange_ms() : 0;
   has_digest_ = c.has_weights_digest();
   digest_ = c.weights_digest();
   complete_ = true;

@@ -38,6 +38,8 @@ class GradientInbox {
   int batch() const { return batch_; }
   double loss_sum() const { return loss_sum_; }
   double compute_ms() const { return compute_ms_; }
+  // The worker's last exchange as it saw it (GradientChunk.exchange_ms).
+  double exchange_ms() const { return exchange_ms_; }
   bool has_digest() const { return has_digest_; }
   uint64_t digest() const { return digest_; }
   const std::vector<float>& gradient() const { return grad_; }
@@ -52,7 +54,7 @@ class GradientInbox {
   bool expecting_ = false;
   bool complete_ = false;
   bool non_finite_ = false;
-  double loss_sum_ = 0, compute_ms_ = 0;
+  double loss_sum_ = 0, compute_ms_ = 0, exchange_ms_ = 0;
   bool has_digest_ = false;
   uint64_t digest_ = 0;
 };

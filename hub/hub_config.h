@@ -45,9 +45,13 @@ struct HubConfig {
   // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
   // end at epoch ends, evaluations and checkpoints.
   int sync_every = 0;
-  // Local SGD: the hub's update is v = m * v + average change, w += v
-  // (0: plain averaging).
+  // Local SGD: the hub's update is v = m * v + average change, w += lr * v
+  // (m 0 and lr 1: plain averaging).
   double outer_momentum = 0;
+  double outer_lr = 1;
+  // Local SGD: workers compute the next round while a round's change and
+  // average travel (worker/lookahead.h).
+  bool overlap_rounds = true;
   double log_every_seconds = 2.0;
 };
 

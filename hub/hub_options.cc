@@ -115,6 +115,14 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "local SGD: momentum of the hub's update with the averaged change (as in "
                  "DiLoCo; 0: plain averaging)")
       ->check(Real(0, 0.99));
+  app.add_option("--outer-lr", cfg.outer_lr,
+                 "local SGD: learning rate of the hub's update with the averaged change (1: "
+                 "plain averaging)")
+      ->check(Real(0.01, 10));
+  app.add_flag("--no-overlap{false}", cfg.overlap_rounds,
+               "local SGD: workers wait for each round's average instead of computing the next "
+               "round while it travels (which hides the exchange, and lets auto pick fewer "
+               "local steps)");
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 

@@ -63,13 +63,19 @@ void MasterModel::ApplyAverageChange() {
   for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
 }
 
-void MasterModel::AddOuterMomentum(size_t k, float m) {
-  const size_t n = model_->ParamCount();
-  if (outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
+void MasterModel::ApplyOuterOptimizer(size_t k, float lr, float m) {
   const wire::Segment seg = segments_[k];
   float* d = average();
-  for (size_t i = seg.begin; i < seg.end; ++i)
-    d[i] = outer_velocity_[i] = m * outer_velocity_[i] + d[i];
+  if (m == 0) {
+    for (size_t i = seg.begin; i < seg.end; ++i) d[i] *= lr;
+    return;
+  }
+  const size_t n = model_->ParamCount();
+  if (outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
+  for (size_t i = seg.begin; i < seg.end; ++i) {
+    outer_velocity_[i] = m * outer_velocity_[i] + d[i];
+    d[i] = lr * outer_velocity_[i];
+  }
 }
 
 uint64_t MasterModel::Digest() const {

@@ -50,11 +50,11 @@ class MasterModel {
   // others add.
   void AverageSegment(size_t k, const std::vector<const float*>& gradients,
                       const std::vector<float>& weights);
-  // Local SGD with outer momentum m (DiLoCo), over segment k: v = m * v +
-  // average, and the average becomes v, the update every worker and the
-  // master then add. v starts at zero in each process (a resumed run starts
-  // it afresh).
-  void AddOuterMomentum(size_t k, float m);
+  // Local SGD's outer update (DiLoCo) over segment k: v = m * v + average,
+  // and the average becomes lr * v, the update every worker and the master
+  // then add. v starts at zero in each process (a resumed run starts it
+  // afresh).
+  void ApplyOuterOptimizer(size_t k, float lr, float m);
   // With compression: encodes segment k of the average (error feedback keeps
   // what encoding drops) and replaces it with what the workers will decode.
   void EncodeSegment(size_t k);
@@ -85,7 +85,7 @@ class MasterModel {
   std::unique_ptr<Optimizer> optimizer_;
   Compression compression_;
   std::vector<float> broadcast_residual_;
-  std::vector<float> outer_velocity_;  // allocated by the first AddOuterMomentum
+  std::vector<float> outer_velocity_;  // allocated by the first outer momentum step
   std::vector<wire::Segment> segments_;
   std::vector<std::string> encoded_average_;  // per segment, reused every step
   size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;

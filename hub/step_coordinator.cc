@@ -408,8 +408,9 @@ void StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& fr
     weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(samples));
   }
   master_.AverageSegment(k, gradients, weights);
-  if (round_local_ && config_.outer_momentum > 0)
-    master_.AddOuterMomentum(k, static_cast<float>(config_.outer_momentum));
+  if (round_local_ && (config_.outer_momentum > 0 || config_.outer_lr != 1))
+    master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
+                                static_cast<float>(config_.outer_momentum));
   master_.EncodeSegment(k);
   if (k + 1 < master_.segments().size()) {
     // Sent now, while the workers still compute the segments below it.
@@ -471,19 +472,25 @@ void StepCoordinator::ObserveRound() {
   // exchange costs.
   bool steady = true;
   Clock::time_point last = published_at_;
-  double compute_ms = 0;
+  double compute_ms = 0, seen_ms = -1;
   for (auto* s : round_) {
     steady = steady && !s->gets_state && s->inbox.complete();
     if (!s->inbox.complete()) continue;
     last = std::max(last, s->complete_at);
     compute_ms = std::max(compute_ms, s->inbox.compute_ms());
+    // The last to send waited least for the others: its view is the exchange.
+    const double seen = s->inbox.exchange_ms();
+    if (seen > 0) seen_ms = seen_ms < 0 ? seen : std::min(seen_ms, seen);
   }
   if (!steady) return;
   const double round_seconds = Seconds(last - published_at_);
-  const double took = round_seconds / static_cast<double>(round_steps_);
+  // With overlap a round's steps may have begun before it was published:
+  // the deadline's pace is at least the compute.
+  const double took =
+      std::max(round_seconds, compute_ms / 1e3) / static_cast<double>(round_steps_);
   step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
   const int before = sync_.steps();
-  if (!sync_.Observe(round_steps_, 1e3 * round_seconds, compute_ms)) return;
+  if (!sync_.Observe(round_steps_, 1e3 * round_seconds, compute_ms, seen_ms)) return;
   SyncChange change{step_, before, sync_.steps(), sync_.exchange_ms(), sync_.step_compute_ms()};
   if (metrics_.sync_changes.size() < RunMetrics::kMaxSyncChanges)
     metrics_.sync_changes.push_back(change);

@@ -49,7 +49,7 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  master.segments(), master.compression()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
                                                 : BatchPolicy::kFixed),
-      sync_(config.sync_every) {}
+      sync_(config.sync_every, config.overlap_rounds) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
   if (!events_) return;
@@ -75,6 +75,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_max_batch(slot->max_batch);
   reply->set_compression(ToProto(master_.compression()));
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
+  reply->set_overlap_rounds(config_.overlap_rounds && config_.sync_every != 1);
   return HubStatus::Ok();
 }
 

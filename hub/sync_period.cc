@@ -15,12 +15,17 @@ double Smooth(double estimate, double sample) {
 
 }  // namespace
 
-SyncPeriod::SyncPeriod(int fixed)
-    : automatic_(fixed <= 0), steps_(fixed <= 0 ? 1 : fixed), local_(fixed > 1) {}
+SyncPeriod::SyncPeriod(int fixed, bool overlap)
+    : automatic_(fixed <= 0), overlap_(overlap), steps_(fixed <= 0 ? 1 : fixed), local_(fixed > 1) {}
 
-bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms) {
+bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms) {
   if (!automatic_ || steps < 1 || !(round_ms > 0) || !(compute_ms >= 0)) return false;
-  exchange_ms_ = Smooth(exchange_ms_, std::max(0.0, round_ms - compute_ms));
+  // Overlapped rounds hide the exchange from the round's time; the workers
+  // still see it.
+  const double exchange = overlap_ && local_ && seen_ms >= 0 && std::isfinite(seen_ms)
+                              ? seen_ms
+                              : std::max(0.0, round_ms - compute_ms);
+  exchange_ms_ = Smooth(exchange_ms_, exchange);
   step_compute_ms_ = Smooth(step_compute_ms_, compute_ms / static_cast<double>(steps));
   if (++rounds_at_current_ < kSettleRounds) return false;
   const int target = Target();

@@ -12,6 +12,16 @@
 // here, and 10 on a 2-core machine running tests in parallel; over Wi-Fi an
 // exchange of LeNet-5 costs 30 to hundreds of milliseconds and H rises.
 //
+// With overlap (workers compute the next round while a round's exchange
+// travels, worker/lookahead.h) the hub's round time no longer shows the
+// exchange once rounds run; the exchange is then what the workers saw
+// (GradientChunk.exchange_ms) and the rule stays the same. Choosing the
+// smallest H that merely hides the exchange was tried and was worse on
+// both counts: at H = 2-6 over shared 32 Mbit/s the exchange's jitter (a
+// lost packet's retransmission) showed through, and steps taken ahead on
+// stale weights cost as much accuracy as fewer exchanges won
+// (docs/benchmarks.md).
+//
 // Estimates are smoothed over rounds and H only moves when the target is at
 // least twice or at most half the current value, after a few rounds at the
 // current value, so noise does not make it oscillate. Transport-free and
@@ -31,7 +41,8 @@ class SyncPeriod {
   static constexpr int kSettleRounds = 3;
 
   // fixed >= 1: always that many steps; 0: automatic, starting at 1.
-  explicit SyncPeriod(int fixed);
+  // `overlap`: rounds overlap their exchange.
+  explicit SyncPeriod(int fixed, bool overlap = false);
 
   bool automatic() const { return automatic_; }
   // Steps in the next round (before it is cut at epoch ends, evaluations
@@ -45,9 +56,10 @@ class SyncPeriod {
 
   // A round in which every participant finished: `steps` steps,
   // `round_ms` from the plan going out to the last change arriving,
-  // `compute_ms` the slowest participant's compute in it. Returns whether
-  // steps() changed.
-  bool Observe(int64_t steps, double round_ms, double compute_ms);
+  // `compute_ms` the slowest participant's compute in it, `seen_ms` the
+  // shortest exchange a participant saw before it (< 0: not known).
+  // Returns whether steps() changed.
+  bool Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms = -1);
 
   // The running estimates behind the last decision (< 0: none yet).
   double exchange_ms() const { return exchange_ms_; }
@@ -57,6 +69,7 @@ class SyncPeriod {
   int Target() const;
 
   bool automatic_;
+  bool overlap_;
   int steps_;
   bool local_;
   double exchange_ms_ = -1;

@@ -22,7 +22,9 @@ namespace mt::wire {
 // 5: a state leaves out the optimizer's slots while it has never stepped.
 // 6: gradients and results travel in segments, last layer first
 //    (JoinReply.segments), so they overlap the backward pass.
-constexpr uint32_t kProtocolVersion = 6;
+// 7: rounds overlap the exchange (JoinReply.overlap_rounds); workers report
+//    the exchange they saw (GradientChunk.exchange_ms).
+constexpr uint32_t kProtocolVersion = 7;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;

@@ -77,6 +77,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
       totals.steps ? 1e3 * totals.compute_seconds / static_cast<double>(totals.steps) : 0.0;
   r.details["resyncs"] = totals.resyncs;
   r.details["steps_left_out"] = totals.steps_left_out;
+  r.details["steps_ahead"] = totals.steps_ahead;
   r.details["reconnects"] = totals.reconnects;
   r.details["slowdown"] = cfg.slowdown;
   r.details["max_batch"] = trainer.capacity();

@@ -32,6 +32,7 @@ void GradientSender::OnGradientsFrom(size_t begin) {
     Send(next_++, nullptr);
     early_send_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (after_early_send_) after_early_send_();
   }
 }
 
@@ -59,6 +60,7 @@ bool GradientSender::Send(size_t k, const Report* report) {
     gc->set_batch(report->samples);
     gc->set_loss_sum(report->loss_sum);
     gc->set_compute_ms(report->compute_ms);
+    gc->set_exchange_ms(report->exchange_ms);
     if (report->has_digest)
       gc->set_weights_digest(report->digest);
     else
@@ -75,6 +77,7 @@ bool GradientSender::Send(size_t k, const Report* report) {
     gc->set_batch(0);
     gc->set_loss_sum(0);
     gc->set_compute_ms(0);
+    gc->set_exchange_ms(0);
     gc->clear_weights_digest();
     gc->clear_device();
   }

@@ -32,9 +32,14 @@ class GradientSender final : public GradientListener {
   const std::vector<wire::Segment>& segments() const { return segments_; }
   Compression compression() const { return compression_; }
 
-  // Runs before each segment sent from inside the backward pass: mtworker
-  // --slowdown paces it there, as a slower device would.
-  void set_before_early_send(std::function<void()> hook) { before_early_send_ = std::move(hook); }
+  // Run before and after each segment sent from inside the backward pass:
+  // mtworker --slowdown pays for the compute so far before, and starts
+  // counting again after (sending is not compute a slower device would
+  // stretch).
+  void set_early_send_hooks(std::function<void()> before, std::function<void()> after) {
+    before_early_send_ = std::move(before);
+    after_early_send_ = std::move(after);
+  }
 
   // A new gradient of `step` in `grads`, which the caller fills (during the
   // backward pass) and keeps alive until Finish: nothing of it sent yet.
@@ -46,6 +51,7 @@ class GradientSender final : public GradientListener {
   struct Report {
     int samples = 0;
     double loss_sum = 0, compute_ms = 0;
+    double exchange_ms = 0;  // the last exchange as this worker saw it
     bool has_digest = false;
     uint64_t digest = 0;
     DeviceState device;
@@ -64,7 +70,7 @@ class GradientSender final : public GradientListener {
   std::vector<wire::Segment> segments_;
   Compression compression_;
   std::vector<float> residual_;  // error feedback: what encoding has not yet sent
-  std::function<void()> before_early_send_;
+  std::function<void()> before_early_send_, after_early_send_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
   const float* grads_ = nullptr;
   int64_t step_ = 0;

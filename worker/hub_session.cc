@@ -37,12 +37,22 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
-  if (cfg.slowdown > 1) sender_.set_before_early_send([this] { EmulateSlowerDevice(&pace_mark_); });
+  if (cfg.slowdown > 1)
+    sender_.set_early_send_hooks([this] { EmulateSlowerDevice(&pace_mark_); },
+                                 [this] { pace_mark_ = Clock::now(); });
 }
 
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
   while (stream_.Read(&m)) {
+    if (awaiting_) {
+      exchange_ms_ = 1e3 * Seconds(Clock::now() - sent_at_);
+      awaiting_ = false;
+    }
+    // The model is this thread's again (a step in progress ends first).
+    const int ahead = lookahead_.Stop();
+    ahead_steps_ += ahead;
+    totals_.steps_ahead += ahead;
     if (control_.stop_requested()) {
       leave_reason_ = control_.stop_request_reason();
       return Outcome::kLeave;
@@ -65,10 +75,12 @@ HubSession::Outcome HubSession::Run() {
                        {{"step", m.left_out().step()}, {"reason", m.left_out().reason()}});
       spdlog::warn("left out of step {}: {}; waiting for the current weights",
                    m.left_out().step() + 1, m.left_out().reason());
+      DiscardAhead();
       continue;
     }
     const proto::StepPlan* plan = nullptr;
     if (m.has_state()) {
+      DiscardAhead();
       TakeState(m.state());
     } else if (m.has_result()) {
       if (TakeResult(m.result())) plan = &m.result().plan();
@@ -80,6 +92,7 @@ HubSession::Outcome HubSession::Run() {
     if (!leave_reason_.empty()) return Outcome::kLeave;
     Follow(*plan);
   }
+  lookahead_.Stop();
   if (!control_.stop_requested()) return Outcome::kBroken;
   leave_reason_ = control_.stop_request_reason();
   return Outcome::kLeave;
@@ -144,11 +157,24 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     throw std::runtime_error("hub sent a result that ends before its last segment");
   if (r.local_steps() > 0) {
     // The round's averaged change, added to the weights it started from,
-    // exactly as the hub adds it to its master copy.
+    // exactly as the hub adds it to its master copy: the next round's
+    // anchor, the same on every worker.
     if (round_start_.size() != p) throw std::runtime_error("hub sent a round result out of turn");
-    for (size_t i = 0; i < p; ++i) into[i] = round_start_[i] + into[i];
+    for (size_t i = 0; i < p; ++i) round_start_[i] += into[i];
+    anchored_ = true;
+    if (ahead_steps_ > 0) {
+      // The steps taken ahead move onto the average.
+      const float* w = kernels::CpuBackend::Data(model.params());
+      for (size_t i = 0; i < p; ++i) into[i] = round_start_[i] + (w[i] - sent_weights_[i]);
+      // Moved once: they now count in the next round this worker takes.
+      round_ahead_ = ahead_steps_;
+      ahead_steps_ = 0;
+    } else {
+      std::copy(round_start_.begin(), round_start_.end(), into);
+    }
     model.SetParams(into);
   } else {
+    if (ahead_steps_ > 0) throw std::runtime_error("hub sent a step's result in a round");
     trainer_.ApplyGradients();
   }
   totals_.last_mean_loss = r.mean_loss();
@@ -163,17 +189,7 @@ void HubSession::Follow(const proto::StepPlan& plan) {
 
 void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
   const size_t size = trainer_.data().Size();
-  if (local_) {
-    // Own files: walk a private shuffle of them, a new one each pass.
-    for (int i = 0; i < b; ++i) {
-      if (local_cursor_ >= local_order_.size()) {
-        local_order_ = EpochOrder(size, join_.seed() ^ 0x5bd1e995u, local_pass_++);
-        local_cursor_ = 0;
-      }
-      indices_[static_cast<size_t>(i)] = local_order_[local_cursor_++];
-    }
-    return;
-  }
+  if (local_) return FillOwn(b);
   if (epoch != order_epoch_) {
     order_ = EpochOrder(size, join_.seed(), epoch);
     order_epoch_ = epoch;
@@ -184,6 +200,18 @@ void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
                              std::to_string(order_.size()) +
                              " training samples here; is the dataset the same on hub and worker?");
   std::copy(order_.begin() + offset, order_.begin() + offset + b, indices_.begin());
+}
+
+void HubSession::FillOwn(int b) {
+  // Own files: walk a private shuffle of them, a new one each pass.
+  const size_t size = trainer_.data().Size();
+  for (int i = 0; i < b; ++i) {
+    if (local_cursor_ >= local_order_.size()) {
+      local_order_ = EpochOrder(size, join_.seed() ^ 0x5bd1e995u, local_pass_++);
+      local_cursor_ = 0;
+    }
+    indices_[static_cast<size_t>(i)] = local_order_[local_cursor_++];
+  }
 }
 
 void HubSession::Compute(const proto::Assignment& a) {
@@ -226,11 +254,21 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   const size_t p = model.ParamCount();
   float* w = kernels::CpuBackend::Data(model.params());
   round_start_.resize(p);  // once: the size never changes
-  std::copy(w, w + p, round_start_.begin());
+  // After a state (or at the start) the weights are the anchor; after a
+  // result they may be ahead of it.
+  if (!anchored_) std::copy(w, w + p, round_start_.begin());
+  anchored_ = false;
   const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
-  const uint64_t weights_digest = digest ? DigestFloats(w, p) : 0;
-  double loss = 0;
-  for (int k = 0; k < h; ++k) {
+  const uint64_t weights_digest = digest ? DigestFloats(round_start_.data(), p) : 0;
+  // Steps taken ahead are this round's first (on its samples when its
+  // plan matched the last one's); more than h when the plan got shorter.
+  const int first = std::min(round_ahead_, h);
+  const int taken = std::max(round_ahead_, h);
+  double loss = ahead_loss_;
+  const double ahead_seconds = ahead_seconds_;
+  round_ahead_ = 0;
+  ahead_seconds_ = ahead_loss_ = 0;
+  for (int k = first; k < h; ++k) {
     const auto step_start = Clock::now();
     // The samples and dropout of step a.step() + k in the per-step mode.
     const int64_t offset = a.offset() + k * a.stride();
@@ -245,19 +283,53 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   // The change over the round travels where a gradient would.
   float* change = kernels::CpuBackend::Data(model.grads());
   for (size_t i = 0; i < p; ++i) change[i] = w[i] - round_start_[i];
-  const double ms = 1e3 * Seconds(Clock::now() - t0);
+  // Compute is the steps' time, those ahead included; not the wait for
+  // the plan.
+  const double ms = 1e3 * (ahead_seconds + Seconds(Clock::now() - t0));
   totals_.compute_seconds += ms / 1e3;
-  totals_.samples += static_cast<int64_t>(b) * h;
-  totals_.steps += h;
-  steps_ += h;
+  totals_.samples += static_cast<int64_t>(b) * taken;
+  totals_.steps += taken;
+  steps_ += taken;
   sender_.Begin(a.step(), change);
   FinishGradient(b * h, loss, ms, digest, weights_digest);  // all the round's samples
+  if (join_.overlap_rounds()) {
+    sent_weights_.resize(p);  // once
+    std::copy(w, w + p, sent_weights_.begin());
+    ahead_of_ = a;
+    lookahead_.Start(h);
+  }
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("steps {}-{} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
-                 a.step() + h, a.epoch() + 1, b, loss / (static_cast<double>(b) * h), ms);
+                 a.step() + h, a.epoch() + 1, b, loss / (static_cast<double>(b) * taken), ms);
     last_log_ = now;
   }
+}
+
+void HubSession::StepAhead(int k) {
+  const proto::Assignment& a = ahead_of_;
+  const auto t0 = Clock::now();
+  const int b = a.batch();
+  const int64_t j = a.local_steps() + k;  // steps since the last round began
+  const int64_t step = a.step() + j;
+  const int64_t offset = a.offset() + j * a.stride();
+  if (local_ || offset + b > static_cast<int64_t>(trainer_.data().Size()))
+    FillOwn(b);
+  else
+    FillIndices(a.epoch(), offset, b);
+  ahead_loss_ += trainer_.ComputeGradients(indices_.data(), b,
+                                           DropoutSeed(join_.seed(), step, offset));
+  trainer_.ApplyGradients();
+  auto since = t0;
+  EmulateSlowerDevice(&since);
+  ahead_seconds_ += Seconds(Clock::now() - t0);
+  control_.OnStep(step, b);
+}
+
+void HubSession::DiscardAhead() {
+  ahead_steps_ = round_ahead_ = 0;
+  ahead_seconds_ = ahead_loss_ = 0;
+  anchored_ = false;
 }
 
 void HubSession::EmulateSlowerDevice(Clock::time_point* since) {
@@ -279,7 +351,10 @@ void HubSession::FinishGradient(int samples, double loss, double ms, bool digest
   report.has_digest = digest;
   report.digest = weights_digest;
   report.device = Device();
+  report.exchange_ms = exchange_ms_;
   sender_.Finish(report);  // a broken stream shows in the next Read
+  sent_at_ = Clock::now();
+  awaiting_ = true;
 }
 
 const DeviceState& HubSession::Device() {

@@ -16,6 +16,7 @@
 #include "hub.grpc.pb.h"
 #include "worker/device_state.h"
 #include "worker/gradient_sender.h"
+#include "worker/lookahead.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -26,6 +27,8 @@ namespace mt {
 // starts a new session but the report covers the whole run.
 struct WorkerTotals {
   int64_t steps = 0, samples = 0, resyncs = 0, steps_left_out = 0, reconnects = 0;
+  // Local SGD with overlap: steps taken while a round's exchange travelled.
+  int64_t steps_ahead = 0;
   double compute_seconds = 0, last_mean_loss = -1, hub_accuracy = -1;
 };
 
@@ -58,10 +61,19 @@ class HubSession {
   // This worker's `batch` samples at `offset` of the epoch's order (or of
   // its own files' order) into indices_.
   void FillIndices(int64_t epoch, int64_t offset, int batch);
+  // The next `batch` samples of this worker's own shuffle of its files.
+  void FillOwn(int batch);
   void Compute(const proto::Assignment& a);
   // Local SGD: a.local_steps() optimizer steps here, then the change of the
   // weights over them goes to the hub (in place of a gradient).
   void ComputeRound(const proto::Assignment& a);
+  // On the lookahead's thread: step k after the round ahead_of_, on the
+  // samples that step would have in the next round if its plan matches
+  // this one (own samples past the epoch's end).
+  void StepAhead(int k);
+  // The hub's next message is no round result: steps taken ahead are lost
+  // (a state replaces the weights; a worker left out gets one next).
+  void DiscardAhead();
   // The rest of the gradient (or a round's change) of the step the sender
   // began, with its report.
   void FinishGradient(int samples, double loss, double ms, bool digest, uint64_t weights_digest);
@@ -94,6 +106,23 @@ class HubSession {
   size_t result_next_ = 0;       // the result segment expected next
   int64_t steps_ = 0;            // in this session
   Clock::time_point last_log_ = Clock::now();
+  // The exchange as this worker sees it: from its gradient or change
+  // leaving to the hub's next message arriving (GradientChunk.exchange_ms).
+  Clock::time_point sent_at_;
+  bool awaiting_ = false;
+  double exchange_ms_ = 0;
+  // Local SGD with overlap (JoinReply.overlap_rounds): steps taken ahead
+  // while a round's change travels, and what they cost.
+  proto::Assignment ahead_of_;
+  int ahead_steps_ = 0;   // taken since the last change left
+  int round_ahead_ = 0;   // moved onto the average: the next round's first steps
+  double ahead_seconds_ = 0, ahead_loss_ = 0;
+  std::vector<float> sent_weights_;  // the weights when the round's change left
+  // round_start_ holds the averaged weights of the last round, the next
+  // one's anchor (the weights themselves may be ahead of them).
+  bool anchored_ = false;
+  // Last, so it stops (and joins its thread) before anything it uses goes.
+  Lookahead lookahead_{[this](int k) { StepAhead(k); }};
 };
 
 }  // namespace mt

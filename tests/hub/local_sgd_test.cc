@@ -85,6 +85,40 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   EXPECT_GT(best, 0.5) << r["eval_history"].dump();
 }
 
+// Overlap: a worker that waits for a slower one goes on with the next
+// round's steps and moves them onto the average when it comes; every round
+// still starts from the hub's weights (a digest at every step).
+TEST_F(LocalSgd, OverlappedRoundsStepAheadAndStillStartFromTheHubsWeights) {
+  for (bool overlap : {true, false}) {
+    SCOPED_TRACE(overlap ? "overlap" : "no overlap");
+    HubConfig hc;
+    hc.max_steps = 32;
+    hc.sync_every = 4;
+    hc.digest_every = 1;
+    hc.eval_every = 8;
+    hc.batch_policy = "fixed";
+    hc.overlap_rounds = overlap;
+    const json r = test_support::TrainInProcess(hc, dir_, 2, nullptr, [](int i, WorkerConfig& wc) {
+      if (i == 1) wc.slowdown = 4;  // w0 waits for it at every round's end
+    });
+    ASSERT_EQ(r["steps"], 32);
+    EXPECT_EQ(r["overlap_rounds"], overlap);
+    for (const json& w : r["workers"]) {
+      EXPECT_EQ(w["resyncs"], 0) << w["name"];
+      EXPECT_EQ(w["steps_missed"], 0) << w["name"];
+    }
+    const json fast = test_support::ReadJson(dir_ / "w0.json");
+    if (overlap)
+      EXPECT_GT(fast["steps_ahead"].get<int64_t>(), 0) << fast.dump();
+    else
+      EXPECT_EQ(fast["steps_ahead"], 0) << fast.dump();
+    double best = 0;
+    for (const json& e : r["eval_history"])
+      best = std::max(best, e["test_accuracy"].get<double>());
+    EXPECT_GT(best, 0.5) << r["eval_history"].dump();
+  }
+}
+
 TEST_F(LocalSgd, AutoLeavesThePerStepModeOnlyForASlowExchange) {
   // Loopback is fast unless the machine is very busy (a sanitizer, tests in
   // parallel): whether auto moves here depends on the load, so this checks

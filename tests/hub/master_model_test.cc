@@ -45,7 +45,7 @@ TEST(MasterModel, OuterMomentumCarriesPartOfTheLastUpdateIntoTheNext) {
   float total = 0;
   for (int round = 0; round < 3; ++round) {
     Average(*m, std::vector<float>(n, changes[round]));
-    for (size_t k = 0; k < m->segments().size(); ++k) m->AddOuterMomentum(k, 0.5f);
+    for (size_t k = 0; k < m->segments().size(); ++k) m->ApplyOuterOptimizer(k, 1.0f, 0.5f);
     // What travels to the workers is the update, not the raw average.
     EXPECT_FLOAT_EQ(m->average()[0], updates[round]) << "round " << round;
     m->ApplyAverageChange();
@@ -53,6 +53,18 @@ TEST(MasterModel, OuterMomentumCarriesPartOfTheLastUpdateIntoTheNext) {
   }
   const std::vector<float> end = m->Weights();
   for (size_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(end[i], start[i] + total) << i;
+}
+
+TEST(MasterModel, OuterLearningRateScalesWhatTravelsAndIsApplied) {
+  auto m = Tiny();
+  const std::vector<float> start = m->Weights();
+  const size_t n = start.size();
+  Average(*m, std::vector<float>(n, 1.0f));
+  for (size_t k = 0; k < m->segments().size(); ++k) m->ApplyOuterOptimizer(k, 0.5f, 0.0f);
+  EXPECT_FLOAT_EQ(m->average()[n - 1], 0.5f);
+  m->ApplyAverageChange();
+  const std::vector<float> end = m->Weights();
+  for (size_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(end[i], start[i] + 0.5f) << i;
 }
 
 }  // namespace

@@ -94,5 +94,29 @@ TEST(SyncPeriod, IgnoresRoundsThatMeasureNothing) {
   EXPECT_GE(p.exchange_ms(), 0);
 }
 
+TEST(SyncPeriod, WithOverlapTheWorkersViewOfTheExchangeKeepsRoundsLong) {
+  // Once rounds overlap their exchange, a round takes about its compute at
+  // the hub: read from there, the exchange would seem free and H would
+  // fall back to 1. The workers still see 60 ms per exchange.
+  SyncPeriod p(0, /*overlap=*/true);
+  Feed(p, 10, 60, 5);
+  ASSERT_EQ(p.steps(), SyncPeriod::kMax);
+  for (int r = 0; r < 50; ++r) {
+    const double compute = 5.0 * p.steps();
+    p.Observe(p.steps(), compute + 1, compute, 60);
+  }
+  EXPECT_EQ(p.steps(), SyncPeriod::kMax);
+  EXPECT_NEAR(p.exchange_ms(), 60, 1e-6);
+  // Without overlap the same reports are ignored: the hub's own round time
+  // is the exchange.
+  SyncPeriod q(0);
+  Feed(q, 10, 60, 5);
+  for (int r = 0; r < 50; ++r) {
+    const double compute = 5.0 * q.steps();
+    q.Observe(q.steps(), compute + 1, compute, 60);
+  }
+  EXPECT_EQ(q.steps(), 1);
+}
+
 }  // namespace
 }  // namespace mt

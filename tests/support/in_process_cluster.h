@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,9 +20,12 @@ namespace mt::test_support {
 
 // Trains `hc` on the dataset in `dir` with `workers` workers named w0, w1,
 // ...; returns the hub's report (written to dir/hub.json) and, when asked,
-// its final weights.
-inline nlohmann::json TrainInProcess(HubConfig hc, const std::filesystem::path& dir, int workers,
-                                     std::vector<float>* weights = nullptr) {
+// its final weights. Worker i reports to dir/w<i>.json; `tweak`, if given,
+// changes its config first.
+inline nlohmann::json TrainInProcess(
+    HubConfig hc, const std::filesystem::path& dir, int workers,
+    std::vector<float>* weights = nullptr,
+    const std::function<void(int, WorkerConfig&)>& tweak = nullptr) {
   hc.workers = workers;
   hc.bind = "127.0.0.1";
   hc.port = 0;
@@ -39,6 +43,8 @@ inline nlohmann::json TrainInProcess(HubConfig hc, const std::filesystem::path& 
       wc.hub = "127.0.0.1:" + std::to_string(hub.port());
       wc.name = "w" + std::to_string(i);
       wc.connect_timeout_seconds = 30;
+      wc.report_path = (dir / ("w" + std::to_string(i) + ".json")).string();
+      if (tweak) tweak(i, wc);
       WorkerControl control;
       codes[i] = RunWorker(wc, control);
     });
