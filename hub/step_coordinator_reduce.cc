@@ -1,0 +1,151 @@
+// The step's reduction: segments averaged as they become ready and sent
+// back, the tally of who finished, and what a round's times tell the
+// deadline and --sync-every auto. Split from step_coordinator.cc by topic.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "hub/step_coordinator.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+void StepCoordinator::ReduceReadySegments() {
+  // A stopped step is never completed, and nothing follows a goodbye.
+  if (stop_ || finished_) return;
+  const size_t total = master_.segments().size();
+  while (reduced_segments_ < total) {
+    // Participants still in the step (in id order: round_ is), each of
+    // which must have delivered the segment.
+    std::vector<WorkerSlot*>& from = reduce_from_;
+    from.clear();
+    for (auto* s : round_) {
+      if (s->state != WorkerSlot::State::kActive) continue;
+      if (s->inbox.segments_received() <= reduced_segments_) return;
+      from.push_back(s);
+    }
+    if (from.empty()) return;
+    ReduceSegment(reduced_segments_++, from);
+  }
+}
+
+void StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from) {
+  const double cpu = ThreadCpuSeconds();
+  // Weighted by batch: each inbox holds the mean over its batch, so
+  // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples. Workers
+  // are summed in id order, so the result does not depend on arrival order.
+  int64_t samples = 0;
+  for (auto* s : from) samples += s->inbox.batch();
+  std::vector<const float*>& gradients = reduce_gradients_;
+  std::vector<float>& weights = reduce_weights_;
+  gradients.clear();
+  weights.clear();
+  for (auto* s : from) {
+    gradients.push_back(s->inbox.gradient().data());
+    weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(samples));
+  }
+  master_.AverageSegment(k, gradients, weights);
+  if (round_local_ && (config_.outer_momentum > 0 || config_.outer_lr != 1))
+    master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
+                                static_cast<float>(config_.outer_momentum));
+  master_.EncodeSegment(k);
+  if (k + 1 < master_.segments().size()) {
+    // Sent now, while the workers still compute the segments below it.
+    proto::HubMessage m;
+    FillResult(k, step_, round_local_ ? round_steps_ : 0, m.mutable_result());
+    const int64_t payload = ResultPayload(m.result());
+    const Encoded chunk = encoder_.Encode(m);
+    for (auto* s : from)
+      if (s->Send(chunk)) metrics_.result_bytes_out += payload;
+  }
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+}
+
+void StepCoordinator::FillResult(size_t k, int64_t step, int64_t local_steps,
+                                 proto::StepResult* r) {
+  const wire::Segment& seg = master_.segments()[k];
+  r->set_step(step);
+  r->set_local_steps(static_cast<int32_t>(local_steps));
+  r->set_offset(seg.begin);
+  if (master_.compression() == Compression::kNone)
+    wire::PackFloats(master_.average() + seg.begin, seg.size(), r->mutable_values());
+  else
+    r->set_packed(master_.encoded_segment(k));
+}
+
+int64_t StepCoordinator::ResultPayload(const proto::StepResult& r) {
+  return static_cast<int64_t>(r.values_size() * sizeof(float) + r.packed().size());
+}
+
+StepCoordinator::StepOutcome StepCoordinator::Tally() {
+  StepOutcome out;
+  for (auto* s : round_) {
+    if (!s->inbox.complete()) continue;
+    out.samples += s->inbox.batch();
+    out.loss_sum += s->inbox.loss_sum();
+    s->stats.steps += round_steps_;
+    s->stats.samples += s->inbox.batch();
+    s->stats.compute_ms += s->inbox.compute_ms();
+    // The controller spreads a round's exchange over the round's steps
+    // when it sizes the next one (BatchController::Next).
+    const double compute_ms = s->inbox.compute_ms();
+    const double round_trip_ms =
+        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_);
+    controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms,
+                        static_cast<int>(round_steps_));
+    if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
+      spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
+                   s->id, s->name, s->inbox.step());
+      Emit(HubEvent::Kind::kWorkerResync, s->id);
+      s->needs_resync = true;
+    }
+  }
+  return out;
+}
+
+void StepCoordinator::ObserveRound() {
+  // Whole rounds in which nobody waited for the full model or was left out
+  // set the pace the adaptive deadline follows and tell auto what an
+  // exchange costs.
+  bool steady = true;
+  Clock::time_point last = published_at_;
+  double compute_ms = 0, seen_ms = -1;
+  for (auto* s : round_) {
+    steady = steady && !s->gets_state && s->inbox.complete();
+    if (!s->inbox.complete()) continue;
+    last = std::max(last, s->complete_at);
+    compute_ms = std::max(compute_ms, s->inbox.compute_ms());
+    // The last to send waited least for the others: its view is the exchange.
+    const double seen = s->inbox.exchange_ms();
+    if (seen > 0) seen_ms = seen_ms < 0 ? seen : std::min(seen_ms, seen);
+  }
+  if (!steady) return;
+  const double round_seconds = Seconds(last - published_at_);
+  // With overlap a round's steps may have begun before it was published:
+  // the deadline's pace is at least the compute.
+  const double took =
+      std::max(round_seconds, compute_ms / 1e3) / static_cast<double>(round_steps_);
+  step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
+  const int before = sync_.steps();
+  if (!sync_.Observe(round_steps_, 1e3 * round_seconds, compute_ms, seen_ms)) return;
+  SyncChange change{step_, before, sync_.steps(), sync_.exchange_ms(), sync_.step_compute_ms()};
+  if (metrics_.sync_changes.size() < RunMetrics::kMaxSyncChanges)
+    metrics_.sync_changes.push_back(change);
+  char text[64];
+  std::snprintf(text, sizeof text, "%d->%d", change.from, change.to);
+  Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
+  spdlog::info(
+      "step {}: --sync-every auto: {} -> {} local steps per round (an exchange takes {:.1f} ms, "
+      "a step's compute {:.1f} ms)",
+      step_, change.from, change.to, change.exchange_ms, change.step_compute_ms);
+}
+
+}  // namespace mt
