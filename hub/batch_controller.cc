@@ -82,18 +82,23 @@ BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& mem
 }
 
 std::vector<double> BatchController::BalancedTargets(int total, const std::vector<Member>& members,
-                                                     const Speeds& speeds) const {
+                                                     const Speeds& speeds, int min_batch) const {
   const size_t n = members.size();
   const std::vector<double>& t = speeds.ms_per_sample;
   const std::vector<double>& o = speeds.overhead_ms;
-  std::vector<double> cap(n);
-  for (size_t i = 0; i < n; ++i) cap[i] = std::max(1, members[i].cap);
+  std::vector<double> cap(n), floor(n);
+  const int equal_share = n ? std::max(1, total / static_cast<int>(n)) : 1;
+  for (size_t i = 0; i < n; ++i) {
+    cap[i] = std::max(1, members[i].cap);
+    floor[i] = std::min({static_cast<double>(std::max(1, min_batch)),
+                         static_cast<double>(equal_share), cap[i]});
+  }
   // Find the finish time T at which the workers together take `total`
   // samples: b_i(T) = clamp((T - o_i) / t_i, 1, cap_i) grows with T.
   auto batches_at = [&](double finish, std::vector<double>* b) {
     double sum = 0;
     for (size_t i = 0; i < n; ++i) {
-      const double bi = std::clamp((finish - o[i]) / t[i], 1.0, cap[i]);
+      const double bi = std::clamp((finish - o[i]) / t[i], floor[i], cap[i]);
       if (b) (*b)[i] = bi;
       sum += bi;
     }
@@ -110,7 +115,8 @@ std::vector<double> BatchController::BalancedTargets(int total, const std::vecto
   return b;
 }
 
-std::vector<int> BatchController::Next(int total, const std::vector<Member>& members, int steps) {
+std::vector<int> BatchController::Next(int total, const std::vector<Member>& members, int steps,
+                                       int min_batch) {
   const size_t n = members.size();
   std::vector<int> caps(n), workers(n);
   for (size_t i = 0; i < n; ++i) {
@@ -123,13 +129,17 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     return SplitBatch(total, target, caps);
   }
   const Speeds speeds = SpeedsOf(members, std::max(1, steps));
-  target = BalancedTargets(total, members, speeds);
+  target = BalancedTargets(total, members, speeds, min_batch);
+  // What BalancedTargets gave everyone at least: damping does not undercut it.
+  std::vector<double> target_floor(n);
+  for (size_t i = 0; i < n; ++i) target_floor[i] = min_batch > 1 ? std::min(target[i], static_cast<double>(min_batch)) : 0.0;
   const bool same = workers == last_workers_ && total == last_total_;
   if (same) {
     // Stay unless moving buys a step shorter by more than the dead band:
     // timing noise then leaves sizes alone instead of moving them to and fro.
     bool fits = true;
-    for (size_t i = 0; i < n; ++i) fits = fits && last_batches_[i] <= std::max(1, caps[i]);
+    for (size_t i = 0; i < n; ++i)
+      fits = fits && last_batches_[i] <= std::max(1, caps[i]) && last_batches_[i] >= target_floor[i];
     const std::vector<double> last(last_batches_.begin(), last_batches_.end());
     if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target))
       return last_batches_;
@@ -137,7 +147,8 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     // far as that many single steps would have moved, for a round).
     const double damping = OverSteps(options_.damping, steps);
     for (size_t i = 0; i < n; ++i)
-      target[i] = last_batches_[i] + damping * (target[i] - last_batches_[i]);
+      target[i] = std::max(target_floor[i],
+                           last_batches_[i] + damping * (target[i] - last_batches_[i]));
   }
   std::vector<int> next = SplitBatch(total, target, caps);
   last_workers_ = workers;

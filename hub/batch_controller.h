@@ -31,6 +31,13 @@ class BatchController {
  public:
   explicit BatchController(BatchPolicy policy, BatchControllerOptions options = {});
 
+  // Local SGD: the fewest samples a worker's local steps take. A device
+  // five times slower than the rest was balanced down to 2-5 samples, and
+  // its local steps at the run's learning rate diverged and took the run
+  // with them (docs/benchmarks.md, Wi-Fi); at 16 the faster ones wait a
+  // little, or with overlapping rounds go on with the next round.
+  static constexpr int kMinLocalBatch = 16;
+
   struct Member {
     int worker = 0;
     int cap = 0;         // the most samples that fit in its memory
@@ -52,7 +59,11 @@ class BatchController {
   // sum when they hold less).
   // `steps`: steps in the round they are for, each taking a batch, with one
   // exchange at its end.
-  std::vector<int> Next(int total, const std::vector<Member>& members, int steps = 1);
+  // `min_batch`: the balanced policy gives nobody fewer samples than this
+  // (or than its cap, or than an equal share), e.g. for local SGD, where a
+  // worker takes optimizer steps on its batch alone.
+  std::vector<int> Next(int total, const std::vector<Member>& members, int steps = 1,
+                        int min_batch = 1);
 
   BatchPolicy policy() const { return policy_; }
   // Running estimates (overhead: of one exchange); < 0 when the worker has
@@ -73,7 +84,7 @@ class BatchController {
   // Overheads per step of a round of `steps`.
   Speeds SpeedsOf(const std::vector<Member>& members, int steps) const;
   std::vector<double> BalancedTargets(int total, const std::vector<Member>& members,
-                                      const Speeds& speeds) const;
+                                      const Speeds& speeds, int min_batch) const;
 
   BatchPolicy policy_;
   BatchControllerOptions options_;

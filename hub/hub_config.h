@@ -50,8 +50,11 @@ struct HubConfig {
   double outer_momentum = 0;
   double outer_lr = 1;
   // Local SGD: workers compute the next round while a round's change and
-  // average travel (worker/lookahead.h).
-  bool overlap_rounds = true;
+  // average travel (worker/lookahead.h). Off by default: measured, it
+  // saved little once auto had made the exchange ~5% of a round, and the
+  // steps taken on stale weights cost about a point of accuracy
+  // (docs/benchmarks.md, Wi-Fi).
+  bool overlap_rounds = false;
   double log_every_seconds = 2.0;
 };
 

@@ -119,10 +119,10 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "local SGD: learning rate of the hub's update with the averaged change (1: "
                  "plain averaging)")
       ->check(Real(0.01, 10));
-  app.add_flag("--no-overlap{false}", cfg.overlap_rounds,
-               "local SGD: workers wait for each round's average instead of computing the next "
-               "round while it travels (which hides the exchange, and lets auto pick fewer "
-               "local steps)");
+  app.add_flag("--overlap", cfg.overlap_rounds,
+               "local SGD: workers go on with the next round while a round's average travels "
+               "(hides the exchange; the steps taken ahead work on stale weights: about a point "
+               "of accuracy after an epoch over Wi-Fi, for a few percent of speed)");
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 

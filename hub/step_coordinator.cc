@@ -164,7 +164,9 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
             : config_.worker_batches[static_cast<size_t>(s->id) % config_.worker_batches.size()];
     members.push_back({s->id, s->max_batch, share});
   }
-  const std::vector<int> batches = controller_.Next(total, members, static_cast<int>(round_steps_));
+  const std::vector<int> batches =
+      controller_.Next(total, members, static_cast<int>(round_steps_),
+                       round_local_ ? BatchController::kMinLocalBatch : 1);
   int64_t offset = position;
   bool changed = false;
   for (size_t i = 0; i < who.size(); ++i) {

@@ -13,7 +13,8 @@ time, bytes per sample on the hub's link, test accuracy, training seconds
 --eval-every steps); writes every run's figures with --json.
 
   tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
-      [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--steps 100 | --epochs 1]
+      [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--overlap off,on]
+      [--steps 100 | --epochs 1]
       [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--build build] [--json out.json]
 
 On kernels without netem pass --shaper tbf --delay 0ms (rate and loss only).
@@ -67,6 +68,8 @@ def main():
     ap.add_argument("--fast-rate", default="10gbit", help="the link of the worker alone")
     ap.add_argument("--modes", default="none,int8", help="comma-separated --compress modes")
     ap.add_argument("--sync-every", default="1,auto", help="comma-separated mthub --sync-every values")
+    ap.add_argument("--overlap", default="off", help="comma-separated: off (the default), on (mthub "
+                    "--overlap: rounds overlap their exchange)")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--epochs", type=int, default=0, help="run whole epochs instead of --steps")
     ap.add_argument("--target-accuracy", type=float, default=0)
@@ -84,18 +87,24 @@ def main():
 
     jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], []))]
     syncs = [h for h in a.sync_every.split(",") if h]
-    for h in syncs:
+    overlaps = [o for o in a.overlap.split(",") if o]
+    for o in overlaps:
+        if o not in ("on", "off"):
+            sys.exit(f"--overlap: '{o}' is neither on nor off")
+    for h, o in [(h, o) for h in syncs for o in overlaps if h != "1" or o == overlaps[0]]:
+        extra = ["--overlap"] if o == "on" else []
+        tag = " overlap" if o == "on" and h != "1" else ""
         for m in modes:
-            jobs.append((f"{a.workers} shared {m} H={h}",
-                         lambda m=m, h=h: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
-                                                  [a.slowdown] * a.workers,
-                                                  ["--compress", m, "--sync-every", h])))
+            jobs.append((f"{a.workers} shared {m} H={h}{tag}",
+                         lambda m=m, h=h, extra=extra: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
+                                                               [a.slowdown] * a.workers,
+                                                               ["--compress", m, "--sync-every", h] + extra)))
         if not a.no_pair:
             m = modes[-1]
-            jobs.append((f"pair 1x+5x {m} H={h}",
-                         lambda m=m, h=h: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
-                                                  [a.slowdown, 5 * a.slowdown],
-                                                  ["--compress", m, "--sync-every", h])))
+            jobs.append((f"pair 1x+5x {m} H={h}{tag}",
+                         lambda m=m, h=h, extra=extra: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
+                                                               [a.slowdown, 5 * a.slowdown],
+                                                               ["--compress", m, "--sync-every", h] + extra)))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:
@@ -110,11 +119,11 @@ def main():
     length = f"{a.steps} steps" if a.steps else f"{a.epochs} epoch(s)"
     print(f"\nLeNet-5, Fashion-MNIST, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
           f"shared medium {a.rate}, {a.delay}, {a.loss} loss each way ({a.shaper}); median of {a.repeat}")
-    print(f"{'run':<26}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
+    print(f"{'run':<32}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
           f"{'train s':>9}{'s to target':>13}")
     for name, _ in jobs:
         target = med(name, "seconds_to_target")
-        print(f"{name:<26}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
+        print(f"{name:<32}{med(name, 'samples_per_s'):>10.0f}{med(name, 'samples_per_s') / alone:>9.2f}"
               f"{med(name, 'step_ms'):>9.1f}{med(name, 'bytes_per_sample'):>10.0f}{med(name, 'test_acc'):>10.4f}"
               f"{med(name, 'train_seconds'):>9.1f}"
               f"{(f'{target:.1f}' if target >= 0 else '-'):>13}")

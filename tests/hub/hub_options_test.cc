@@ -88,8 +88,8 @@ TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
   EXPECT_EQ(Parse({"--sync-every", "064"}).config.sync_every, 64);  // decimal, not octal
   EXPECT_EQ(Parse({"--outer-momentum", "0.5"}).config.outer_momentum, 0.5);
   EXPECT_EQ(Parse({"--outer-lr", "0.7"}).config.outer_lr, 0.7);
-  EXPECT_TRUE(Parse({}).config.overlap_rounds);
-  EXPECT_FALSE(Parse({"--no-overlap"}).config.overlap_rounds);
+  EXPECT_FALSE(Parse({}).config.overlap_rounds);
+  EXPECT_TRUE(Parse({"--overlap"}).config.overlap_rounds);
 }
 
 TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {
