@@ -34,9 +34,9 @@ class BatchController {
   // Local SGD: the fewest samples a worker's local steps take. A device
   // five times slower than the rest was balanced down to 2-5 samples, and
   // its local steps at the run's learning rate diverged and took the run
-  // with them (docs/benchmarks.md, Wi-Fi); at 16 the faster ones wait a
-  // little, or with overlapping rounds go on with the next round.
-  static constexpr int kMinLocalBatch = 16;
+  // with them (docs/benchmarks.md, Wi-Fi); at 16 its partner waited for it
+  // a third of each round.
+  static constexpr int kMinLocalBatch = 8;
 
   struct Member {
     int worker = 0;

@@ -117,12 +117,18 @@ void StepCoordinator::ObserveRound() {
   // exchange costs.
   bool steady = true;
   Clock::time_point last = published_at_;
-  double compute_ms = 0, seen_ms = -1;
+  double compute_ms = 0, seen_ms = -1, exchange_ms = 0;
   for (auto* s : round_) {
     steady = steady && !s->gets_state && s->inbox.complete();
     if (!s->inbox.complete()) continue;
     last = std::max(last, s->complete_at);
     compute_ms = std::max(compute_ms, s->inbox.compute_ms());
+    // Each worker's own round trip less its own compute: the round's time
+    // less the largest compute would shrink with every hiccup of a noisy
+    // device's compute, and a phone five times slower than its partner kept
+    // auto in the per-step mode for a third of an epoch that way.
+    exchange_ms = std::max(exchange_ms, 1e3 * Seconds(s->complete_at - published_at_) -
+                                            s->inbox.compute_ms());
     // The last to send waited least for the others: its view is the exchange.
     const double seen = s->inbox.exchange_ms();
     if (seen > 0) seen_ms = seen_ms < 0 ? seen : std::min(seen_ms, seen);
@@ -135,7 +141,7 @@ void StepCoordinator::ObserveRound() {
       std::max(round_seconds, compute_ms / 1e3) / static_cast<double>(round_steps_);
   step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
   const int before = sync_.steps();
-  if (!sync_.Observe(round_steps_, 1e3 * round_seconds, compute_ms, seen_ms)) return;
+  if (!sync_.Observe(round_steps_, compute_ms + exchange_ms, compute_ms, seen_ms)) return;
   SyncChange change{step_, before, sync_.steps(), sync_.exchange_ms(), sync_.step_compute_ms()};
   if (metrics_.sync_changes.size() < RunMetrics::kMaxSyncChanges)
     metrics_.sync_changes.push_back(change);
