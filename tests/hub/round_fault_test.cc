@@ -62,15 +62,19 @@ class RoundFaults : public ::testing::Test {
     ASSERT_GT(port_, 0);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  void KillMidRound(const std::vector<std::string>& hub_extra);
+  void FreezeMidRound(const std::vector<std::string>& hub_extra);
 
   fs::path dir_;
   std::unique_ptr<ChildProcess> hub_;
   int port_ = 0;
 };
 
-TEST_F(RoundFaults, AWorkerKilledMidRoundLosesOnlyThatRoundAndItsReplacementJoinsTheNext) {
+// `hub_extra`: more mthub flags (--overlap: workers step ahead while a
+// round's average travels, and a fault must still cost only that round).
+void RoundFaults::KillMidRound(const std::vector<std::string>& hub_extra) {
   const int batch = 96;
-  ASSERT_NO_FATAL_FAILURE(StartRun("round-kill", 3, batch));
+  ASSERT_NO_FATAL_FAILURE(StartRun("round-kill", 3, batch, hub_extra));
   const fs::path hub_events = EventsOf(dir_, "hub");
   // Slowed down so a round lasts long enough to be killed in.
   const std::vector<std::string> slow = {"--slowdown", "3"};
@@ -103,11 +107,13 @@ TEST_F(RoundFaults, AWorkerKilledMidRoundLosesOnlyThatRoundAndItsReplacementJoin
   EXPECT_EQ(ReportedWorker(r, "w2back").value("resyncs", -1), 0) << r.dump(2);
 }
 
-TEST_F(RoundFaults, AFrozenWorkerIsLeftOutOfItsRoundAndItsLateChangeIsNeverApplied) {
+void RoundFaults::FreezeMidRound(const std::vector<std::string>& hub_extra) {
   const int batch = 64;
   // Long enough that the run is still going when the frozen worker thaws.
   const int steps = 1200;
-  ASSERT_NO_FATAL_FAILURE(StartRun("round-sigstop", 2, batch, {"--deadline-floor", "1"}, steps));
+  std::vector<std::string> extra = {"--deadline-floor", "1"};
+  extra.insert(extra.end(), hub_extra.begin(), hub_extra.end());
+  ASSERT_NO_FATAL_FAILURE(StartRun("round-sigstop", 2, batch, extra, steps));
   const fs::path hub_events = EventsOf(dir_, "hub");
   auto a = StartWorker(dir_, "a", port_, {"--slowdown", "2"});
   auto b = StartWorker(dir_, "b", port_, {"--slowdown", "2"});
@@ -134,6 +140,22 @@ TEST_F(RoundFaults, AFrozenWorkerIsLeftOutOfItsRoundAndItsLateChangeIsNeverAppli
   EXPECT_LT(rb.value("steps", 0), steps) << r.dump(2);
   EXPECT_LE(r.value("samples", int64_t{0}), FullRunSamples(batch, steps) - kH) << r.dump(2);
   EXPECT_EQ(ReportedWorker(r, "a").value("steps", 0), steps) << r.dump(2);
+}
+
+TEST_F(RoundFaults, AWorkerKilledMidRoundLosesOnlyThatRoundAndItsReplacementJoinsTheNext) {
+  KillMidRound({});
+}
+
+TEST_F(RoundFaults, WithOverlapAWorkerKilledMidRoundLosesOnlyThatRound) {
+  KillMidRound({"--overlap"});
+}
+
+TEST_F(RoundFaults, AFrozenWorkerIsLeftOutOfItsRoundAndItsLateChangeIsNeverApplied) {
+  FreezeMidRound({});
+}
+
+TEST_F(RoundFaults, WithOverlapAFrozenWorkerIsLeftOutAndGetsTheWholeStateBack) {
+  FreezeMidRound({"--overlap"});
 }
 
 TEST_F(RoundFaults, AHubKilledMidRoundResumesFromTheLastSyncPointAndTrainsNoStepTwice) {
