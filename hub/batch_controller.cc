@@ -81,20 +81,26 @@ BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& mem
   return s;
 }
 
+std::vector<double> BatchController::Floors(int total, const std::vector<Member>& members,
+                                            int min_batch) {
+  const size_t n = members.size();
+  const int equal_share = n ? std::max(1, total / static_cast<int>(n)) : 1;
+  std::vector<double> floor(n);
+  for (size_t i = 0; i < n; ++i)
+    floor[i] = std::min({std::max(1, min_batch), equal_share, std::max(1, members[i].cap)});
+  return floor;
+}
+
 std::vector<double> BatchController::BalancedTargets(int total, const std::vector<Member>& members,
-                                                     const Speeds& speeds, int min_batch) const {
+                                                     const Speeds& speeds,
+                                                     const std::vector<double>& floor) const {
   const size_t n = members.size();
   const std::vector<double>& t = speeds.ms_per_sample;
   const std::vector<double>& o = speeds.overhead_ms;
-  std::vector<double> cap(n), floor(n);
-  const int equal_share = n ? std::max(1, total / static_cast<int>(n)) : 1;
-  for (size_t i = 0; i < n; ++i) {
-    cap[i] = std::max(1, members[i].cap);
-    floor[i] = std::min({static_cast<double>(std::max(1, min_batch)),
-                         static_cast<double>(equal_share), cap[i]});
-  }
+  std::vector<double> cap(n);
+  for (size_t i = 0; i < n; ++i) cap[i] = std::max(1, members[i].cap);
   // Find the finish time T at which the workers together take `total`
-  // samples: b_i(T) = clamp((T - o_i) / t_i, 1, cap_i) grows with T.
+  // samples: b_i(T) = clamp((T - o_i) / t_i, floor_i, cap_i) grows with T.
   auto batches_at = [&](double finish, std::vector<double>* b) {
     double sum = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -129,17 +135,15 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     return SplitBatch(total, target, caps);
   }
   const Speeds speeds = SpeedsOf(members, std::max(1, steps));
-  target = BalancedTargets(total, members, speeds, min_batch);
-  // What BalancedTargets gave everyone at least: damping does not undercut it.
-  std::vector<double> target_floor(n);
-  for (size_t i = 0; i < n; ++i) target_floor[i] = min_batch > 1 ? std::min(target[i], static_cast<double>(min_batch)) : 0.0;
+  const std::vector<double> floor = Floors(total, members, min_batch);
+  target = BalancedTargets(total, members, speeds, floor);
   const bool same = workers == last_workers_ && total == last_total_;
   if (same) {
     // Stay unless moving buys a step shorter by more than the dead band:
     // timing noise then leaves sizes alone instead of moving them to and fro.
     bool fits = true;
     for (size_t i = 0; i < n; ++i)
-      fits = fits && last_batches_[i] <= std::max(1, caps[i]) && last_batches_[i] >= target_floor[i];
+      fits = fits && last_batches_[i] <= std::max(1, caps[i]) && last_batches_[i] >= floor[i];
     const std::vector<double> last(last_batches_.begin(), last_batches_.end());
     if (fits && speeds.StepMs(last) <= (1 + options_.dead_band) * speeds.StepMs(target))
       return last_batches_;
@@ -147,8 +151,7 @@ std::vector<int> BatchController::Next(int total, const std::vector<Member>& mem
     // far as that many single steps would have moved, for a round).
     const double damping = OverSteps(options_.damping, steps);
     for (size_t i = 0; i < n; ++i)
-      target[i] = std::max(target_floor[i],
-                           last_batches_[i] + damping * (target[i] - last_batches_[i]));
+      target[i] = std::max(floor[i], last_batches_[i] + damping * (target[i] - last_batches_[i]));
   }
   std::vector<int> next = SplitBatch(total, target, caps);
   last_workers_ = workers;

@@ -60,8 +60,9 @@ class BatchController {
   // `steps`: steps in the round they are for, each taking a batch, with one
   // exchange at its end.
   // `min_batch`: the balanced policy gives nobody fewer samples than this
-  // (or than its cap, or than an equal share), e.g. for local SGD, where a
-  // worker takes optimizer steps on its batch alone.
+  // (or than its cap, or than an equal share; damping and the dead band
+  // included), e.g. for local SGD, where a worker takes optimizer steps on
+  // its batch alone.
   std::vector<int> Next(int total, const std::vector<Member>& members, int steps = 1,
                         int min_batch = 1);
 
@@ -83,8 +84,11 @@ class BatchController {
   };
   // Overheads per step of a round of `steps`.
   Speeds SpeedsOf(const std::vector<Member>& members, int steps) const;
+  // The fewest samples each member may get: min_batch, but never above
+  // an equal share of total or its cap, and at least 1.
+  static std::vector<double> Floors(int total, const std::vector<Member>& members, int min_batch);
   std::vector<double> BalancedTargets(int total, const std::vector<Member>& members,
-                                      const Speeds& speeds, int min_batch) const;
+                                      const Speeds& speeds, const std::vector<double>& floor) const;
 
   BatchPolicy policy_;
   BatchControllerOptions options_;

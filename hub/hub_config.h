@@ -55,6 +55,8 @@ struct HubConfig {
   // steps taken on stale weights cost about a point of accuracy
   // (docs/benchmarks.md, Wi-Fi).
   bool overlap_rounds = false;
+  // Whether workers are told to overlap (per-step runs have no rounds).
+  bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
   double log_every_seconds = 2.0;
 };
 

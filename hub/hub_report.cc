@@ -51,7 +51,7 @@ void Hub::WriteReport(double train_seconds) {
   d["final_sync_every"] = coordinator_->sync_every();
   if (config_.outer_momentum > 0) d["outer_momentum"] = config_.outer_momentum;
   if (config_.outer_lr != 1) d["outer_lr"] = config_.outer_lr;
-  d["overlap_rounds"] = config_.overlap_rounds && config_.sync_every != 1;
+  d["overlap_rounds"] = config_.rounds_overlap();
   ReportJson sync_changes = ReportJson::array();
   for (const SyncChange& c : m.sync_changes)
     sync_changes.push_back({{"step", c.step},

@@ -75,7 +75,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_max_batch(slot->max_batch);
   reply->set_compression(ToProto(master_.compression()));
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
-  reply->set_overlap_rounds(config_.overlap_rounds && config_.sync_every != 1);
+  reply->set_overlap_rounds(config_.rounds_overlap());
   return HubStatus::Ok();
 }
 

@@ -49,10 +49,12 @@ HubSession::Outcome HubSession::Run() {
       exchange_ms_ = 1e3 * Seconds(Clock::now() - sent_at_);
       awaiting_ = false;
     }
-    // The model is this thread's again (a step in progress ends first).
-    const int ahead = lookahead_.Stop();
-    ahead_steps_ += ahead;
-    totals_.steps_ahead += ahead;
+    if (join_.overlap_rounds()) {
+      // The model is this thread's again (a step in progress ends first).
+      const int ahead = lookahead_.Stop();
+      ahead_steps_ += ahead;
+      totals_.steps_ahead += ahead;
+    }
     if (control_.stop_requested()) {
       leave_reason_ = control_.stop_request_reason();
       return Outcome::kLeave;
@@ -313,7 +315,7 @@ void HubSession::StepAhead(int k) {
   const int64_t j = a.local_steps() + k;  // steps since the last round began
   const int64_t step = a.step() + j;
   const int64_t offset = a.offset() + j * a.stride();
-  if (local_ || offset + b > static_cast<int64_t>(trainer_.data().Size()))
+  if (offset + b > static_cast<int64_t>(trainer_.data().Size()))
     FillOwn(b);
   else
     FillIndices(a.epoch(), offset, b);

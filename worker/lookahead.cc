@@ -67,8 +67,6 @@ void Lookahead::Loop() {
     busy_ = false;
     cv_.notify_all();
   }
-  busy_ = false;
-  cv_.notify_all();
 }
 
 }  // namespace mt

@@ -7,9 +7,9 @@
 #pragma once
 
 #include <condition_variable>
+#include <exception>
 #include <functional>
 #include <mutex>
-#include <exception>
 #include <thread>
 
 namespace mt {
