@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/checkpoint/checkpoint.h"
+#include "core/util/process_stats.h"
 #include "core/model/model_spec.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"

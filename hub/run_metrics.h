@@ -49,11 +49,4 @@ struct RunMetrics {
   std::vector<EpochSummary> epochs;
 };
 
-// CPU time of the calling thread: the hub's own work, which wall time on a
-// busy machine would overstate by the time other processes held the core.
-double ThreadCpuSeconds();
-// CPU time of the whole process: every transport thread receiving and
-// parsing gradients, as well as the step loop and the writers.
-double ProcessCpuSeconds();
-
 }  // namespace mt

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/optim/optimizer_proto.h"
+#include "core/util/process_stats.h"
 #include "proto/wire.h"
 
 namespace mt {

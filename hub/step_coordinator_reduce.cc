@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "hub/step_coordinator.h"
+#include "core/util/process_stats.h"
 #include "proto/wire.h"
 
 namespace mt {

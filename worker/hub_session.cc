@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "core/compress/compression_proto.h"
 #include "core/data/sampler.h"
@@ -33,13 +32,14 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
       totals_(totals),
       control_(control),
       events_(events),
-      sender_(stream, join, trainer.model().ParamCount()) {
+      sender_(stream, join, trainer.model().ParamCount()),
+      pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == "cpu") {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
-  if (cfg.slowdown > 1)
-    sender_.set_early_send_hooks([this] { EmulateSlowerDevice(&pace_mark_); },
-                                 [this] { pace_mark_ = Clock::now(); });
+  if (pacer_.active())
+    sender_.set_early_send_hooks([this] { pacer_.Pay(&pace_mark_); },
+                                 [this] { pace_mark_ = pacer_.Now(); });
 }
 
 HubSession::Outcome HubSession::Run() {
@@ -229,10 +229,10 @@ void HubSession::Compute(const proto::Assignment& a) {
       digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
   // The upper layers' gradients leave while the lower ones still compute.
   sender_.Begin(a.step(), kernels::CpuBackend::Data(model.grads()));
-  pace_mark_ = t0;
+  pace_mark_ = pacer_.Now();
   const double loss = trainer_.ComputeGradients(
       indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()), &sender_);
-  EmulateSlowerDevice(&pace_mark_);
+  pacer_.Pay(&pace_mark_);
   const double ms = 1e3 * (Seconds(Clock::now() - t0) - sender_.early_send_seconds());
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
@@ -271,15 +271,14 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   round_ahead_ = 0;
   ahead_seconds_ = ahead_loss_ = 0;
   for (int k = first; k < h; ++k) {
-    const auto step_start = Clock::now();
+    double since = pacer_.Now();
     // The samples and dropout of step a.step() + k in the per-step mode.
     const int64_t offset = a.offset() + k * a.stride();
     FillIndices(a.epoch(), offset, b);
     loss += trainer_.ComputeGradients(indices_.data(), b,
                                       DropoutSeed(join_.seed(), a.step() + k, offset));
     trainer_.ApplyGradients();
-    auto since = step_start;
-    EmulateSlowerDevice(&since);
+    pacer_.Pay(&since);
     control_.OnStep(a.step() + k, b);
   }
   // The change over the round travels where a gradient would.
@@ -311,6 +310,7 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
 void HubSession::StepAhead(int k) {
   const proto::Assignment& a = ahead_of_;
   const auto t0 = Clock::now();
+  double since = pacer_.Now();
   const int b = a.batch();
   const int64_t j = a.local_steps() + k;  // steps since the last round began
   const int64_t step = a.step() + j;
@@ -322,8 +322,7 @@ void HubSession::StepAhead(int k) {
   ahead_loss_ += trainer_.ComputeGradients(indices_.data(), b,
                                            DropoutSeed(join_.seed(), step, offset));
   trainer_.ApplyGradients();
-  auto since = t0;
-  EmulateSlowerDevice(&since);
+  pacer_.Pay(&since);
   ahead_seconds_ += Seconds(Clock::now() - t0);
   control_.OnStep(step, b);
 }
@@ -332,16 +331,6 @@ void HubSession::DiscardAhead() {
   ahead_steps_ = round_ahead_ = 0;
   ahead_seconds_ = ahead_loss_ = 0;
   anchored_ = false;
-}
-
-void HubSession::EmulateSlowerDevice(Clock::time_point* since) {
-  // After each step, not once per round: a slow device is slow at every
-  // step, and workers sharing this machine's cores then rarely compute at
-  // the same moment, as separate phones never would.
-  if (cfg_.slowdown > 1)
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>((cfg_.slowdown - 1) * Seconds(Clock::now() - *since)));
-  *since = Clock::now();
 }
 
 void HubSession::FinishGradient(int samples, double loss, double ms, bool digest,

@@ -17,6 +17,7 @@
 #include "worker/device_state.h"
 #include "worker/gradient_sender.h"
 #include "worker/lookahead.h"
+#include "worker/slowdown_pacer.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -77,9 +78,6 @@ class HubSession {
   // The rest of the gradient (or a round's change) of the step the sender
   // began, with its report.
   void FinishGradient(int samples, double loss, double ms, bool digest, uint64_t weights_digest);
-  // --slowdown F: sleeps (F - 1) times the time since `*since`, then moves
-  // `*since` to now.
-  void EmulateSlowerDevice(std::chrono::steady_clock::time_point* since);
   // The device's state, pushed by the embedder or read from /sys at most
   // every few seconds (reading it costs file opens; it changes slowly).
   const DeviceState& Device();
@@ -102,7 +100,8 @@ class HubSession {
   std::vector<float> staging_;
   std::vector<float> round_start_;  // the weights a local-SGD round started from
   GradientSender sender_;
-  Clock::time_point pace_mark_;  // --slowdown: compute since here is not yet paid for
+  SlowdownPacer pacer_;   // --slowdown
+  double pace_mark_ = 0;  // compute since here (pacer_.Now()) is not yet paid for
   size_t result_next_ = 0;       // the result segment expected next
   int64_t steps_ = 0;            // in this session
   Clock::time_point last_log_ = Clock::now();

@@ -110,8 +110,10 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "the hub, joined, state received, left out, hub lost, goodbye, finished)")
       ->type_name("FILE");
   app.add_option("--slowdown", hub_mode.slowdown,
-                 "for benchmarks and tests only: make every step take F times as long, to play a "
-                 "slower device")
+                 "for benchmarks and tests only: make every step's compute take F times as long, "
+                 "to play a slower device (F times its CPU time on the CPU with --threads 1, "
+                 "so a core shared with other processes here is not counted F times; else F "
+                 "times its wall time)")
       ->check(Real(1, 1000));
 
   cli::Section(app, kSharedSection);
