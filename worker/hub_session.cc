@@ -15,7 +15,9 @@
 
 namespace mt {
 namespace {
-
+struct Prof { double wait=0, finish=0, early=0, take=0, compute=0, plan=0; long n=0; };
+Prof prof;
+struct ProfPrint { ~ProfPrint(){ if(prof.n) fprintf(stderr,"PROF n %ld compute %.3f early %.3f finish %.3f wait %.3f take %.3f allread %.3f ms\n",prof.n,1e3*prof.compute/prof.n,1e3*prof.early/prof.n,1e3*prof.finish/prof.n,1e3*prof.wait/prof.n,1e3*prof.take/prof.n,1e3*prof.plan/prof.n);} } prof_print;
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -44,8 +46,13 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
 
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
+  auto before_read = Clock::now();
   while (stream_.Read(&m)) {
+    const auto read_at = Clock::now();
+    prof.plan += Seconds(read_at - before_read);
+    struct Mark { Clock::time_point* t; ~Mark(){ *t = Clock::now(); } } mark{&before_read};
     if (awaiting_) {
+      prof.wait += Seconds(read_at - sent_at_);
       exchange_ms_ = 1e3 * Seconds(Clock::now() - sent_at_);
       awaiting_ = false;
     }
@@ -86,6 +93,7 @@ HubSession::Outcome HubSession::Run() {
       TakeState(m.state());
     } else if (m.has_result()) {
       if (TakeResult(m.result())) plan = &m.result().plan();
+      prof.take += Seconds(Clock::now() - read_at);
     } else if (m.has_plan()) {
       plan = &m.plan();
     }
@@ -234,6 +242,7 @@ void HubSession::Compute(const proto::Assignment& a) {
       indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()), &sender_);
   pacer_.Pay(&pace_mark_);
   const double ms = 1e3 * (Seconds(Clock::now() - t0) - sender_.early_send_seconds());
+  prof.compute += ms / 1e3; prof.early += sender_.early_send_seconds(); ++prof.n;
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
   ++totals_.steps;
@@ -343,7 +352,9 @@ void HubSession::FinishGradient(int samples, double loss, double ms, bool digest
   report.digest = weights_digest;
   report.device = Device();
   report.exchange_ms = exchange_ms_;
+  const auto f0 = Clock::now();
   sender_.Finish(report);  // a broken stream shows in the next Read
+  prof.finish += Seconds(Clock::now() - f0);
   sent_at_ = Clock::now();
   awaiting_ = true;
 }
