@@ -33,6 +33,12 @@ constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
 // window that holds a whole chunk, so a 1 MiB message goes out in a few
 // writes instead of waiting on 64 KiB window updates.
 constexpr int kHttp2FrameBytes = 1 << 20;
+// The most local steps one assignment may ask for (the hub's own bound,
+// --sync-every, is 64) and the largest sample position or stride it may
+// name: a worker refuses a plan beyond them before computing anything, so
+// a hostile hub cannot make it loop for days or overflow its arithmetic.
+constexpr int kMaxLocalSteps = 1024;
+constexpr int64_t kMaxSamplePosition = int64_t{1} << 40;
 constexpr int kHttp2WindowBytes = 4 << 20;
 
 inline size_t ChunkCount(size_t floats) {

@@ -16,6 +16,7 @@
 #include "worker/compute_devices.h"
 #include "worker/hub_connection.h"
 #include "worker/hub_session.h"
+#include "worker/join_reply_check.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -37,6 +38,7 @@ std::string HostName() {
 // serves the hub's settings as they are, else a new one.
 LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
                          ComputeDevices& devices, std::unique_ptr<LocalTrainer>& kept) {
+  CheckJoinReply(join);
   TrainerSpec spec;
   spec.model = join.model();
   spec.dataset = cfg.data_dir.empty() ? join.dataset() : cfg.data_dir;
@@ -44,6 +46,7 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
   spec.capacity = std::max(1, join.max_batch() > 0 ? std::min(join.max_batch(), join.global_batch())
                                                    : join.global_batch());
   spec.seed = join.seed();
+  spec.memory_budget_bytes = cfg.memory_budget_bytes;
   if (kept && kept->Serves(spec)) return *kept;
   if (kept) spdlog::info("the hub's model, data or optimizer changed: building the trainer anew");
   kept.reset();  // the old one's memory goes before the new one's comes

@@ -24,7 +24,7 @@ namespace mt {
 
 class GradientSender final : public GradientListener {
  public:
-  using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+  using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
 
   // Throws when the hub's segments do not tile `param_count` floats.
   GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count);

@@ -15,9 +15,7 @@
 
 namespace mt {
 namespace {
-struct Prof { double wait=0, finish=0, early=0, take=0, compute=0, plan=0; long n=0; };
-Prof prof;
-struct ProfPrint { ~ProfPrint(){ if(prof.n) fprintf(stderr,"PROF n %ld compute %.3f early %.3f finish %.3f wait %.3f take %.3f allread %.3f ms\n",prof.n,1e3*prof.compute/prof.n,1e3*prof.early/prof.n,1e3*prof.finish/prof.n,1e3*prof.wait/prof.n,1e3*prof.take/prof.n,1e3*prof.plan/prof.n);} } prof_print;
+
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -46,13 +44,8 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
 
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
-  auto before_read = Clock::now();
   while (stream_.Read(&m)) {
-    const auto read_at = Clock::now();
-    prof.plan += Seconds(read_at - before_read);
-    struct Mark { Clock::time_point* t; ~Mark(){ *t = Clock::now(); } } mark{&before_read};
     if (awaiting_) {
-      prof.wait += Seconds(read_at - sent_at_);
       exchange_ms_ = 1e3 * Seconds(Clock::now() - sent_at_);
       awaiting_ = false;
     }
@@ -93,7 +86,6 @@ HubSession::Outcome HubSession::Run() {
       TakeState(m.state());
     } else if (m.has_result()) {
       if (TakeResult(m.result())) plan = &m.result().plan();
-      prof.take += Seconds(Clock::now() - read_at);
     } else if (m.has_plan()) {
       plan = &m.plan();
     }
@@ -204,7 +196,9 @@ void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
     order_ = EpochOrder(size, join_.seed(), epoch);
     order_epoch_ = epoch;
   }
-  if (offset < 0 || static_cast<size_t>(offset + b) > order_.size())
+  // Written so no sum can overflow, whatever the hub sent.
+  if (offset < 0 || b < 0 || static_cast<uint64_t>(offset) > order_.size() ||
+      static_cast<size_t>(b) > order_.size() - static_cast<size_t>(offset))
     throw std::runtime_error("hub assigned samples [" + std::to_string(offset) + ", " +
                              std::to_string(offset + b) + ") beyond the " +
                              std::to_string(order_.size()) +
@@ -224,10 +218,27 @@ void HubSession::FillOwn(int b) {
   }
 }
 
-void HubSession::Compute(const proto::Assignment& a) {
+void HubSession::CheckAssignment(const proto::Assignment& a) const {
   const int b = a.batch();
   if (b < 1 || b > trainer_.capacity())
-    throw std::runtime_error("hub assigned a batch of " + std::to_string(b));
+    throw std::runtime_error("hub assigned a batch of " + std::to_string(b) +
+                             " (this worker takes 1 to " + std::to_string(trainer_.capacity()) +
+                             ")");
+  if (a.local_steps() < 0 || a.local_steps() > wire::kMaxLocalSteps)
+    throw std::runtime_error("hub assigned " + std::to_string(a.local_steps()) +
+                             " local steps (at most " + std::to_string(wire::kMaxLocalSteps) + ")");
+  const int64_t most = wire::kMaxSamplePosition;
+  if (a.step() < 0 || a.step() > most || a.epoch() < 0 || a.epoch() > most || a.offset() < 0 ||
+      a.offset() > most || a.stride() < 0 || a.stride() > most)
+    throw std::runtime_error("hub sent a malformed assignment (step " + std::to_string(a.step()) +
+                             ", epoch " + std::to_string(a.epoch()) + ", offset " +
+                             std::to_string(a.offset()) + ", stride " + std::to_string(a.stride()) +
+                             ")");
+}
+
+void HubSession::Compute(const proto::Assignment& a) {
+  CheckAssignment(a);
+  const int b = a.batch();
   if (a.local_steps() > 0) return ComputeRound(a);
   const auto t0 = Clock::now();
   FillIndices(a.epoch(), a.offset(), b);
@@ -242,7 +253,6 @@ void HubSession::Compute(const proto::Assignment& a) {
       indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()), &sender_);
   pacer_.Pay(&pace_mark_);
   const double ms = 1e3 * (Seconds(Clock::now() - t0) - sender_.early_send_seconds());
-  prof.compute += ms / 1e3; prof.early += sender_.early_send_seconds(); ++prof.n;
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
   ++totals_.steps;
@@ -328,8 +338,8 @@ void HubSession::StepAhead(int k) {
     FillOwn(b);
   else
     FillIndices(a.epoch(), offset, b);
-  ahead_loss_ += trainer_.ComputeGradients(indices_.data(), b,
-                                           DropoutSeed(join_.seed(), step, offset));
+  ahead_loss_ +=
+      trainer_.ComputeGradients(indices_.data(), b, DropoutSeed(join_.seed(), step, offset));
   trainer_.ApplyGradients();
   pacer_.Pay(&since);
   ahead_seconds_ += Seconds(Clock::now() - t0);
@@ -352,9 +362,7 @@ void HubSession::FinishGradient(int samples, double loss, double ms, bool digest
   report.digest = weights_digest;
   report.device = Device();
   report.exchange_ms = exchange_ms_;
-  const auto f0 = Clock::now();
   sender_.Finish(report);  // a broken stream shows in the next Read
-  prof.finish += Seconds(Clock::now() - f0);
   sent_at_ = Clock::now();
   awaiting_ = true;
 }

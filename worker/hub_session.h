@@ -16,9 +16,9 @@
 #include "hub.grpc.pb.h"
 #include "worker/device_state.h"
 #include "worker/gradient_sender.h"
+#include "worker/local_trainer.h"
 #include "worker/lookahead.h"
 #include "worker/slowdown_pacer.h"
-#include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
 
@@ -35,7 +35,9 @@ struct WorkerTotals {
 
 class HubSession {
  public:
-  using Stream = grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>;
+  // The interface, not the concrete call: tests and the fuzzer play a
+  // (hostile) hub through it.
+  using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
 
   // `events` (may be null) gets what happens, as --events lines.
   HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
@@ -65,6 +67,10 @@ class HubSession {
   // The next `batch` samples of this worker's own shuffle of its files.
   void FillOwn(int batch);
   void Compute(const proto::Assignment& a);
+  // Throws unless the assignment is one this worker can carry out: a batch
+  // it has room for, a bounded number of local steps, positions and a
+  // stride its arithmetic cannot overflow on.
+  void CheckAssignment(const proto::Assignment& a) const;
   // Local SGD: a.local_steps() optimizer steps here, then the change of the
   // weights over them goes to the hub (in place of a gradient).
   void ComputeRound(const proto::Assignment& a);
@@ -100,10 +106,10 @@ class HubSession {
   std::vector<float> staging_;
   std::vector<float> round_start_;  // the weights a local-SGD round started from
   GradientSender sender_;
-  SlowdownPacer pacer_;   // --slowdown
-  double pace_mark_ = 0;  // compute since here (pacer_.Now()) is not yet paid for
-  size_t result_next_ = 0;       // the result segment expected next
-  int64_t steps_ = 0;            // in this session
+  SlowdownPacer pacer_;     // --slowdown
+  double pace_mark_ = 0;    // compute since here (pacer_.Now()) is not yet paid for
+  size_t result_next_ = 0;  // the result segment expected next
+  int64_t steps_ = 0;       // in this session
   Clock::time_point last_log_ = Clock::now();
   // The exchange as this worker sees it: from its gradient or change
   // leaving to the hub's next message arriving (GradientChunk.exchange_ms).
@@ -113,8 +119,8 @@ class HubSession {
   // Local SGD with overlap (JoinReply.overlap_rounds): steps taken ahead
   // while a round's change travels, and what they cost.
   proto::Assignment ahead_of_;
-  int ahead_steps_ = 0;   // taken since the last change left
-  int round_ahead_ = 0;   // moved onto the average: the next round's first steps
+  int ahead_steps_ = 0;  // taken since the last change left
+  int round_ahead_ = 0;  // moved onto the average: the next round's first steps
   double ahead_seconds_ = 0, ahead_loss_ = 0;
   std::vector<float> sent_weights_;  // the weights when the round's change left
   // round_start_ holds the averaged weights of the last round, the next

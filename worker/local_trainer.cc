@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "core/model/model_spec.h"
 
 namespace mt {
@@ -18,11 +20,32 @@ void CheckDataFitsModel(const Model& model, const Dataset& data, const std::stri
                              std::to_string(model.num_classes()));
 }
 
+void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
+  const double limit = budget_bytes > 0
+                           ? static_cast<double>(budget_bytes)
+                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  // In doubles: a hostile capacity must not overflow the sum it is judged by.
+  const double per_sample = static_cast<double>(model.MemoryBytes(2) - model.MemoryBytes(1)) +
+                            static_cast<double>(model.input_shape().count() + 1) * sizeof(float);
+  const double fixed = static_cast<double>(model.MemoryBytes(1)) - per_sample;
+  const double need = fixed + per_sample * capacity;
+  if (capacity < 1 || need > limit)
+    throw std::runtime_error(
+        "batches of " + std::to_string(capacity) + " samples need " +
+        std::to_string(static_cast<int64_t>(need / (1 << 20))) + " MiB here, more than the " +
+        std::to_string(static_cast<int64_t>(limit / (1 << 20))) + " MiB " +
+        (budget_bytes > 0 ? "of --memory-budget" : "of memory this machine has"));
+}
+
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
   kernels::CpuBackend& home = devices_.cpu();
   data_ = LoadDataset(spec.dataset, Split::kTrain);
-  CheckDataFitsModel(*BuildModel(spec.model, home), *data_, spec.dataset);
+  {
+    const auto probe = BuildModel(spec.model, home);
+    CheckDataFitsModel(*probe, *data_, spec.dataset);
+    CheckBatchFits(*probe, spec.capacity, spec.memory_budget_bytes);
+  }
   batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), spec.capacity);
   // Placement is timed on this device's own data at a typical batch.
   const int n =

@@ -24,6 +24,9 @@ struct TrainerSpec {
   OptimizerConfig optimizer;
   int capacity = 1;   // the largest batch it will be given
   uint64_t seed = 1;  // initial weights (the hub replaces them with its own)
+  // What the model and a full batch may take here (0: this machine's
+  // physical memory): a capacity beyond it is refused before allocating.
+  int64_t memory_budget_bytes = 0;
 };
 
 class LocalTrainer {
@@ -68,5 +71,8 @@ class LocalTrainer {
 
 // Throws when `data` (named `name` in the message) does not fit the model.
 void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name);
+// Throws unless `capacity` samples of the model's input, with the model's
+// memory at that batch, fit in `budget_bytes` (0: physical memory).
+void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes);
 
 }  // namespace mt

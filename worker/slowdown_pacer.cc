@@ -10,8 +10,7 @@ namespace mt {
 
 double SlowdownPacer::Now() const {
   if (thread_cpu_) return ThreadCpuSeconds();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 void SlowdownPacer::Pay(double* since) const {

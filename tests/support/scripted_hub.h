@@ -1,0 +1,131 @@
+// Plays a hub to one worker's HubSession in-process: the session reads a
+// script of hub messages through the stream interface and writes into a
+// counter. For the hostile-hub tests and the worker's fuzzer, which feed it
+// messages no honest hub sends.
+#pragma once
+
+#include <grpcpp/support/sync_stream.h>
+
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/model/model_spec.h"
+#include "core/optim/optimizer_proto.h"
+#include "hub.pb.h"
+#include "tests/support/idx_writer.h"
+#include "worker/compute_devices.h"
+#include "worker/hub_session.h"
+#include "worker/local_trainer.h"
+#include "worker/worker_control.h"
+
+namespace mt::test_support {
+
+class ScriptedStream final
+    : public grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage> {
+ public:
+  std::deque<proto::HubMessage> script;
+  int writes = 0;
+
+  void WaitForInitialMetadata() override {}
+  bool WritesDone() override { return true; }
+  grpc::Status Finish() override { return grpc::Status::OK; }
+  bool NextMessageSize(uint32_t* sz) override {
+    *sz = script.empty() ? 0 : static_cast<uint32_t>(script.front().ByteSizeLong());
+    return !script.empty();
+  }
+  // The script's end is the hub going away.
+  bool Read(proto::HubMessage* m) override {
+    if (script.empty()) return false;
+    *m = std::move(script.front());
+    script.pop_front();
+    return true;
+  }
+  bool Write(const proto::WorkerMessage&, grpc::WriteOptions) override {
+    ++writes;
+    return true;
+  }
+};
+
+// A worker's side of a session, built once (loading data and placing
+// layers is the slow part); Run() plays a script against a fresh session.
+class ScriptedWorker {
+ public:
+  static constexpr int kBatch = 16;
+
+  explicit ScriptedWorker(const std::string& dir, const std::string& compression = "none")
+      : devices_("cpu", 1) {
+    std::filesystem::create_directories(dir);
+    WriteIdxDataset(dir, 64, 16, 3);
+    cfg_.threads = 1;
+    cfg_.read_system_device_state = false;
+    cfg_.log_every_seconds = 3600;
+    TrainerSpec spec{LoadModelSpec("lenet5"), dir, OptimizerConfig{}, kBatch, 1};
+    trainer_ = std::make_unique<LocalTrainer>(devices_, spec);
+    join_.set_worker_id(0);
+    *join_.mutable_model() = spec.model;
+    *join_.mutable_optimizer() = ToProto(spec.optimizer);
+    join_.set_dataset(dir);
+    join_.set_seed(1);
+    join_.set_global_batch(kBatch);
+    join_.set_digest_every(1);
+    join_.set_param_count(trainer_->model().ParamCount());
+    join_.add_segments(0);  // one segment: LeNet-5 fits one chunk
+    join_.set_compression(compression == "int8"   ? proto::COMPRESSION_INT8
+                          : compression == "fp16" ? proto::COMPRESSION_FP16
+                                                  : proto::COMPRESSION_NONE);
+  }
+
+  size_t params() const { return trainer_->model().ParamCount(); }
+  const proto::JoinReply& join() const { return join_; }
+  WorkerTotals& totals() { return totals_; }
+
+  // The first message of a session: the full model, weights and an
+  // optimizer that never stepped.
+  proto::HubMessage State() const {
+    proto::HubMessage m;
+    auto* s = m.mutable_state();
+    s->set_step(0);
+    s->set_offset(0);
+    for (size_t i = 0; i < params(); ++i) s->add_values(0.01f);
+    *s->mutable_optimizer()->mutable_settings() = ToProto(OptimizerConfig{});
+    s->set_last(true);
+    return m;
+  }
+
+  static proto::HubMessage Plan(int64_t step, int64_t offset, int batch, int local_steps = 0,
+                                int64_t stride = 0) {
+    proto::HubMessage m;
+    auto* p = m.mutable_plan();
+    p->set_step(step);
+    auto* a = p->add_assignments();
+    a->set_worker_id(0);
+    a->set_step(step);
+    a->set_offset(offset);
+    a->set_batch(batch);
+    a->set_local_steps(local_steps);
+    a->set_stride(stride);
+    return m;
+  }
+
+  // Runs a fresh session over `script`; what it throws propagates.
+  HubSession::Outcome Run(std::deque<proto::HubMessage> script, int* writes = nullptr) {
+    ScriptedStream stream;
+    stream.script = std::move(script);
+    WorkerControl control;
+    HubSession session(cfg_, join_, stream, *trainer_, totals_, control, nullptr);
+    const HubSession::Outcome out = session.Run();
+    if (writes) *writes = stream.writes;
+    return out;
+  }
+
+ private:
+  ComputeDevices devices_;
+  WorkerConfig cfg_;
+  std::unique_ptr<LocalTrainer> trainer_;
+  proto::JoinReply join_;
+  WorkerTotals totals_;
+};
+
+}  // namespace mt::test_support
