@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -41,6 +42,21 @@ void GzReader::ReadExactly(void* out, size_t n, const char* what) {
   if (got != n)
     throw DataError(path_ + ": truncated: expected " + std::to_string(n) + " bytes of " + what +
                     ", got " + std::to_string(got));
+}
+
+void GzReader::ReadGrowing(std::vector<uint8_t>* out, size_t n, const char* what) {
+  constexpr size_t kChunk = size_t{16} << 20;
+  out->clear();
+  out->shrink_to_fit();
+  while (out->size() < n) {
+    const size_t at = out->size();
+    const size_t want = std::min(kChunk, n - at);
+    out->resize(at + want);
+    const size_t got = Read(out->data() + at, want);
+    if (got != want)
+      throw DataError(path_ + ": truncated: expected " + std::to_string(n) + " bytes of " + what +
+                      ", got " + std::to_string(at + got));
+  }
 }
 
 bool GzReader::AtEnd() {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mt {
 
@@ -19,6 +21,10 @@ class GzReader {
   size_t Read(void* out, size_t n);
   // Reads exactly n bytes or throws DataError saying the file is truncated.
   void ReadExactly(void* out, size_t n, const char* what);
+  // Reads exactly n bytes into *out (replacing it), growing it as data
+  // arrives rather than allocating n up front: a header that claims 4 GB
+  // in a small file costs what the file holds, then a "truncated" error.
+  void ReadGrowing(std::vector<uint8_t>* out, size_t n, const char* what);
   bool AtEnd();
   const std::string& path() const { return path_; }
 

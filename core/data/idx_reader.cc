@@ -44,7 +44,9 @@ ImagesHeader ReadImagesHeader(GzReader& images) {
   const uint32_t n = BigEndian32(images, "header");
   const uint32_t h = BigEndian32(images, "header");
   const uint32_t w = BigEndian32(images, "header");
-  if (n == 0 || h == 0 || w == 0 || h > 4096 || w > 4096 || n > (1u << 28))
+  // At most 16 GiB of pixels: the sizes below are then safe to multiply.
+  if (n == 0 || h == 0 || w == 0 || h > 4096 || w > 4096 || n > (1u << 28) ||
+      uint64_t{n} * h * w > (uint64_t{1} << 34))
     throw DataError(images.path() + ": implausible dimensions " + std::to_string(n) + "x" +
                     std::to_string(h) + "x" + std::to_string(w));
   return {n, h, w};
@@ -69,16 +71,17 @@ std::unique_ptr<Dataset> LoadIdx(const std::string& images_path, const std::stri
     throw DataError(labels_path + ": label count " + std::to_string(label_count) +
                     " does not match image count " + std::to_string(n) + " in " + images_path);
 
-  std::vector<uint8_t> labels(n);
-  labels_in.ReadExactly(labels.data(), n, "labels");
+  // The headers are only claims until the bytes arrive.
+  std::vector<uint8_t> labels;
+  labels_in.ReadGrowing(&labels, n, "labels");
   ExpectEnd(labels_in);
   for (uint32_t i = 0; i < n; ++i)
     if (labels[i] >= kClasses)
       throw DataError(labels_path + ": label " + std::to_string(labels[i]) + " at index " +
                       std::to_string(i) + " is not a class in [0, 9]");
 
-  std::vector<uint8_t> pixels(static_cast<size_t>(n) * h * w);
-  images.ReadExactly(pixels.data(), pixels.size(), "pixels");
+  std::vector<uint8_t> pixels;
+  images.ReadGrowing(&pixels, static_cast<size_t>(n) * h * w, "pixels");
   ExpectEnd(images);
   return std::make_unique<InMemoryDataset>(Shape{1, static_cast<int>(h), static_cast<int>(w)},
                                            kClasses, std::move(pixels), std::move(labels));

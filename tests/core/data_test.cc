@@ -10,6 +10,7 @@
 
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
+#include "core/util/process_stats.h"
 
 namespace mt {
 namespace {
@@ -108,6 +109,25 @@ TEST_F(DataFiles, TruncatedImagesNameTheFile) {
   Write("train-images-idx3-ubyte", images);
   Write("train-labels-idx1-ubyte", Labels(5));
   EXPECT_THAT(LoadError(), HasSubstr("train-images-idx3-ubyte: truncated"));
+}
+
+TEST_F(DataFiles, AHeaderClaimingGigabytesCostsOnlyWhatTheFileHolds) {
+  // 2^22 images of 32x32 claimed (4 GiB of pixels), ten there; the labels
+  // are all there (4 MiB), so the pixels are what the reader allocates.
+  const uint32_t n = 1u << 22;
+  std::string images = Be32(0x803) + Be32(n) + Be32(32) + Be32(32) + std::string(10 * 32 * 32, 7);
+  Write("train-images-idx3-ubyte", images);
+  std::string labels = Be32(0x801) + Be32(n) + std::string(n, 3);
+  Write("train-labels-idx1-ubyte", labels);
+  EXPECT_THAT(LoadError(), HasSubstr("train-images-idx3-ubyte: truncated"));
+  // Reading the header's claim first would have touched 4 GiB.
+  EXPECT_LT(PeakRssBytes(), int64_t{512} << 20);
+}
+
+TEST_F(DataFiles, ImplausiblyLargeImagesAreRefusedByTheirHeader) {
+  Write("train-images-idx3-ubyte", Be32(0x803) + Be32(1u << 28) + Be32(4096) + Be32(4096));
+  Write("train-labels-idx1-ubyte", Labels(5));
+  EXPECT_THAT(LoadError(), HasSubstr("implausible dimensions"));
 }
 
 TEST_F(DataFiles, TruncatedGzipIsAnError) {
