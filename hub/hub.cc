@@ -6,10 +6,10 @@
 #include <numeric>
 
 #include "core/checkpoint/checkpoint.h"
-#include "core/util/process_stats.h"
 #include "core/model/model_spec.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
+#include "core/util/process_stats.h"
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 
@@ -71,13 +71,16 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
 Hub::~Hub() = default;
 
 void Hub::ResumeFromCheckpoint() {
-  const std::string latest = LatestCheckpoint(config_.checkpoint_dir);
-  if (latest.empty()) {
+  const ResumePoint point = NewestValidCheckpoint(config_.checkpoint_dir);
+  if (point.path.empty()) {
     spdlog::info("--resume: no checkpoint in {} yet; starting from scratch",
                  config_.checkpoint_dir);
     return;
   }
-  const Checkpoint ck = LoadCheckpoint(latest);
+  for (const std::string& why : point.skipped)
+    spdlog::warn("--resume: passing over {}; using the older {}", why, point.path);
+  const std::string& latest = point.path;
+  const Checkpoint& ck = point.checkpoint;
   if (ck.model_spec != master_->spec_text())
     throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " +
                              config_.model);

@@ -32,12 +32,15 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // returns its step, or -1 when starting afresh.
 int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::string& spec_text,
                LocalTrainer& t) {
-  const std::string latest = LatestCheckpoint(cfg.checkpoint_dir);
-  if (latest.empty()) {
+  const ResumePoint point = NewestValidCheckpoint(cfg.checkpoint_dir);
+  if (point.path.empty()) {
     spdlog::info("no checkpoint in {}: starting from scratch", cfg.checkpoint_dir);
     return -1;
   }
-  const Checkpoint ck = LoadCheckpoint(latest);
+  for (const std::string& why : point.skipped)
+    spdlog::warn("--resume: passing over {}; using the older {}", why, point.path);
+  const std::string& latest = point.path;
+  const Checkpoint& ck = point.checkpoint;
   if (ck.model_spec != spec_text)
     throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " +
                              cfg.model);

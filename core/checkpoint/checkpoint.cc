@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -45,6 +46,27 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+size_t NonFinite(const std::vector<float>& v) {
+  return static_cast<size_t>(
+      std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }));
+}
+
+// What a checksum cannot vouch for: a checkpoint written from a broken run,
+// or crafted, must not be resumed into a hang or a diverged model.
+void CheckContent(const Checkpoint& c, const std::string& origin) {
+  if (c.step < 0 || c.epoch < 0 || c.optimizer.steps < 0)
+    throw CheckpointError(origin + ": negative step (" + std::to_string(c.step) + "), epoch (" +
+                          std::to_string(c.epoch) + ") or optimizer step count (" +
+                          std::to_string(c.optimizer.steps) + ")");
+  if (c.weights.empty()) throw CheckpointError(origin + ": holds no weights");
+  if (const size_t bad = NonFinite(c.weights))
+    throw CheckpointError(origin + ": " + std::to_string(bad) + " of its " +
+                          std::to_string(c.weights.size()) + " weights are not finite");
+  if (const size_t bad = NonFinite(c.optimizer.slots))
+    throw CheckpointError(origin + ": " + std::to_string(bad) +
+                          " values of its optimizer state are not finite");
 }
 
 }  // namespace
@@ -100,6 +122,7 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
     c.seed = m.seed();
     c.weights.assign(m.weights().begin(), m.weights().end());
     c.optimizer = FromProto(m.optimizer());
+    CheckContent(c, origin);
     return c;
   } catch (const std::invalid_argument& e) {
     throw CheckpointError(origin + ": " + e.what());
@@ -133,6 +156,24 @@ std::string CheckpointPath(const std::string& dir, int64_t step) {
 std::string LatestCheckpoint(const std::string& dir) {
   const auto all = ListCheckpoints(dir);
   return all.empty() ? "" : all.back().second;
+}
+
+ResumePoint NewestValidCheckpoint(const std::string& dir) {
+  ResumePoint r;
+  const auto all = ListCheckpoints(dir);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    try {
+      r.checkpoint = LoadCheckpoint(it->second);
+      r.path = it->second;
+      return r;
+    } catch (const CheckpointError& e) {
+      r.skipped.push_back(e.what());
+    }
+  }
+  if (r.skipped.empty()) return r;
+  std::string why;
+  for (const std::string& s : r.skipped) why += "\n  " + s;
+  throw CheckpointError("no checkpoint in " + dir + " can be resumed from:" + why);
 }
 
 void PruneCheckpoints(const std::string& dir, int keep) {

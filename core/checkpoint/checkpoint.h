@@ -31,7 +31,9 @@ struct Checkpoint {
 constexpr uint32_t kCheckpointVersion = 2;
 
 std::string EncodeCheckpoint(const Checkpoint& c);
-// `origin` names the source in errors.
+// `origin` names the source in errors. Checks the content as well as the
+// checksum: a checkpoint that passes its checksum but holds non-finite
+// weights or a negative step is refused.
 Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin);
 
 void SaveCheckpoint(const std::string& path, const Checkpoint& c);
@@ -40,6 +42,18 @@ Checkpoint LoadCheckpoint(const std::string& path);
 std::string CheckpointPath(const std::string& dir, int64_t step);
 // The checkpoint in dir with the highest step, or "" if there is none.
 std::string LatestCheckpoint(const std::string& dir);
+
+// What --resume continues from: the newest checkpoint in dir that loads
+// (checksum, body and content: finite weights and optimizer state, step and
+// epoch not negative), and the newer ones it passed over, each with why.
+struct ResumePoint {
+  std::string path;  // "" when dir has no checkpoint at all
+  Checkpoint checkpoint;
+  std::vector<std::string> skipped;  // "PATH: reason", newest first
+};
+// Throws CheckpointError, listing every reason, when dir has checkpoints
+// and none of them loads: starting afresh would hide the loss.
+ResumePoint NewestValidCheckpoint(const std::string& dir);
 // Deletes all but the newest `keep` checkpoints in dir.
 void PruneCheckpoints(const std::string& dir, int keep);
 

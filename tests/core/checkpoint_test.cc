@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -136,6 +137,59 @@ TEST_F(Checkpoints, LatestAndPrune) {
   EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 7)));
   EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 5)));
   EXPECT_EQ(LatestCheckpoint((dir_ / "nope").string()), "");
+}
+
+TEST_F(Checkpoints, AValidChecksumDoesNotVouchForTheContent) {
+  // Written by a broken run or crafted: the checksum is right, the content
+  // would resume into a diverged model or a hang.
+  auto refused = [&](auto damage, const std::string& says) {
+    Checkpoint c = Sample();
+    damage(c);
+    const std::string path = CheckpointPath(dir_.string(), 1);
+    SaveCheckpoint(path, c);
+    EXPECT_THAT(Error(path), HasSubstr(says));
+  };
+  refused([](Checkpoint& c) { c.weights[2] = std::nanf(""); }, "1 of its 4 weights are not finite");
+  refused([](Checkpoint& c) { c.weights[0] = INFINITY; }, "weights are not finite");
+  refused([](Checkpoint& c) { c.optimizer.slots[1] = -INFINITY; }, "optimizer state");
+  refused([](Checkpoint& c) { c.step = -5; }, "negative step");
+  refused([](Checkpoint& c) { c.epoch = -1; }, "negative step");
+  refused([](Checkpoint& c) { c.weights.clear(); }, "holds no weights");
+}
+
+TEST_F(Checkpoints, ResumeFallsBackToTheNewestThatLoadsAndSaysWhy) {
+  EXPECT_EQ(NewestValidCheckpoint(dir_.string()).path, "");  // none: start afresh
+  for (int step : {100, 200}) {
+    Checkpoint c = Sample();
+    c.step = step;
+    SaveCheckpoint(CheckpointPath(dir_.string(), step), c);
+  }
+  const std::string newest = CheckpointPath(dir_.string(), 300);
+  std::string bytes = Bytes(CheckpointPath(dir_.string(), 200));
+  bytes[bytes.size() / 2] ^= 0x40;  // a flipped bit: the checksum fails
+  Put(newest, bytes);
+  Checkpoint nan = Sample();
+  nan.step = 250;
+  nan.weights[1] = std::nanf("");
+  SaveCheckpoint(CheckpointPath(dir_.string(), 250), nan);
+
+  const ResumePoint r = NewestValidCheckpoint(dir_.string());
+  EXPECT_EQ(r.path, CheckpointPath(dir_.string(), 200));
+  EXPECT_EQ(r.checkpoint.step, 200);
+  ASSERT_EQ(r.skipped.size(), 2u);
+  EXPECT_THAT(r.skipped[0], HasSubstr(newest + ": checksum mismatch"));
+  EXPECT_THAT(r.skipped[1], HasSubstr("not finite"));
+
+  // None loads: an error naming each, not a silent fresh start.
+  fs::remove(CheckpointPath(dir_.string(), 100));
+  fs::remove(CheckpointPath(dir_.string(), 200));
+  try {
+    NewestValidCheckpoint(dir_.string());
+    FAIL() << "resumed from nothing valid";
+  } catch (const CheckpointError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("can be resumed from"));
+    EXPECT_THAT(e.what(), HasSubstr(newest));
+  }
 }
 
 }  // namespace
