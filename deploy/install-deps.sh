@@ -12,6 +12,7 @@ packages=(
   openjdk-17-jdk-headless
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   dataset-fashion-mnist
+  clang libclang-rt-14-dev
 )
 for arg in "$@"; do
   case "$arg" in

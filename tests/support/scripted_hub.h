@@ -54,14 +54,17 @@ class ScriptedWorker {
  public:
   static constexpr int kBatch = 16;
 
-  explicit ScriptedWorker(const std::string& dir, const std::string& compression = "none")
+  // `model`: LeNet-5 unless given (the fuzzer uses a tiny one, so its
+  // inputs stay small and its steps fast).
+  explicit ScriptedWorker(const std::string& dir, const std::string& compression = "none",
+                          const proto::ModelSpec& model = LoadModelSpec("lenet5"))
       : devices_("cpu", 1) {
     std::filesystem::create_directories(dir);
     WriteIdxDataset(dir, 64, 16, 3);
     cfg_.threads = 1;
     cfg_.read_system_device_state = false;
     cfg_.log_every_seconds = 3600;
-    TrainerSpec spec{LoadModelSpec("lenet5"), dir, OptimizerConfig{}, kBatch, 1};
+    TrainerSpec spec{model, dir, OptimizerConfig{}, kBatch, 1};
     trainer_ = std::make_unique<LocalTrainer>(devices_, spec);
     join_.set_worker_id(0);
     *join_.mutable_model() = spec.model;
@@ -71,7 +74,7 @@ class ScriptedWorker {
     join_.set_global_batch(kBatch);
     join_.set_digest_every(1);
     join_.set_param_count(trainer_->model().ParamCount());
-    join_.add_segments(0);  // one segment: LeNet-5 fits one chunk
+    join_.add_segments(0);  // one segment: the model fits one chunk
     join_.set_compression(compression == "int8"   ? proto::COMPRESSION_INT8
                           : compression == "fp16" ? proto::COMPRESSION_FP16
                                                   : proto::COMPRESSION_NONE);
