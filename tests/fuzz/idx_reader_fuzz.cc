@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "core/data/dataset.h"
 #include "core/data/idx_reader.h"
@@ -60,6 +61,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   g_dir = fs::temp_directory_path() / ("mt-fuzz-idx-" + std::to_string(getpid()));
   fs::create_directories(g_dir);
+  std::atexit([] {
+    std::error_code ec;
+    fs::remove_all(g_dir, ec);
+  });
   return 0;
 }
 

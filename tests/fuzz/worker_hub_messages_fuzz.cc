@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "tests/support/scripted_hub.h"
 
@@ -39,6 +40,7 @@ layer { name: "flatten" flatten {} }
 layer { name: "fc" dense { units: 10 } }
 )";
 
+std::filesystem::path g_dir;
 ScriptedWorker* g_plain = nullptr;
 ScriptedWorker* g_int8 = nullptr;
 
@@ -93,8 +95,12 @@ void WriteSeeds(const std::string& dir) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   spdlog::set_level(spdlog::level::off);
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("mt-fuzz-worker-" + std::to_string(getpid()));
+  g_dir = std::filesystem::temp_directory_path() / ("mt-fuzz-worker-" + std::to_string(getpid()));
+  const std::filesystem::path& dir = g_dir;
+  std::atexit([] {
+    std::error_code ec;
+    std::filesystem::remove_all(g_dir, ec);
+  });
   const mt::proto::ModelSpec tiny = mt::ParseModelSpec(kTinyModel, "the fuzzer's model");
   g_plain = new ScriptedWorker((dir / "plain").string(), "none", tiny);
   g_int8 = new ScriptedWorker((dir / "int8").string(), "int8", tiny);
