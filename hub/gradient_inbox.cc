@@ -8,6 +8,7 @@
 namespace mt {
 
 void GradientInbox::Expect(int64_t step, int batch) {
+  if (grad_.size() != param_count_) grad_.assign(param_count_, 0.0f);  // once
   step_ = step;
   batch_ = batch;
   next_ = 0;

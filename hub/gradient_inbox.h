@@ -19,11 +19,19 @@ class GradientInbox {
  public:
   // `segments` tile the parameter vector in the order chunks must arrive.
   GradientInbox(std::vector<wire::Segment> segments, size_t param_count, Compression compression)
-      : grad_(param_count), segments_(std::move(segments)), compression_(compression) {}
+      : param_count_(param_count), segments_(std::move(segments)), compression_(compression) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);
   void Discard() { expecting_ = false; }
+  // Discards and frees the gradient buffer (a worker gone for good). The
+  // buffer is allocated at the first Expect, so a Join that never trains
+  // costs the hub no gradient's worth of memory.
+  void Release() {
+    Discard();
+    complete_ = false;
+    std::vector<float>().swap(grad_);
+  }
   // Returns "" when accepted, else why not.
   std::string Accept(const proto::GradientChunk& chunk);
 
@@ -45,7 +53,8 @@ class GradientInbox {
   const std::vector<float>& gradient() const { return grad_; }
 
  private:
-  std::vector<float> grad_;
+  size_t param_count_;
+  std::vector<float> grad_;  // param_count_ floats from the first Expect
   std::vector<wire::Segment> segments_;
   Compression compression_;
   size_t next_ = 0;  // the segment expected next

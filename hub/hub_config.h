@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct HubConfig {
   std::vector<int> worker_batches;
   std::string batch_policy = "balanced";  // fixed | balanced (hub/batch_controller.h)
   int min_workers = 1;                    // below this many the hub waits instead of training on
+  int max_workers = 0;  // at most this many in the run at once; 0: twice --workers, at least 64
+  int max_workers_or_default() const {
+    return max_workers > 0 ? max_workers : std::max(64, 2 * workers);
+  }
   // A step waits this long for every gradient; 0: adaptive, deadline_factor
   // times the recent step time but at least deadline_floor.
   double step_deadline_seconds = 0;

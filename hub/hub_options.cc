@@ -40,6 +40,9 @@ void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
     throw UsageError("--global-batch " + std::to_string(cfg.global_batch) +
                      " is smaller than --workers " + std::to_string(cfg.workers) +
                      ": every worker needs at least one sample per step");
+  if (cfg.max_workers > 0 && cfg.max_workers < cfg.workers)
+    throw UsageError("--max-workers " + std::to_string(cfg.max_workers) + " is below --workers " +
+                     std::to_string(cfg.workers));
   if (cfg.min_workers > cfg.workers)
     throw UsageError("--min-workers " + std::to_string(cfg.min_workers) +
                      " cannot exceed --workers " + std::to_string(cfg.workers));
@@ -62,6 +65,10 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--min-workers", cfg.min_workers,
                  "below this many workers the hub waits instead of training on")
       ->transform(Integer(1, 4096));
+  app.add_option("--max-workers", cfg.max_workers,
+                 "refuse joins beyond this many workers in the run at once (default: twice "
+                 "--workers, at least 64)")
+      ->transform(Integer(1, 65536));
   app.add_option("--bind", cfg.bind, "address to listen on")->type_name("ADDRESS");
   app.add_option("--port", cfg.port, "port to listen on (0: any free port)")
       ->transform(Integer(0, 65535));

@@ -83,7 +83,14 @@ void Hub::WriteReport(double train_seconds) {
                              static_cast<double>(trained_here)
                        : 0.0;
   ReportJson workers = ReportJson::array();
+  int64_t streamless = 0;
   coordinator_->ForEachWorker([&](const WorkerSlot& s, const BatchController& controller) {
+    // A Join that never opened its stream took no part: counted, not listed
+    // (a flood of them would otherwise fill the report).
+    if (!s.attached) {
+      ++streamless;
+      return;
+    }
     const WorkerStats& st = s.stats;
     ReportJson w;
     w["id"] = s.id;
@@ -111,6 +118,7 @@ void Hub::WriteReport(double train_seconds) {
     workers.push_back(std::move(w));
   });
   d["workers"] = std::move(workers);
+  d["joins_without_stream"] = streamless;
   ReportJson changes = ReportJson::array();
   for (const auto& c : m.batch_changes) {
     ReportJson batches = ReportJson::object();

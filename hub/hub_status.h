@@ -15,7 +15,8 @@ struct HubStatus {
     kNotFound,            // an unknown worker id
     kUnauthenticated,     // wrong or missing token
     kFailedPrecondition,  // wrong protocol version, or a call out of order
-    kResourceExhausted,   // the worker's memory budget holds no batch
+    kResourceExhausted,   // the worker's memory budget holds no batch; the run is full
+    kUnavailable,         // busy for now (too many pending joins): retry with backoff
     kOutOfRange,          // the run has ended: stop, do not retry
     kInternal,
   };

@@ -3,12 +3,49 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <random>
 
 #include "proto/wire.h"
 
 namespace mt {
 
 using Code = HubStatus::Code;
+
+namespace {
+
+constexpr const char* kBadToken = "wrong or missing token";
+constexpr const char* kBadSecret =
+    "wrong session secret: only the worker that joined may speak for its id";
+
+// Compares without stopping at the first difference, so the time taken
+// does not tell an attacker how much of a guess was right.
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// The address of a gRPC peer ("ipv4:10.0.0.5:43122" -> "ipv4:10.0.0.5",
+// "ipv6:[::1]:5000" -> "ipv6:[::1]"), without the port a peer can change.
+std::string PeerHost(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  const size_t scheme = peer.find(':');
+  return colon != std::string::npos && colon != scheme ? peer.substr(0, colon) : peer;
+}
+
+// 128 bits from the operating system's generator.
+std::string NewSessionSecret() {
+  std::random_device rd;
+  std::string secret(16, '\0');
+  for (size_t i = 0; i < secret.size(); i += 4) {
+    const uint32_t r = rd();
+    for (size_t k = 0; k < 4; ++k) secret[i + k] = static_cast<char>((r >> (8 * k)) & 0xFF);
+  }
+  return secret;
+}
+
+}  // namespace
 
 const char* StateName(WorkerSlot::State s) {
   switch (s) {
@@ -38,16 +75,34 @@ HubStatus Membership::BatchCap(int64_t budget, int* max_batch) const {
 
 HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& peer,
                             WorkerSlot** out) {
+  // The token before anything else: without it nothing about the run is told.
+  if (!TokenMatches(req.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
   if (req.protocol_version() != wire::kProtocolVersion)
     return HubStatus::Error(Code::kFailedPrecondition, "protocol version " +
                                                            std::to_string(req.protocol_version()) +
                                                            " is not supported (hub speaks " +
                                                            std::to_string(wire::kProtocolVersion) +
                                                            "); upgrade the older side");
-  if (!rules_.token.empty() && req.token() != rules_.token)
-    return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
   // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
   if (closed_) return HubStatus::Error(Code::kOutOfRange, "the run has ended");
+  const std::string host = PeerHost(peer);
+  int pending = 0, from_host = 0, in = 0;
+  for (const auto& s : slots_) {
+    const bool waits = s->state == WorkerSlot::State::kJoined;
+    pending += waits;
+    from_host += waits && PeerHost(s->peer) == host;
+    in += s->state != WorkerSlot::State::kGone;
+  }
+  if (from_host >= kMaxPendingJoinsPerHost || pending >= kMaxPendingJoins)
+    return HubStatus::Error(
+        Code::kUnavailable,
+        std::to_string(from_host >= kMaxPendingJoinsPerHost ? from_host : pending) + " joins" +
+            (from_host >= kMaxPendingJoinsPerHost ? " from " + host : "") +
+            " are waiting for their stream; try again shortly");
+  if (in >= rules_.max_workers)
+    return HubStatus::Error(Code::kResourceExhausted, "the run has its " +
+                                                          std::to_string(rules_.max_workers) +
+                                                          " workers (mthub --max-workers)");
   int max_batch = 0;
   if (HubStatus s = BatchCap(req.device().memory_budget_bytes(), &max_batch); !s.ok()) return s;
   const int id = static_cast<int>(slots_.size());
@@ -58,6 +113,8 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->device = wire::DeviceName(req.device().device());
   slot->peer = peer;
   slot->max_batch = max_batch;
+  slot->session_secret = NewSessionSecret();
+  slot->joined_at = std::chrono::steady_clock::now();
   spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
                slot->device, req.device().cores(), req.device().threads(),
                max_batch < rules_.global_batch
@@ -70,19 +127,21 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
 }
 
 HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** out) {
+  if (!TokenMatches(hello.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
   WorkerSlot* slot = Find(hello.worker_id());
   if (!slot)
     return HubStatus::Error(Code::kNotFound, "unknown worker id " +
                                                  std::to_string(hello.worker_id()) +
                                                  " (Join first)");
-  if (!rules_.token.empty() && hello.token() != rules_.token)
-    return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
+  if (!SecretMatches(*slot, hello.session_secret()))
+    return HubStatus::Error(Code::kUnauthenticated, kBadSecret);
   if (slot->state != WorkerSlot::State::kJoined)
     return HubStatus::Error(Code::kFailedPrecondition, "worker " + std::to_string(slot->id) +
                                                            " is " + StateName(slot->state) +
                                                            ", not waiting for a stream");
   slot->SetLink(link);
   slot->state = WorkerSlot::State::kWaiting;
+  slot->attached = true;
   slot->placement = hello.placement();
   if (!slot->placement.empty()) spdlog::info("worker {} placement: {}", slot->id, slot->placement);
   *out = slot;
@@ -90,12 +149,13 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
 }
 
 HubStatus Membership::FindLeaving(const proto::LeaveRequest& req, WorkerSlot** out) {
+  if (!TokenMatches(req.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
   WorkerSlot* slot = Find(req.worker_id());
   if (!slot)
     return HubStatus::Error(Code::kNotFound,
                             "unknown worker id " + std::to_string(req.worker_id()));
-  if (!rules_.token.empty() && req.token() != rules_.token)
-    return HubStatus::Error(Code::kUnauthenticated, "wrong or missing token");
+  if (!SecretMatches(*slot, req.session_secret()))
+    return HubStatus::Error(Code::kUnauthenticated, kBadSecret);
   *out = slot;
   return HubStatus::Ok();
 }
@@ -104,8 +164,26 @@ bool Membership::Remove(WorkerSlot* slot) {
   slot->SetLink(nullptr);
   const bool was_in = slot->state != WorkerSlot::State::kGone;
   slot->state = WorkerSlot::State::kGone;
-  slot->inbox.Discard();
+  slot->inbox.Release();
   return was_in;
+}
+
+std::vector<WorkerSlot*> Membership::ExpireJoins(std::chrono::steady_clock::time_point now) {
+  std::vector<WorkerSlot*> expired;
+  for (const auto& s : slots_)
+    if (s->state == WorkerSlot::State::kJoined && now - s->joined_at >= kJoinExpiry) {
+      Remove(s.get());
+      expired.push_back(s.get());
+    }
+  return expired;
+}
+
+bool Membership::TokenMatches(const std::string& token) const {
+  return rules_.token.empty() || ConstantTimeEquals(token, rules_.token);
+}
+
+bool Membership::SecretMatches(const WorkerSlot& slot, const std::string& secret) const {
+  return ConstantTimeEquals(secret, slot.session_secret);
 }
 
 WorkerSlot* Membership::Find(int id) const {

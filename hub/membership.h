@@ -3,6 +3,7 @@
 // thread-safe: the step coordinator calls it under its own lock.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,17 +26,31 @@ struct AdmissionRules {
   size_t param_count = 0;
   std::vector<wire::Segment> segments;  // how gradients travel (proto/wire.h)
   Compression compression = Compression::kNone;
+  // At most this many workers in the run (joined and not gone) at once.
+  int max_workers = 256;
 };
 
 class Membership {
  public:
+  // Joins that have not opened their stream yet: at most this many at once,
+  // each for at most kJoinExpiry (then its slot is gone and the worker must
+  // join again). A flood of Joins then costs the hub a bounded amount.
+  static constexpr int kMaxPendingJoins = 64;
+  // And at most this many from one address, so one peer cannot fill them.
+  // Refused with UNAVAILABLE: an honest worker retries with backoff.
+  static constexpr int kMaxPendingJoinsPerHost = 8;
+  static constexpr std::chrono::seconds kJoinExpiry{30};
+
   explicit Membership(AdmissionRules rules) : rules_(std::move(rules)) {}
 
   // A new slot for a worker that asks to join, or why not.
   HubStatus Admit(const proto::JoinRequest& request, const std::string& peer, WorkerSlot** slot);
   // The worker's stream opened with Hello: it waits for the next step.
   HubStatus Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** slot);
-  // The slot named by a Leave, once its token checks out.
+  // Slots whose Join went unanswered by a stream for kJoinExpiry: gone now,
+  // their memory freed. Returns them, for the caller to report.
+  std::vector<WorkerSlot*> ExpireJoins(std::chrono::steady_clock::time_point now);
+  // The slot named by a Leave, once its token and session secret check out.
   HubStatus FindLeaving(const proto::LeaveRequest& request, WorkerSlot** slot);
   // Out of the run for good: no more sends, no inbox. Returns whether it was in.
   bool Remove(WorkerSlot* slot);
@@ -51,6 +66,8 @@ class Membership {
  private:
   // The batch cap for a memory budget (0: none), or why it holds no batch.
   HubStatus BatchCap(int64_t budget_bytes, int* max_batch) const;
+  bool TokenMatches(const std::string& token) const;
+  bool SecretMatches(const WorkerSlot& slot, const std::string& secret) const;
 
   AdmissionRules rules_;
   bool closed_ = false;

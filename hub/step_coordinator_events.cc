@@ -46,7 +46,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       events_(events),
       membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
                                  master.worker_bytes_per_sample(), master.param_count(),
-                                 master.segments(), master.compression()}),
+                                 master.segments(), master.compression(),
+                                 config.max_workers_or_default()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
                                                 : BatchPolicy::kFixed),
       sync_(config.sync_every, config.overlap_rounds) {}
@@ -61,6 +62,11 @@ void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) 
 HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer,
                                 proto::JoinReply* reply) {
   std::lock_guard<std::mutex> lock(mu_);
+  for (WorkerSlot* gone : membership_.ExpireJoins(Clock::now())) {
+    spdlog::warn("worker {} ({}) joined but opened no stream within {} s: its slot is freed",
+                 gone->id, gone->name, Membership::kJoinExpiry.count());
+    Emit(HubEvent::Kind::kWorkerDropped, gone->id, "joined but opened no stream");
+  }
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.Admit(req, peer, &slot); !s.ok()) return s;
   Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
@@ -76,6 +82,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_compression(ToProto(master_.compression()));
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
   reply->set_overlap_rounds(config_.rounds_overlap());
+  reply->set_session_secret(slot->session_secret);
   return HubStatus::Ok();
 }
 
@@ -178,7 +185,7 @@ HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
   }
   // The link stays until the stream closes: the worker cancels it itself.
   slot->state = WorkerSlot::State::kGone;
-  slot->inbox.Discard();
+  slot->inbox.Release();
   controller_.Forget(slot->id);
   ReduceReadySegments();
   cv_.notify_all();

@@ -51,6 +51,9 @@ struct WorkerSlot {
   int last_batch = 0;                 // of the previous step it took part in
   proto::DeviceStatus device_status;  // as of its last gradient
   std::string left_because;           // its Leave reason
+  std::string session_secret;         // its Hello and Leave must carry it
+  std::chrono::steady_clock::time_point joined_at;
+  bool attached = false;  // it opened its stream (said Hello) at least once
   std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
 
   // Sends on the worker's link while it is open. The transport detaches the

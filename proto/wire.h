@@ -24,7 +24,7 @@ namespace mt::wire {
 //    (JoinReply.segments), so they overlap the backward pass.
 // 7: rounds overlap the exchange (JoinReply.overlap_rounds); workers report
 //    the exchange they saw (GradientChunk.exchange_ms).
-constexpr uint32_t kProtocolVersion = 7;
+constexpr uint32_t kProtocolVersion = 8;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;

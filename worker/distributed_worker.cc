@@ -150,14 +150,16 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     LocalTrainer& local = TrainerFor(cfg, join, devices, trainer);
     grpc::ClientContext context;
     auto stream = hub.OpenTrain(&context);
-    control.AttachCall(&context, [&hub, &cfg, id = join.worker_id()](const std::string& reason) {
-      hub.Leave(id, cfg.token, reason);
+    control.AttachCall(&context, [&hub, &cfg, id = join.worker_id(),
+                                  secret = join.session_secret()](const std::string& reason) {
+      hub.Leave(id, cfg.token, secret, reason);
     });
     if (events) events->Write("joined", {{"worker", join.worker_id()}, {"hub", hub.target()}});
     HubSession loop(cfg, join, *stream, local, totals, control, events.get());
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(join.worker_id());
     hello.mutable_hello()->set_token(cfg.token);
+    hello.mutable_hello()->set_session_secret(join.session_secret());
     hello.mutable_hello()->set_placement(local.model().PlacementSummary());
     stream->Write(hello);
 
@@ -166,7 +168,8 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     if (outcome == HubSession::Outcome::kLeave) {
       control.SetState(WorkerState::kStopping);
       spdlog::info("leaving the run: {}", loop.leave_reason());
-      if (!control.hub_told()) hub.Leave(join.worker_id(), cfg.token, loop.leave_reason());
+      if (!control.hub_told())
+        hub.Leave(join.worker_id(), cfg.token, join.session_secret(), loop.leave_reason());
       context.TryCancel();
     } else {
       stream->WritesDone();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include <netdb.h>
 #include <sys/socket.h>
@@ -69,7 +70,9 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     spdlog::info("hub at {} is not up yet; waiting for it (up to {:.0f} s)", target_, timeout_s);
     if (events_) events_->Write("waiting_for_hub", {{"hub", target_}, {"timeout_s", timeout_s}});
   }
+  std::chrono::milliseconds busy_backoff{200};
   for (;;) {
+    const auto attempt_start = Clock::now();
     grpc::ClientContext context;
     // Waiting for the channel to become ready, rather than failing at once
     // and sleeping, lets the channel's own reconnect backoff (200 ms to 2 s)
@@ -94,6 +97,15 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
       spdlog::info("hub at {} is not up yet; retrying", target_);
       next_log = Clock::now() + std::chrono::seconds(10);
     }
+    // A hub that answered at once (busy with other joins) is asked again
+    // after a pause, not in a tight loop; one that did not answer has
+    // already taken the call's deadline.
+    if (Clock::now() - attempt_start < std::chrono::milliseconds(200)) {
+      spdlog::debug("hub at {} is busy: {}", target_, status.error_message());
+      for (const auto until = Clock::now() + busy_backoff; Clock::now() < until && !should_stop();)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      busy_backoff = std::min(2 * busy_backoff, std::chrono::milliseconds(2000));
+    }
   }
 }
 
@@ -102,12 +114,14 @@ HubConnection::OpenTrain(grpc::ClientContext* context) {
   return stub_->Train(context);
 }
 
-void HubConnection::Leave(int worker_id, const std::string& token, const std::string& reason) {
+void HubConnection::Leave(int worker_id, const std::string& token, const std::string& secret,
+                          const std::string& reason) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
   proto::LeaveRequest request;
   request.set_worker_id(worker_id);
   request.set_token(token);
+  request.set_session_secret(secret);
   request.set_reason(reason);
   proto::LeaveReply reply;
   stub_->Leave(&context, request, &reply);

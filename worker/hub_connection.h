@@ -44,7 +44,9 @@ class HubConnection {
   std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
       grpc::ClientContext* context);
   // Best effort: tells the hub this worker leaves on purpose.
-  void Leave(int worker_id, const std::string& token, const std::string& reason);
+  // `secret`: the session secret from this worker's JoinReply.
+  void Leave(int worker_id, const std::string& token, const std::string& secret,
+             const std::string& reason);
 
   const std::string& target() const { return target_; }
 

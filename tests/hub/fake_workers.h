@@ -137,6 +137,8 @@ class FakeWorker final : public WorkerLink {
     }
     proto::Hello hello;
     hello.set_worker_id(reply.worker_id());
+    hello.set_session_secret(reply.session_secret());
+    secret_ = reply.session_secret();
     params_ = reply.param_count();
     segments_ =
         wire::SegmentsFromBegins({reply.segments().begin(), reply.segments().end()}, params_);
@@ -212,6 +214,7 @@ class FakeWorker final : public WorkerLink {
           // Leave, as a stopping worker does, with its gradient still in flight.
           proto::LeaveRequest leave;
           leave.set_worker_id(id_);
+          leave.set_session_secret(secret_);
           leave.set_reason("stopped by its owner");
           if (HubStatus s = hub_.Leave(leave); !s.ok()) refusal = s.message;
           if (HubStatus s = deliver(chunks); !s.ok()) refusal = s.message;
@@ -260,6 +263,7 @@ class FakeWorker final : public WorkerLink {
   const std::string name_;
   Fault fault_;
   int id_ = -1;
+  std::string secret_;  // the session secret from its JoinReply
   size_t params_ = 0;
   std::vector<wire::Segment> segments_;
   std::mutex mu_;

@@ -81,6 +81,7 @@ class ScriptedWorker final : public WorkerLink {
                                         reply.param_count());
     proto::Hello hello;
     hello.set_worker_id(reply.worker_id());
+    hello.set_session_secret(reply.session_secret());
     EXPECT_TRUE(hub_.Hello(hello, this, &id).ok());
   }
   ~ScriptedWorker() override { hub_.StreamClosed(id, HubStatus::Ok()); }

@@ -118,6 +118,7 @@ class Validation : public ::testing::Test {
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(reply.worker_id());
     hello.mutable_hello()->set_token("secret");
+    hello.mutable_hello()->set_session_secret(reply.session_secret());
     ASSERT_TRUE(b.stream->Write(hello));
     proto::HubMessage m;
     while (b.stream->Read(&m)) {

@@ -107,6 +107,7 @@ class ChildProcess {
   void Signal(int sig) {
     if (!done_) kill(pid_, sig);
   }
+  pid_t pid() const { return pid_; }
   // Exit code as RunProcess reports it; -1 if still running at the deadline
   // (the process is then killed).
   int Wait(double timeout_s) {

@@ -1,0 +1,177 @@
+// hub/membership.h against a hostile peer: only the worker that joined may
+// speak for its id (session secret), the token is checked before anything
+// is told, and a flood of Joins costs a bounded amount.
+#include "hub/membership.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "core/util/process_stats.h"
+#include "proto/wire.h"
+
+namespace mt {
+namespace {
+
+using Code = HubStatus::Code;
+
+struct NullLink final : WorkerLink {
+  bool Send(Encoded) override { return true; }
+};
+
+AdmissionRules Rules(const std::string& token = "", size_t params = 1000, int max_workers = 256) {
+  AdmissionRules r;
+  r.token = token;
+  r.global_batch = 64;
+  r.param_count = params;
+  r.segments = {{0, params}};
+  r.max_workers = max_workers;
+  return r;
+}
+
+proto::JoinRequest Join(const std::string& token = "") {
+  proto::JoinRequest j;
+  j.set_protocol_version(wire::kProtocolVersion);
+  j.set_token(token);
+  return j;
+}
+
+proto::Hello Hello(const WorkerSlot& slot, const std::string& secret,
+                   const std::string& token = "") {
+  proto::Hello h;
+  h.set_worker_id(slot.id);
+  h.set_token(token);
+  h.set_session_secret(secret);
+  return h;
+}
+
+TEST(Membership, EachJoinGetsItsOwnUnguessableSecret) {
+  Membership m(Rules());
+  WorkerSlot *a = nullptr, *b = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &a).ok());
+  ASSERT_TRUE(m.Admit(Join(), "p", &b).ok());
+  EXPECT_EQ(a->session_secret.size(), 16u);
+  EXPECT_NE(a->session_secret, b->session_secret);
+}
+
+TEST(Membership, OnlyTheWorkerThatJoinedMayOpenItsStream) {
+  Membership m(Rules());
+  WorkerSlot *a = nullptr, *out = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &a).ok());
+  NullLink link;
+  // Another peer naming a's id, without the secret or with a guess.
+  EXPECT_EQ(m.Attach(Hello(*a, ""), &link, &out).code, Code::kUnauthenticated);
+  std::string guess = a->session_secret;
+  guess[15] ^= 1;
+  EXPECT_EQ(m.Attach(Hello(*a, guess), &link, &out).code, Code::kUnauthenticated);
+  EXPECT_EQ(a->state, WorkerSlot::State::kJoined);  // still a's to take
+  ASSERT_TRUE(m.Attach(Hello(*a, a->session_secret), &link, &out).ok());
+  EXPECT_EQ(out, a);
+  EXPECT_TRUE(a->attached);
+}
+
+TEST(Membership, OnlyTheWorkerThatJoinedMayLeave) {
+  Membership m(Rules("tok"));
+  WorkerSlot *a = nullptr, *out = nullptr;
+  ASSERT_TRUE(m.Admit(Join("tok"), "p", &a).ok());
+  proto::LeaveRequest leave;
+  leave.set_worker_id(a->id);
+  leave.set_token("tok");  // a token holder, but not a
+  EXPECT_EQ(m.FindLeaving(leave, &out).code, Code::kUnauthenticated);
+  leave.set_session_secret(a->session_secret);
+  ASSERT_TRUE(m.FindLeaving(leave, &out).ok());
+  EXPECT_EQ(out, a);
+}
+
+TEST(Membership, TheTokenIsCheckedBeforeAnyIdIsLookedUp) {
+  Membership m(Rules("tok"));
+  WorkerSlot* out = nullptr;
+  NullLink link;
+  proto::Hello h;
+  h.set_worker_id(4242);  // nobody's: without the token this must not be told
+  EXPECT_EQ(m.Attach(h, &link, &out).code, Code::kUnauthenticated);
+  proto::LeaveRequest leave;
+  leave.set_worker_id(4242);
+  EXPECT_EQ(m.FindLeaving(leave, &out).code, Code::kUnauthenticated);
+  proto::JoinRequest old = Join();
+  old.set_protocol_version(1);  // nor the protocol the hub speaks
+  EXPECT_EQ(m.Admit(old, "p", &out).code, Code::kUnauthenticated);
+}
+
+TEST(Membership, AFloodOfJoinsIsBoundedAndExpires) {
+  // 2,000 Joins that never open a stream, from 250 addresses: at most
+  // kMaxPendingJoins get a slot, none of them holds a gradient buffer, the
+  // rest are told to come back later, and the slots expire.
+  const size_t params = 1 << 20;  // 4 MB a gradient: 2,000 of them would be 8 GB
+  Membership m(Rules("", params));
+  const int64_t rss_before = PeakRssBytes();
+  int admitted = 0, busy = 0;
+  for (int i = 0; i < 2000; ++i) {
+    WorkerSlot* s = nullptr;
+    const HubStatus st = m.Admit(Join(), "ipv4:10.0." + std::to_string(i % 250) + ".1:4000", &s);
+    if (st.ok())
+      ++admitted;
+    else if (st.code == Code::kUnavailable)
+      ++busy;
+  }
+  EXPECT_EQ(admitted, Membership::kMaxPendingJoins);
+  EXPECT_EQ(busy, 2000 - Membership::kMaxPendingJoins);
+  EXPECT_LT(PeakRssBytes() - rss_before, int64_t{100} << 20);
+
+  const auto now = std::chrono::steady_clock::now();
+  EXPECT_TRUE(m.ExpireJoins(now).empty());  // not yet
+  EXPECT_EQ(m.ExpireJoins(now + Membership::kJoinExpiry).size(),
+            static_cast<size_t>(Membership::kMaxPendingJoins));
+  EXPECT_TRUE(m.NotGone().empty());
+  WorkerSlot* s = nullptr;
+  EXPECT_TRUE(m.Admit(Join(), "ipv4:10.1.1.1:5", &s).ok());  // room again
+}
+
+TEST(Membership, OneAddressCannotHoldEveryPendingJoin) {
+  Membership m(Rules());
+  WorkerSlot* s = nullptr;
+  for (int i = 0; i < Membership::kMaxPendingJoinsPerHost; ++i)
+    ASSERT_TRUE(m.Admit(Join(), "ipv4:10.9.9.9:" + std::to_string(1000 + i), &s).ok());
+  // Another port of the same host is the same peer.
+  EXPECT_EQ(m.Admit(Join(), "ipv4:10.9.9.9:2000", &s).code, Code::kUnavailable);
+  // Someone else still gets in; so does the host once one of its joins
+  // opens its stream.
+  EXPECT_TRUE(m.Admit(Join(), "ipv6:[::1]:2000", &s).ok());
+  NullLink link;
+  WorkerSlot* out = nullptr;
+  ASSERT_TRUE(m.Attach(Hello(*m.Find(0), m.Find(0)->session_secret), &link, &out).ok());
+  EXPECT_TRUE(m.Admit(Join(), "ipv4:10.9.9.9:2001", &s).ok());
+}
+
+TEST(Membership, RefusesJoinsBeyondMaxWorkers) {
+  Membership m(Rules("", 1000, 3));
+  NullLink link;
+  for (int i = 0; i < 3; ++i) {
+    WorkerSlot *s = nullptr, *out = nullptr;
+    ASSERT_TRUE(m.Admit(Join(), "p", &s).ok());
+    ASSERT_TRUE(m.Attach(Hello(*s, s->session_secret), &link, &out).ok());
+  }
+  WorkerSlot* s = nullptr;
+  const HubStatus st = m.Admit(Join(), "p", &s);
+  EXPECT_EQ(st.code, Code::kResourceExhausted);
+  EXPECT_NE(st.message.find("--max-workers"), std::string::npos) << st.message;
+  // One leaves for good: its place is free again.
+  m.Remove(m.Find(0));
+  EXPECT_TRUE(m.Admit(Join(), "p", &s).ok());
+}
+
+TEST(Membership, AWorkerGoneForGoodHoldsNoGradientBuffer) {
+  Membership m(Rules("", 1 << 16));
+  WorkerSlot* s = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &s).ok());
+  EXPECT_TRUE(s->inbox.gradient().empty());  // nothing until its first step
+  s->inbox.Expect(0, 8);
+  EXPECT_EQ(s->inbox.gradient().size(), size_t{1} << 16);
+  m.Remove(s);
+  EXPECT_TRUE(s->inbox.gradient().empty());
+  EXPECT_EQ(s->inbox.gradient().capacity(), 0u);
+}
+
+}  // namespace
+}  // namespace mt
