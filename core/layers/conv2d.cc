@@ -4,12 +4,16 @@
 #include <stdexcept>
 
 #include "core/layers/init.h"
+#include "core/layers/size_limits.h"
 
 namespace mt {
 
 Conv2D::Conv2D(int filters, int kernel, int stride, int padding) {
   if (filters <= 0 || kernel <= 0 || stride <= 0 || padding < 0)
     throw std::invalid_argument("conv: filters, kernel and stride must be positive, padding >= 0");
+  if (kernel > kMaxWindow || stride > kMaxWindow || padding > kMaxWindow)
+    throw std::invalid_argument("conv: kernel, stride and padding must be at most " +
+                                std::to_string(kMaxWindow));
   geom_.out_c = filters;
   geom_.kernel = kernel;
   geom_.stride = stride;
@@ -25,6 +29,13 @@ Shape Conv2D::Setup(const Shape& in) {
   if (geom_.in_h + 2 * geom_.pad < geom_.kernel || geom_.in_w + 2 * geom_.pad < geom_.kernel)
     throw std::invalid_argument("conv: kernel " + std::to_string(geom_.kernel) +
                                 " larger than the padded input " + in.ToString());
+  // In 64 bits before any int product is formed: output, weights and the
+  // im2col workspace per sample.
+  const int64_t oh = (int64_t{geom_.in_h} + 2 * geom_.pad - geom_.kernel) / geom_.stride + 1;
+  const int64_t ow = (int64_t{geom_.in_w} + 2 * geom_.pad - geom_.kernel) / geom_.stride + 1;
+  CheckedElements({geom_.out_c, oh, ow}, "conv: the output");
+  CheckedElements({geom_.out_c, geom_.in_c, geom_.kernel, geom_.kernel}, "conv: the weights");
+  CheckedElements({geom_.in_c, geom_.kernel, geom_.kernel, oh, ow}, "conv: the workspace");
   return Shape{geom_.out_c, geom_.out_h(), geom_.out_w()};
 }
 

@@ -3,11 +3,13 @@
 #include <stdexcept>
 
 #include "core/layers/init.h"
+#include "core/layers/size_limits.h"
 
 namespace mt {
 
 Dense::Dense(int units) : units_(units) {
   if (units <= 0) throw std::invalid_argument("dense: units must be positive");
+  CheckedElements({units}, "dense: the output");
 }
 
 Shape Dense::Setup(const Shape& in) {
@@ -15,6 +17,7 @@ Shape Dense::Setup(const Shape& in) {
     throw std::invalid_argument("dense: needs a flat input (add a flatten layer), got " +
                                 in.ToString());
   inputs_ = in[0];
+  CheckedElements({units_, inputs_}, "dense: the weights");
   return Shape{units_};
 }
 

@@ -2,11 +2,16 @@
 
 #include <stdexcept>
 
+#include "core/layers/size_limits.h"
+
 namespace mt {
 
 MaxPool2D::MaxPool2D(int size, int stride) {
   if (size <= 0 || stride <= 0)
     throw std::invalid_argument("maxpool: size and stride must be positive");
+  if (size > kMaxWindow || stride > kMaxWindow)
+    throw std::invalid_argument("maxpool: size and stride must be at most " +
+                                std::to_string(kMaxWindow));
   geom_.size = size;
   geom_.stride = stride;
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/layers/size_limits.h"
 #include "core/util/rng.h"
 #include "kernels/dropout_hash.h"
 
@@ -30,6 +31,16 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   if (placement_.size() != layers_.size())
     throw std::invalid_argument("model: placement names " + std::to_string(placement_.size()) +
                                 " backends for " + std::to_string(layers_.size()) + " layers");
+  for (int i = 0; i < input_sample.rank(); ++i) {
+    if (input_sample[i] <= 0)
+      throw std::invalid_argument("model: input " + input_sample.ToString() +
+                                  " has a size below 1");
+    int64_t n = 1;
+    for (int k = 0; k <= i; ++k) n *= input_sample[k];  // below 2^28 * 2^31: no overflow
+    if (n > kMaxLayerElements)
+      throw std::invalid_argument("model: input " + input_sample.ToString() +
+                                  " has more than 2^28 values per sample");
+  }
   shapes_.push_back(input_sample);
   act_slot_.push_back(0);
   int slots = 1;
@@ -56,6 +67,9 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   if (output_shape().rank() != 1)
     throw std::invalid_argument("model: the last layer must give flat logits, got " +
                                 output_shape().ToString());
+  if (param_count_ > static_cast<size_t>(kMaxModelParams))
+    throw std::invalid_argument("model: " + std::to_string(param_count_) +
+                                " parameters, more than the 2^26 this build trains");
   for (const Shape& s : shapes_) max_activation_ = std::max(max_activation_, s.count());
   loss_backend_ = Supporting(placement_.back(), kLossOps, layers_.size(), "loss");
   act_buffers_.resize(slots);

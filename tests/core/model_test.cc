@@ -11,6 +11,7 @@
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
+#include "core/util/process_stats.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/files.h"
 #include "tests/support/gradient_check.h"
@@ -31,6 +32,45 @@ TEST(ModelSpec, PresetsBuildWithKnownParameterCounts) {
   auto mentee = BuildModel(LoadModelSpec("mentee"), backend);
   EXPECT_EQ(mentee->input_shape(), (Shape{3, 32, 32}));
   EXPECT_EQ(mentee->num_classes(), 10);
+}
+
+TEST(ModelSpec, AbsurdSizesAreRefusedBeforeAllocating) {
+  // From a file, a hub or a graph, any of them hostile: each is a clear
+  // ModelSpecError naming the layer, at once, with no memory spent (these
+  // had overflowed int sizes or ended in std::bad_alloc after gigabytes).
+  kernels::CpuBackend backend;
+  const int64_t rss_before = PeakRssBytes();
+  const char* in28 = "input { channels: 1 height: 28 width: 28 }\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {std::string(in28) +
+           "layer { flatten {} } layer { name: \"huge\" dense { units: 2000000000 } }",
+       "huge"},
+      {std::string(in28) +
+           "layer { name: \"wide\" conv { filters: 100000 kernel: 3 padding: 1000 } }"
+           " layer { flatten {} } layer { dense { units: 10 } }",
+       "wide"},
+      {std::string(in28) + "layer { name: \"k\" conv { filters: 2 kernel: 100000 } }"
+                           " layer { flatten {} } layer { dense { units: 10 } }",
+       "kernel, stride and padding"},
+      {"input { channels: 65536 height: 65536 width: 65536 }\n"
+       "layer { flatten {} } layer { dense { units: 10 } }",
+       "2^28"},
+      {std::string(in28) + "layer { flatten {} } layer { dense { units: 100000 } }"
+                           " layer { dense { units: 1000 } } layer { dense { units: 10 } }",
+       "2^26"},
+      {std::string(in28) + "layer { name: \"p\" maxpool { size: 2 stride: 100000 } }"
+                           " layer { flatten {} } layer { dense { units: 10 } }",
+       "at most"},
+  };
+  for (const auto& [text, says] : cases) {
+    try {
+      BuildModel(ParseModelSpec(text, "absurd"), backend);
+      ADD_FAILURE() << "built: " << text;
+    } catch (const ModelSpecError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(says)) << text;
+    }
+  }
+  EXPECT_LT(PeakRssBytes() - rss_before, int64_t{64} << 20);
 }
 
 TEST(ModelSpec, TextRoundTrip) {
