@@ -93,12 +93,14 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
     from_host += waits && PeerHost(s->peer) == host;
     in += s->state != WorkerSlot::State::kGone;
   }
-  if (from_host >= kMaxPendingJoinsPerHost || pending >= kMaxPendingJoins)
-    return HubStatus::Error(
-        Code::kUnavailable,
-        std::to_string(from_host >= kMaxPendingJoinsPerHost ? from_host : pending) + " joins" +
-            (from_host >= kMaxPendingJoinsPerHost ? " from " + host : "") +
-            " are waiting for their stream; try again shortly");
+  const bool host_full = from_host >= kMaxPendingJoinsPerHost;
+  if (host_full || pending >= kMaxPendingJoins)
+    return HubStatus::Error(Code::kUnavailable,
+                            host_full
+                                ? std::to_string(from_host) + " joins from " + host +
+                                      " are waiting for their stream; try again shortly"
+                                : std::to_string(pending) +
+                                      " joins are waiting for their stream; try again shortly");
   if (in >= rules_.max_workers)
     return HubStatus::Error(Code::kResourceExhausted, "the run has its " +
                                                           std::to_string(rules_.max_workers) +
