@@ -20,7 +20,12 @@ struct HubConfig {
   // benchmarks); empty: equal shares.
   std::vector<int> worker_batches;
   std::string batch_policy = "balanced";  // fixed | balanced (hub/batch_controller.h)
-  int min_workers = 1;                    // below this many the hub waits instead of training on
+  // How workers' contributions are combined: auto | mean | trimmed-mean |
+  // median (hub/robust_aggregate.h), and auto's clipping radius as a
+  // multiple of the step's median.
+  std::string aggregate = "auto";
+  double clip_factor = 2;
+  int min_workers = 1;  // below this many the hub waits instead of training on
   int max_workers = 0;  // at most this many in the run at once; 0: twice --workers, at least 64
   int max_workers_or_default() const {
     return max_workers > 0 ? max_workers : std::max(64, 2 * workers);

@@ -93,6 +93,23 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "finish together) or fixed (equal shares)")
       ->check(CLI::IsMember({"fixed", "balanced"}));
 
+  cli::Section(app, "Hostile workers");
+  app.add_option("--aggregate", cfg.aggregate,
+                 "how the workers' gradients (or weight changes) are combined, segment by "
+                 "segment: auto (each worker's norm clipped to --clip-factor times the step's "
+                 "median; from 3 workers on, centred clipping around the coordinate-wise median, "
+                 "the batch-weighted mean while nobody strays, and a worker whose contributions "
+                 "keep pointing against the others', as a sign flip does, is dropped), mean "
+                 "(exact, undefended), trimmed-mean or median (coordinate-wise, one vote per "
+                 "worker). Whatever the choice, from 3 workers on a contribution over 100 times "
+                 "the median norm is refused and its worker dropped; 2 workers cannot be told "
+                 "apart (docs/security.md)")
+      ->check(CLI::IsMember({"auto", "mean", "trimmed-mean", "median"}));
+  app.add_option("--clip-factor", cfg.clip_factor,
+                 "--aggregate auto: clipping radius as a multiple of the step's median norm "
+                 "and median distance to the centre")
+      ->check(Real(1, 1e6));
+
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.step_deadline_seconds,
                  "seconds a step waits for a worker before going on without it (a round of "

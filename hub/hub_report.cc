@@ -74,6 +74,10 @@ void Hub::WriteReport(double train_seconds) {
   // adds receiving and parsing the workers' gradients and the transport's
   // own threads to the above.
   d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
+  d["aggregate"] = config_.aggregate;
+  d["clip_factor"] = config_.clip_factor;
+  d["refused_contributions"] = m.refused_contributions;
+  d["steps_refused"] = m.steps_refused;
   d["batch_change_count"] = m.batch_change_count;
   d["gradient_bytes_in"] = m.gradient_bytes_in;
   d["result_bytes_out"] = m.result_bytes_out.load();
@@ -104,6 +108,8 @@ void Hub::WriteReport(double train_seconds) {
     w["mean_compute_ms"] = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
     w["steps_missed"] = st.steps_missed;
     w["resyncs"] = st.resyncs;
+    w["clipped_segments"] = st.clipped_segments;
+    w["alignment"] = s.alignment;  // --aggregate auto, 3+ workers (step_coordinator.h)
     w["max_batch"] = s.max_batch;
     w["last_batch"] = s.last_batch;
     w["ms_per_sample"] = controller.ms_per_sample(s.id);

@@ -38,6 +38,10 @@ struct RunMetrics {
   // step results, headers excluded: what --compress changes.
   int64_t gradient_bytes_in = 0;
   std::atomic<int64_t> result_bytes_out{0};  // also counted by the transport's threads
+  // Contributions refused by the aggregation (hub/robust_aggregate.h),
+  // each dropping its worker, and steps run again because of one.
+  int64_t refused_contributions = 0;
+  int64_t steps_refused = 0;
 
   static constexpr size_t kMaxBatchChanges = 1000;
   std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges

@@ -99,6 +99,7 @@ void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest
   // Workers send a digest only every digest_every steps; hash only then.
   if (digest_now && step_ % config_.digest_every == 0) digest_before_ = master_.Digest();
   round_ = who;
+  step_refused_ = false;
   published_result_ = have_result_;
   deadline_extension_ = Clock::duration::zero();
   published_at_ = Clock::now();
@@ -115,7 +116,7 @@ void StepCoordinator::AdvanceIfComplete() {
   }
   // Nobody finished, the run ends, or too few are left: the run thread
   // decides what happens next.
-  if (!any || step_ + round_steps_ >= plan_.total_steps()) return;
+  if (!any || step_refused_ || step_ + round_steps_ >= plan_.total_steps()) return;
   std::vector<WorkerSlot*> next = membership_.Participants();
   if (static_cast<int>(next.size()) < config_.min_workers) return;
   const double cpu = ThreadCpuSeconds();
@@ -184,6 +185,7 @@ void StepCoordinator::Assign(const std::vector<WorkerSlot*>& who) {
     a.set_stride(round_local_ ? total : 0);
     offset += batches[i];
     who[i]->inbox.Expect(step_, batches[i] * static_cast<int>(round_steps_));
+    who[i]->align_dot = who[i]->align_self = who[i]->align_others = 0;
     changed = changed || batches[i] != who[i]->last_batch;
   }
   reduced_segments_ = 0;
@@ -347,6 +349,15 @@ StepCoordinator::StepOutcome StepCoordinator::FinishStep() {
 
 StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
   ReduceReadySegments();  // what latecomers held back, now that they are out
+  if (step_refused_) {
+    // Nothing of it is applied; everyone starts it again from the master
+    // weights (the segments sent so far are discarded with the full state).
+    step_refused_ = false;
+    have_result_ = false;
+    ++metrics_.steps_refused;
+    spdlog::warn("step {} is not applied: a contribution was refused; it runs again", step_ + 1);
+    return StepOutcome{};
+  }
   StepOutcome out = Tally();
   if (out.samples == 0) {
     // Everyone dropped out of this step: run it again. Segments averaged

@@ -42,6 +42,7 @@
 #include "hub/hub_status.h"
 #include "hub/master_model.h"
 #include "hub/membership.h"
+#include "hub/robust_aggregate.h"
 #include "hub/run_metrics.h"
 #include "hub/sync_period.h"
 #include "hub/transport.h"
@@ -114,6 +115,12 @@ class StepCoordinator {
   // the same step and none finite. The run then stops (stop_requested());
   // the master weights are not worth a checkpoint.
   static constexpr int kDivergedAfter = 3;
+  // --aggregate auto with 3+ workers: a worker whose contributions' cosine
+  // with the sum of the others', smoothed over steps, stays below
+  // -kAlignmentBound after kAlignmentMinSteps steps is refused (a sign flip).
+  static constexpr double kAlignmentSmoothing = 0.1;
+  static constexpr int kAlignmentMinSteps = 10;
+  static constexpr double kAlignmentBound = 0.2;
   std::string diverged() const;
   // Local steps per round now (--sync-every, or what auto chose last).
   int sync_every() const;
@@ -143,7 +150,15 @@ class StepCoordinator {
   // the step has delivered, in order; sends all but the last segment's
   // result to them at once (the last goes with the next plan). Under the lock.
   void ReduceReadySegments();
-  void ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from);
+  // Combines segment k of `from` (hub/robust_aggregate.h) and sends it on;
+  // false when a contribution was refused (its worker is then dropped).
+  bool ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from);
+  // --aggregate auto with 3+ workers: adds segment k's alignments to each
+  // worker's step; at the last segment updates their running cosines and
+  // refuses (false) a worker that keeps pulling against the others.
+  bool CheckAlignment(size_t k, const std::vector<WorkerSlot*>& from);
+  // Drops a worker whose contribution was refused, naming it and why.
+  void Refuse(WorkerSlot* slot, const std::string& why);
   // Segment k of the average as a result chunk of `step`.
   void FillResult(size_t k, int64_t step, int64_t local_steps, proto::StepResult* r);
   static int64_t ResultPayload(const proto::StepResult& r);
@@ -166,7 +181,6 @@ class StepCoordinator {
   // Times of a round everyone finished: the adaptive deadline's pace and
   // what --sync-every auto decides on.
   void ObserveRound();
-  void Drop(WorkerSlot* slot);
 
   const HubConfig& config_;
   const proto::ModelSpec& spec_;
@@ -205,12 +219,16 @@ class StepCoordinator {
   uint64_t digest_before_ = 0;   // master weights' digest when the step began
   double step_seconds_ema_ = 0;  // recent time per step (a round's over its steps), for deadlines
   size_t reduced_segments_ = 0;  // of the step in progress, averaged (and sent)
+  // A contribution to the step in progress was refused after some of its
+  // segments went out: the step is not applied but runs again.
+  bool step_refused_ = false;
   // The transport's fast path (AdvanceIfComplete): armed by the run thread
   // while it waits; done and published tell it what happened meanwhile.
   bool advance_armed_ = false;
   bool advanced_ = false;
   bool published_ahead_ = false;
   StepOutcome advanced_outcome_;
+  RobustAggregator aggregator_;
   // Reused by every reduction, so a steady step allocates nothing here.
   std::vector<WorkerSlot*> reduce_from_;
   std::vector<const float*> reduce_gradients_;

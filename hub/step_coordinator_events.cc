@@ -50,7 +50,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  config.max_workers_or_default()}),
       controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
                                                 : BatchPolicy::kFixed),
-      sync_(config.sync_every, config.overlap_rounds) {}
+      sync_(config.sync_every, config.overlap_rounds),
+      aggregator_(AggregatorOptions{ParseAggregation(config.aggregate), config.clip_factor}) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
   if (!events_) return;

@@ -4,10 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
-#include "hub/step_coordinator.h"
 #include "core/util/process_stats.h"
+#include "hub/step_coordinator.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -21,7 +22,7 @@ double Seconds(std::chrono::steady_clock::duration d) {
 
 void StepCoordinator::ReduceReadySegments() {
   // A stopped step is never completed, and nothing follows a goodbye.
-  if (stop_ || finished_) return;
+  if (stop_ || finished_ || step_refused_) return;
   const size_t total = master_.segments().size();
   while (reduced_segments_ < total) {
     // Participants still in the step (in id order: round_ is), each of
@@ -34,26 +35,66 @@ void StepCoordinator::ReduceReadySegments() {
       from.push_back(s);
     }
     if (from.empty()) return;
-    ReduceSegment(reduced_segments_++, from);
+    if (ReduceSegment(reduced_segments_, from)) {
+      ++reduced_segments_;
+      continue;
+    }
+    // A contribution was refused and its worker dropped. Before anything
+    // went out the segment is simply reduced again without it; after, the
+    // workers hold segments of a step that will not be applied: it runs
+    // again, everyone from the full state (CloseStep).
+    if (reduced_segments_ > 0) {
+      step_refused_ = true;
+      cv_.notify_all();
+      return;
+    }
   }
 }
 
-void StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from) {
+bool StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from) {
   const double cpu = ThreadCpuSeconds();
-  // Weighted by batch: each inbox holds the mean over its batch, so
+  const wire::Segment seg = master_.segments()[k];
+  // Batch weights: each inbox holds the mean over its batch, so
   // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples. Workers
-  // are summed in id order, so the result does not depend on arrival order.
+  // come in id order, so the result does not depend on arrival order.
   int64_t samples = 0;
   for (auto* s : from) samples += s->inbox.batch();
-  std::vector<const float*>& gradients = reduce_gradients_;
+  std::vector<const float*>& inputs = reduce_gradients_;
   std::vector<float>& weights = reduce_weights_;
-  gradients.clear();
+  inputs.clear();
   weights.clear();
   for (auto* s : from) {
-    gradients.push_back(s->inbox.gradient().data());
+    inputs.push_back(s->inbox.gradient().data() + seg.begin);
     weights.push_back(static_cast<float>(s->inbox.batch()) / static_cast<float>(samples));
   }
-  master_.AverageSegment(k, gradients, weights);
+  const RobustAggregator::Outcome o = aggregator_.Aggregate(
+      inputs.data(), weights.data(), from.size(), seg.size(), master_.average() + seg.begin);
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+  if (o.refused >= 0) {
+    char why[160];
+    std::snprintf(why, sizeof why,
+                  "its %s for step %lld is %.3g times the median norm of the step's (segment at "
+                  "%zu; at most %.0f)",
+                  round_local_ ? "weight change" : "gradient", static_cast<long long>(step_ + 1),
+                  o.ratio, seg.begin, aggregator_.options().refuse_factor);
+    Refuse(from[static_cast<size_t>(o.refused)], why);
+    return false;
+  }
+  if (!o.finite) {
+    // Finite inputs whose combination is not: blame the largest.
+    size_t worst = 0;
+    for (size_t i = 1; i < from.size(); ++i)
+      if (aggregator_.norm(i) > aggregator_.norm(worst)) worst = i;
+    Refuse(from[worst], "the step's average with its contribution is not finite (step " +
+                            std::to_string(step_ + 1) + ")");
+    return false;
+  }
+  for (size_t i = 0; i < from.size(); ++i)
+    from[i]->stats.clipped_segments += aggregator_.clipped(i);
+  if (aggregator_.options().mode == Aggregation::kAuto && from.size() >= 3 &&
+      !CheckAlignment(k, from))
+    return false;
+  const double cpu2 = ThreadCpuSeconds();
   if (round_local_ && (config_.outer_momentum > 0 || config_.outer_lr != 1))
     master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
                                 static_cast<float>(config_.outer_momentum));
@@ -67,7 +108,58 @@ void StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& fr
     for (auto* s : from)
       if (s->Send(chunk)) metrics_.result_bytes_out += payload;
   }
-  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu2;
+  return true;
+}
+
+bool StepCoordinator::CheckAlignment(size_t k, const std::vector<WorkerSlot*>& from) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    const RobustAggregator::Alignment& a = aggregator_.alignment(i);
+    from[i]->align_dot += a.dot;
+    from[i]->align_self += a.self;
+    from[i]->align_others += a.others;
+  }
+  if (k + 1 < master_.segments().size()) return true;
+  // The step's whole contribution against the sum of the others': honest
+  // workers on the same data agree a little (> 0) or, beside a hostile
+  // one, not at all (~0); a sign flip disagrees with both honest ones.
+  WorkerSlot* worst = nullptr;
+  for (auto* s : from) {
+    const double norms = std::sqrt(s->align_self * s->align_others);
+    const double cosine = norms > 0 ? s->align_dot / norms : 0;
+    s->alignment = s->alignment_steps == 0
+                       ? cosine
+                       : (1 - kAlignmentSmoothing) * s->alignment + kAlignmentSmoothing * cosine;
+    ++s->alignment_steps;
+    if (s->alignment_steps >= kAlignmentMinSteps && s->alignment < -kAlignmentBound &&
+        (!worst || s->alignment < worst->alignment))
+      worst = s;
+  }
+  if (!worst) return true;
+  char why[200];
+  std::snprintf(why, sizeof why,
+                "its %ss point against the other workers' (mean cosine %.2f over its last ~%d "
+                "steps; refused below -%.2f)",
+                round_local_ ? "weight change" : "gradient", worst->alignment,
+                static_cast<int>(1 / kAlignmentSmoothing), kAlignmentBound);
+  Refuse(worst, why);
+  return false;
+}
+
+void StepCoordinator::Refuse(WorkerSlot* s, const std::string& why) {
+  spdlog::warn("worker {} ({}) refused and dropped: {}", s->id, s->name, why);
+  Emit(HubEvent::Kind::kWorkerDropped, s->id, why);
+  ++metrics_.refused_contributions;
+  // A goodbye, so an honest worker caught by mistake stops cleanly instead
+  // of waiting for a step that no longer includes it.
+  proto::HubMessage m;
+  m.mutable_stop()->set_reason("refused: " + why);
+  m.mutable_stop()->set_steps(step_);
+  m.mutable_stop()->set_test_accuracy(-1);
+  s->Send(encoder_.Encode(m));
+  membership_.Remove(s);
+  controller_.Forget(s->id);
+  cv_.notify_all();
 }
 
 void StepCoordinator::FillResult(size_t k, int64_t step, int64_t local_steps,
@@ -97,11 +189,13 @@ StepCoordinator::StepOutcome StepCoordinator::Tally() {
     s->stats.compute_ms += s->inbox.compute_ms();
     // The controller spreads a round's exchange over the round's steps
     // when it sizes the next one (BatchController::Next).
-    const double compute_ms = s->inbox.compute_ms();
-    const double round_trip_ms =
-        s->gets_state ? -1.0 : 1e3 * Seconds(s->complete_at - published_at_);
-    controller_.Observe(s->id, s->inbox.batch(), compute_ms, round_trip_ms,
-                        static_cast<int>(round_steps_));
+    // A round that began with the full model has no round trip to bound
+    // the worker's own compute time with, and that alone is only a claim
+    // (BatchController::kMinComputeShare): it tells the controller nothing.
+    if (!s->gets_state)
+      controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
+                          1e3 * Seconds(s->complete_at - published_at_),
+                          static_cast<int>(round_steps_));
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
                    s->id, s->name, s->inbox.step());
@@ -128,8 +222,8 @@ void StepCoordinator::ObserveRound() {
     // less the largest compute would shrink with every hiccup of a noisy
     // device's compute, and a phone five times slower than its partner kept
     // auto in the per-step mode for a third of an epoch that way.
-    exchange_ms = std::max(exchange_ms, 1e3 * Seconds(s->complete_at - published_at_) -
-                                            s->inbox.compute_ms());
+    exchange_ms = std::max(exchange_ms,
+                           1e3 * Seconds(s->complete_at - published_at_) - s->inbox.compute_ms());
     // The last to send waited least for the others: its view is the exchange.
     const double seen = s->inbox.exchange_ms();
     if (seen > 0) seen_ms = seen_ms < 0 ? seen : std::min(seen_ms, seen);
@@ -138,8 +232,7 @@ void StepCoordinator::ObserveRound() {
   const double round_seconds = Seconds(last - published_at_);
   // With overlap a round's steps may have begun before it was published:
   // the deadline's pace is at least the compute.
-  const double took =
-      std::max(round_seconds, compute_ms / 1e3) / static_cast<double>(round_steps_);
+  const double took = std::max(round_seconds, compute_ms / 1e3) / static_cast<double>(round_steps_);
   step_seconds_ema_ = step_seconds_ema_ > 0 ? 0.8 * step_seconds_ema_ + 0.2 * took : took;
   const int before = sync_.steps();
   if (!sync_.Observe(round_steps_, compute_ms + exchange_ms, compute_ms, seen_ms)) return;

@@ -20,6 +20,9 @@ struct WorkerStats {
   double compute_ms = 0;
   int64_t steps_missed = 0;
   int64_t resyncs = 0;
+  // Segments the aggregation scaled down (hub/robust_aggregate.h): an
+  // honest worker now and then, a hostile one nearly always.
+  int64_t clipped_segments = 0;
 };
 
 struct WorkerSlot {
@@ -45,6 +48,11 @@ struct WorkerSlot {
   proto::Assignment assignment;  // of the step in progress
   GradientInbox inbox;
   WorkerStats stats;
+  // --aggregate auto, 3+ workers: this step's contribution against the
+  // others' (summed over segments), and the running mean of its cosine.
+  double align_dot = 0, align_self = 0, align_others = 0;
+  double alignment = 0;
+  int alignment_steps = 0;
   bool needs_resync = false;
   bool gets_state = false;            // this step starts with the full model (join, resync)
   int max_batch = 0;                  // what fits in its memory budget

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -35,8 +36,11 @@ inline proto::ModelSpec TinySpec() {
                         "test");
 }
 
+// As in real training, a direction every sample shares plus each sample's
+// own noise, so honest workers agree (hostile ones can be told apart).
 inline float SampleGradient(int64_t position, size_t j) {
-  return 0.01f * std::sin(0.37f * static_cast<float>(position) + 0.11f * static_cast<float>(j));
+  return 0.02f * std::cos(0.5f * static_cast<float>(j)) +
+         0.01f * std::sin(0.37f * static_cast<float>(position) + 0.11f * static_cast<float>(j));
 }
 
 struct FakeEncoded final : EncodedMessage {
@@ -90,9 +94,18 @@ struct Fault {
     kNanGradient,
     kRejoin,
     kLeaveMidStep,
-    kSlowLink
+    kSlowLink,
+    // Hostile from `step` on (-1: from the start): every gradient sent
+    // negated, times 1e4, or as +-FLT_MAX.
+    kSignFlip,
+    kScale1e4,
+    kFltMax,
   } kind = Kind::kNone;
   int64_t step = -1;
+  bool hostile_at(int64_t s) const {
+    return (kind == Kind::kSignFlip || kind == Kind::kScale1e4 || kind == Kind::kFltMax) &&
+           s >= step;
+  }
 };
 
 // Plays one worker: joins, opens its "stream", and answers every plan with
@@ -247,7 +260,12 @@ class FakeWorker final : public WorkerLink {
       for (size_t j = seg.begin; j < seg.end; ++j) {
         float sum = 0;
         for (int64_t p = a.offset(); p < a.offset() + a.batch(); ++p) sum += SampleGradient(p, j);
-        c.add_values(poison && j == 0 ? NAN : sum / static_cast<float>(a.batch()));
+        float v = poison && j == 0 ? NAN : sum / static_cast<float>(a.batch());
+        if (fault_.hostile_at(a.step()))
+          v = fault_.kind == Fault::Kind::kSignFlip   ? -v
+              : fault_.kind == Fault::Kind::kScale1e4 ? 1e4f * v
+                                                      : (v < 0 ? -FLT_MAX : FLT_MAX);
+        c.add_values(v);
       }
       chunks.push_back(std::move(c));
     }

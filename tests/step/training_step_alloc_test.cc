@@ -1,14 +1,18 @@
 // The whole steady-state step as the daemons run it (fill a batch, copy it
 // in, forward, loss, backward, optimizer update) must not touch the
-// allocator, for full and short batches, with SGD and Adam.
+// allocator, for full and short batches, with SGD and Adam; nor must the
+// hub's aggregation of each segment.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "core/data/sampler.h"
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
+#include "hub/robust_aggregate.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/synthetic_dataset.h"
@@ -52,6 +56,33 @@ TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, TrainingStepAlloc, ::testing::Values("sgd", "adam"));
+
+// The hub's aggregation (hub/robust_aggregate.h) runs on every segment of
+// every step: once its scratch is sized it allocates nothing either.
+TEST(RobustAggregateAlloc, ASteadyStepAllocatesNothing) {
+  for (size_t n : {2, 3, 5, 20}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> normal(0, 1);
+    std::vector<std::vector<float>> values(n, std::vector<float>(500));
+    std::vector<const float*> inputs;
+    for (auto& v : values) {
+      for (float& x : v) x = normal(rng);
+      inputs.push_back(v.data());
+    }
+    const std::vector<float> weights(n, 1.0f / static_cast<float>(n));
+    std::vector<float> out(500);
+    for (Aggregation mode : {Aggregation::kAuto, Aggregation::kMedian, Aggregation::kTrimmedMean,
+                             Aggregation::kMean}) {
+      RobustAggregator agg({mode});
+      agg.Aggregate(inputs.data(), weights.data(), n, 500, out.data());  // sizes its scratch
+      test_support::AllocationCounter counter;
+      agg.Aggregate(inputs.data(), weights.data(), n, 500, out.data());
+#ifndef MT_NO_MALLOC_HOOK
+      EXPECT_EQ(counter.count(), 0) << AggregationName(mode) << " over " << n;
+#endif
+    }
+  }
+}
 
 }  // namespace
 }  // namespace mt

@@ -1,0 +1,210 @@
+#include "hub/robust_aggregate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace mt {
+
+Aggregation ParseAggregation(const std::string& name) {
+  if (name == "auto") return Aggregation::kAuto;
+  if (name == "mean") return Aggregation::kMean;
+  if (name == "trimmed-mean") return Aggregation::kTrimmedMean;
+  if (name == "median") return Aggregation::kMedian;
+  throw std::invalid_argument("aggregation '" + name +
+                              "': expected auto, mean, trimmed-mean or median");
+}
+
+const char* AggregationName(Aggregation a) {
+  switch (a) {
+    case Aggregation::kAuto: return "auto";
+    case Aggregation::kMean: return "mean";
+    case Aggregation::kTrimmedMean: return "trimmed-mean";
+    case Aggregation::kMedian: return "median";
+  }
+  return "?";
+}
+
+double L2Norm(const float* x, size_t count) {
+  double sum = 0;
+  for (size_t j = 0; j < count; ++j) sum += static_cast<double>(x[j]) * x[j];
+  return std::sqrt(sum);
+}
+
+double LowerMedian(double* values, size_t n) {
+  if (n == 0) return 0;
+  double* mid = values + (n - 1) / 2;
+  std::nth_element(values, mid, values + n);
+  return *mid;
+}
+
+size_t TrimOf(size_t n) { return n >= 3 ? std::max<size_t>(1, (n - 1) / 4) : 0; }
+
+namespace {
+
+// Sorts a handful of floats; insertion sort beats std::sort at these sizes.
+void SortSmall(float* v, size_t n) {
+  if (n > 16) {
+    std::sort(v, v + n);
+    return;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const float x = v[i];
+    size_t k = i;
+    for (; k > 0 && v[k - 1] > x; --k) v[k] = v[k - 1];
+    v[k] = x;
+  }
+}
+
+float Median3(float a, float b, float c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+}  // namespace
+
+void CoordinateTrimmedMean(const float* const* x, const float* scale, size_t n, size_t trim,
+                           size_t count, float* scratch, float* out) {
+  if (n == 0) return;
+  if (n == 3 && trim == 1) {  // the common case, without a sort
+    const float s0 = scale ? scale[0] : 1, s1 = scale ? scale[1] : 1, s2 = scale ? scale[2] : 1;
+    for (size_t j = 0; j < count; ++j) out[j] = Median3(s0 * x[0][j], s1 * x[1][j], s2 * x[2][j]);
+    return;
+  }
+  const size_t kept = n - 2 * trim;
+  for (size_t j = 0; j < count; ++j) {
+    for (size_t i = 0; i < n; ++i) scratch[i] = (scale ? scale[i] : 1.0f) * x[i][j];
+    SortSmall(scratch, n);
+    double sum = 0;
+    for (size_t i = trim; i < trim + kept; ++i) sum += scratch[i];
+    out[j] = static_cast<float>(sum / static_cast<double>(kept));
+  }
+}
+
+void WeightedSum(const float* const* x, const float* w, size_t n, size_t count, float* out) {
+  // Inputs in the given order, so the result does not depend on arrival order.
+  for (size_t i = 0; i < n; ++i) {
+    const float wi = w[i];
+    const float* xi = x[i];
+    if (i == 0) {
+      for (size_t j = 0; j < count; ++j) out[j] = wi * xi[j];
+    } else {
+      for (size_t j = 0; j < count; ++j) out[j] += wi * xi[j];
+    }
+  }
+}
+
+void RobustAggregator::Reserve(size_t inputs) {
+  if (norms_.size() >= inputs) return;
+  norms_.resize(inputs);
+  sorted_.resize(inputs);
+  distances_.resize(inputs);
+  scale_.resize(inputs);
+  radius_scale_.resize(inputs);
+  coordinate_.resize(inputs);
+  clipped_.resize(inputs);
+  alignment_.resize(inputs);
+}
+
+RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, const float* w,
+                                                      size_t n, size_t count, float* out) {
+  Reserve(n);
+  Outcome o;
+  for (size_t i = 0; i < n; ++i) {
+    norms_[i] = L2Norm(x[i], count);
+    scale_[i] = 1;
+    clipped_[i] = 0;
+  }
+  std::copy(norms_.begin(), norms_.begin() + static_cast<std::ptrdiff_t>(n), sorted_.begin());
+  const double median_norm = LowerMedian(sorted_.data(), n);
+  // With a majority to compare against, an input far beyond it is not a
+  // gradient of this model: refused before it can touch anything.
+  if (n >= 3 && median_norm > 0) {
+    for (size_t i = 0; i < n; ++i) {
+      const double r = norms_[i] / median_norm;
+      if (r > options_.refuse_factor && r > o.ratio) {
+        o.refused = static_cast<int>(i);
+        o.ratio = r;
+      }
+    }
+    if (o.refused >= 0) return o;
+  }
+  switch (options_.mode) {
+    case Aggregation::kMean: WeightedSum(x, w, n, count, out); break;
+    case Aggregation::kMedian:
+      CoordinateTrimmedMean(x, nullptr, n, (n - 1) / 2, count, coordinate_.data(), out);
+      break;
+    case Aggregation::kTrimmedMean:
+      CoordinateTrimmedMean(x, nullptr, n, TrimOf(n), count, coordinate_.data(), out);
+      break;
+    case Aggregation::kAuto: {
+      const double bound = options_.clip_factor * median_norm;
+      for (size_t i = 0; i < n; ++i)
+        if (n >= 2 && norms_[i] > bound) {
+          scale_[i] = static_cast<float>(bound / norms_[i]);
+          clipped_[i] = 1;
+        }
+      if (n >= 3) {
+        MeasureAlignment(x, n, count);
+        CentredClip(x, w, n, count, out);
+      } else {
+        for (size_t i = 0; i < n; ++i) radius_scale_[i] = w[i] * scale_[i];
+        WeightedSum(x, radius_scale_.data(), n, count, out);
+      }
+      break;
+    }
+  }
+  for (size_t j = 0; j < count && o.finite; ++j) o.finite = std::isfinite(out[j]);
+  return o;
+}
+
+void RobustAggregator::MeasureAlignment(const float* const* x, size_t n, size_t count) {
+  for (size_t i = 0; i < n; ++i) alignment_[i] = Alignment{};
+  for (size_t j = 0; j < count; ++j) {
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += static_cast<double>(scale_[i]) * x[i][j];
+    for (size_t i = 0; i < n; ++i) {
+      const double v = static_cast<double>(scale_[i]) * x[i][j], others = sum - v;
+      Alignment& a = alignment_[i];
+      a.dot += v * others;
+      a.self += v * v;
+      a.others += others * others;
+    }
+  }
+}
+
+void RobustAggregator::CentredClip(const float* const* x, const float* w, size_t n, size_t count,
+                                   float* out) {
+  // The centre: the coordinate-wise median of the norm-clipped inputs,
+  // which no single worker can move beyond the others' range.
+  CoordinateTrimmedMean(x, scale_.data(), n, (n - 1) / 2, count, coordinate_.data(), out);
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    const float s = scale_[i];
+    for (size_t j = 0; j < count; ++j) {
+      const double d = static_cast<double>(s * x[i][j]) - out[j];
+      sum += d * d;
+    }
+    distances_[i] = std::sqrt(sum);
+  }
+  std::copy(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(n),
+            sorted_.begin());
+  const double radius = options_.clip_factor * LowerMedian(sorted_.data(), n);
+  for (size_t i = 0; i < n; ++i) {
+    float r = 1;
+    if (distances_[i] > radius) {
+      r = static_cast<float>(radius / distances_[i]);
+      clipped_[i] = 1;
+    }
+    radius_scale_[i] = w[i] * r;
+  }
+  // Honest inputs inside the radius: centre + sum w_i (x_i - centre), the
+  // weighted mean itself (the weights sum to 1).
+  for (size_t j = 0; j < count; ++j) {
+    const float c = out[j];
+    float sum = c;
+    for (size_t i = 0; i < n; ++i) sum += radius_scale_[i] * (scale_[i] * x[i][j] - c);
+    out[j] = sum;
+  }
+}
+
+}  // namespace mt
