@@ -12,6 +12,7 @@
 #include "core/util/process_stats.h"
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
+#include "hub/model_health.h"
 
 namespace mt {
 namespace {
@@ -165,14 +166,26 @@ int Hub::Run() {
   if (diverged.empty() && steps > 0 &&
       (eval_history_.empty() || eval_history_.back().step != steps))
     Evaluate(steps, /*run_ended=*/true);
+  // Finite weights that a hostile worker (or the learning rate) blew up
+  // are no result either: the run fails rather than report success.
+  std::string broken = diverged;
+  if (broken.empty()) {
+    broken = BrokenModelReason(master_->model(),
+                               eval_history_.empty() ? -1 : eval_history_.back().test_loss,
+                               test_->NumClasses());
+    if (!broken.empty()) {
+      spdlog::error("{}", broken);
+      stop_reason_ = broken;
+    }
+  }
   spdlog::info("stopping: {}", stop_reason_);
   coordinator_->Finish(stop_reason_,
                        metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
   // Diverged weights would only be resumed into the same failure; the
   // last checkpoint before it is the one to go back to.
-  if (diverged.empty()) SaveCheckpoint();
+  if (broken.empty()) SaveCheckpoint();
   WriteReport(train_seconds);
-  return diverged.empty() ? 0 : 1;
+  return broken.empty() ? 0 : 1;
 }
 
 void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
