@@ -30,6 +30,8 @@ double OverSteps(double per_step, int steps) {
 void BatchController::Observe(int worker, int batch, double compute_ms, double round_trip_ms,
                               int steps) {
   if (batch < 1 || !std::isfinite(compute_ms) || compute_ms < 0) return;
+  if (std::isfinite(round_trip_ms) && round_trip_ms >= 0)
+    compute_ms = std::clamp(compute_ms, kMinComputeShare * round_trip_ms, round_trip_ms);
   Estimate& e = estimates_[worker];
   // A round of h steps weighs as much as h single steps: its times are
   // sums over those steps, and rounds are h times rarer.

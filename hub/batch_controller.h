@@ -37,6 +37,14 @@ class BatchController {
   // with them (docs/benchmarks.md, Wi-Fi); at 16 its partner waited for it
   // a third of each round.
   static constexpr int kMinLocalBatch = 8;
+  // A worker's own compute time is only a hint: it is held between this
+  // share of the round trip the hub measured and the whole of it. A worker
+  // claiming 0.01 ms was given two thirds of all samples before. The
+  // bound's floor of a half keeps the estimate stable (the time a worker
+  // is credited with grows at least half as fast as its batch), at the cost
+  // of taking part of a slow link's exchange for compute in the per-step
+  // mode; over such links --sync-every auto makes compute most of a round.
+  static constexpr double kMinComputeShare = 0.5;
 
   struct Member {
     int worker = 0;
@@ -49,7 +57,8 @@ class BatchController {
   // unknown, e.g. the round began with the full model) from the hub sending
   // the plan to holding the whole gradient or change. The difference is the
   // overhead of one exchange.
-  // `steps`: the round's steps (1 in the per-step mode).
+  // `steps`: the round's steps (1 in the per-step mode). With a round trip,
+  // compute_ms is held within [kMinComputeShare, 1] of it.
   void Observe(int worker, int batch, double compute_ms, double round_trip_ms, int steps = 1);
   // A worker that left: its estimates go, so a returning device is measured anew.
   void Forget(int worker);

@@ -202,5 +202,25 @@ TEST(BatchController, LocalStepsGetAFloorEvenForAVerySlowDevice) {
   EXPECT_EQ(b, (std::vector<int>{6, 6}));
 }
 
+TEST(BatchController, AWorkersOwnComputeTimeIsOnlyABoundedHint) {
+  // Three devices equally fast (1 ms a sample, no network cost); the third
+  // claims each step took it 0.01 ms. The hub's own round trip bounds the
+  // claim: it cannot win much more than its share (before the bound it won
+  // two thirds of all samples).
+  const Members m = {{0, 1024, 1}, {1, 1024, 1}, {2, 1024, 1}};
+  BatchController c(BatchPolicy::kBalanced);
+  std::vector<int> b = {64, 64, 64};
+  for (int step = 0; step < 200; ++step) {
+    for (size_t i = 0; i < 3; ++i) {
+      const double took = b[i] * 1.0;  // what the hub measures
+      c.Observe(m[i].worker, b[i], i == 2 ? 0.01 : took, took);
+    }
+    b = c.Next(192, m);
+    ASSERT_EQ(Sum(b), 192);
+  }
+  EXPECT_LE(b[2], 80) << b[0] << "," << b[1] << "," << b[2];
+  EXPECT_GE(c.ms_per_sample(2), BatchController::kMinComputeShare * 0.9);
+}
+
 }  // namespace
 }  // namespace mt
