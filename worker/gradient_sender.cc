@@ -7,11 +7,14 @@
 
 namespace mt {
 
-GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count)
+GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
+                               const std::string& corruption)
     : stream_(stream),
       segments_(
           wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()}, param_count)),
-      compression_(FromProto(join.compression())) {
+      compression_(FromProto(join.compression())),
+      corruption_(ParseGradientCorruption(corruption)) {
+  if (corruption_.active()) corrupted_.assign(param_count, 0.0f);
   if (segments_.empty())
     throw std::runtime_error("the hub's gradient segments do not cover the model's " +
                              std::to_string(param_count) + " parameters");
@@ -50,10 +53,15 @@ bool GradientSender::Send(size_t k, const Report* report) {
   auto* gc = m.mutable_gradient();
   gc->set_step(step_);
   gc->set_offset(seg.begin);
+  const float* values = grads_;
+  if (corruption_.active()) {
+    Corrupt(corruption_, grads_ + seg.begin, seg.size(), corrupted_.data() + seg.begin);
+    values = corrupted_.data();
+  }
   if (compression_ == Compression::kNone)
-    wire::PackFloats(grads_ + seg.begin, seg.size(), gc->mutable_values());
+    wire::PackFloats(values + seg.begin, seg.size(), gc->mutable_values());
   else
-    EncodeFloats(compression_, grads_ + seg.begin, seg.size(), residual_.data() + seg.begin,
+    EncodeFloats(compression_, values + seg.begin, seg.size(), residual_.data() + seg.begin,
                  gc->mutable_packed());
   gc->set_last(report != nullptr);
   if (report) {

@@ -19,6 +19,7 @@
 #include "hub.grpc.pb.h"
 #include "proto/wire.h"
 #include "worker/device_state.h"
+#include "worker/gradient_corruption.h"
 
 namespace mt {
 
@@ -26,8 +27,11 @@ class GradientSender final : public GradientListener {
  public:
   using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
 
-  // Throws when the hub's segments do not tile `param_count` floats.
-  GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count);
+  // Throws when the hub's segments do not tile `param_count` floats, or
+  // `corruption` (mtworker --corrupt-gradients, for testing the hub's
+  // defences; "" for none) is not one it knows.
+  GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
+                 const std::string& corruption = "");
 
   const std::vector<wire::Segment>& segments() const { return segments_; }
   Compression compression() const { return compression_; }
@@ -70,6 +74,8 @@ class GradientSender final : public GradientListener {
   std::vector<wire::Segment> segments_;
   Compression compression_;
   std::vector<float> residual_;  // error feedback: what encoding has not yet sent
+  GradientCorruption corruption_;
+  std::vector<float> corrupted_;  // what travels instead, with --corrupt-gradients
   std::function<void()> before_early_send_, after_early_send_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
   const float* grads_ = nullptr;

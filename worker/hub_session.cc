@@ -32,7 +32,7 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
       totals_(totals),
       control_(control),
       events_(events),
-      sender_(stream, join, trainer.model().ParamCount()),
+      sender_(stream, join, trainer.model().ParamCount(), cfg.corrupt_gradients),
       pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == "cpu") {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));

@@ -21,6 +21,9 @@ struct WorkerConfig {
   // Benchmarks and tests only: each step takes this many times as long as
   // its computation did, to play a slower device on one machine.
   double slowdown = 1.0;
+  // Testing the hub's defences only: what this worker sends is corrupted
+  // (worker/gradient_corruption.h: sign-flip, scale:X, flt-max; "": none).
+  std::string corrupt_gradients;
   DevicePolicy policy;  // when to leave the run (battery, power, network, heat)
   // Read battery and temperature from /sys unless the embedder pushes them.
   bool read_system_device_state = true;
