@@ -96,6 +96,10 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
             "test_loss": report.get("test_loss"),
             "steps": report.get("steps"),
             "stop_reason": report.get("stop_reason"),
+            # The hub's own CPU per step for combining and applying (what
+            # --aggregate costs).
+            "reduce_ms_per_step": (round(1e3 * details["hub_reduce_seconds"] / report["steps"], 3)
+                                   if report.get("steps") else None),
             "refused": details.get("refused_contributions"),
             "steps_refused": details.get("steps_refused"),
             "dropped": [e.get("name") or e.get("worker") for e in dropped],
@@ -131,7 +135,8 @@ def main():
                 r["delta_points"] = (round(100 * (acc - clean), 1)
                                      if acc is not None and clean is not None else None)
                 results.append(r)
-                print(f"  accuracy {acc} (clean {clean}) exit {r['exit']} in {r['seconds']} s; "
+                print(f"  accuracy {acc} (clean {clean}) exit {r['exit']} in {r['seconds']} s, hub reduce "
+                      f"{r['reduce_ms_per_step']} ms/step; "
                       f"refused {r['refused']} dropped {r['dropped']} clipped {r['clipped']}; "
                       f"{r['stop_reason']}", file=sys.stderr, flush=True)
                 if r["log_tail"] and r["exit"] not in (0, 1):
