@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config zlib1g-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
+  libssl-dev openssl
   libeigen3-dev libspdlog-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   openjdk-17-jdk-headless
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Starts a hub and N workers on this machine, waits for the run to end, and
-# prints the hub's final accuracy. Logs and reports go to OUT_DIR.
+# prints the hub's final accuracy. Logs and reports go to OUT_DIR. They talk
+# TLS: the hub keeps its certificate in OUT_DIR/state, and the workers trust
+# exactly that certificate (--tls-ca); with --insecure among the mthub flags,
+# everyone speaks plaintext.
 #   deploy/local-cluster.sh [--workers 3] [--out DIR] [-- extra mthub flags]
 # Ctrl-C stops the hub, which says goodbye to the workers and checkpoints.
 set -euo pipefail
@@ -24,8 +27,10 @@ done
 mkdir -p "$out"
 rm -f "$out/port" "$out"/*.json
 
+trust=(--tls-ca "$out/state/hub-cert.pem")
+for a in "${hub_args[@]}"; do [ "$a" = --insecure ] && trust=(--insecure); done
 "$build/hub/mthub" --workers "$workers" --bind 127.0.0.1 --port 0 --port-file "$out/port" \
-  --report "$out/hub.json" "${hub_args[@]}" > >(tee "$out/hub.log") 2>&1 &
+  --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee "$out/hub.log") 2>&1 &
 hub_pid=$!  # mthub itself (not a pipeline's tee), so a signal to this script reaches it
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; }
@@ -36,7 +41,7 @@ for _ in $(seq 1 200); do [ -s "$out/port" ] && break; sleep 0.1; done
 [ -s "$out/port" ] || { echo "local-cluster.sh: the hub did not start; see $out/hub.log" >&2; exit 1; }
 port=$(cat "$out/port")
 for i in $(seq 0 $((workers - 1))); do
-  "$build/worker/mtworker" --hub "127.0.0.1:$port" --name "worker$i" --threads 1 \
+  "$build/worker/mtworker" --hub "127.0.0.1:$port" --name "worker$i" --threads 1 "${trust[@]}" \
     --report "$out/worker$i.json" >"$out/worker$i.log" 2>&1 &
   pids+=($!)
 done

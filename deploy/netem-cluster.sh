@@ -298,8 +298,13 @@ else
 fi
 
 # ip netns exec execs the program, so $! is the hub's (or worker's) pid.
+# TLS as on a real network: the hub keeps its certificate in $out/state and
+# the workers remember it on first use there (--insecure among the mthub
+# flags: plaintext for everyone).
+trust=(--state-dir "$out/state")
+for a in "${hub_args[@]}"; do [ "$a" = --insecure ] && trust=(--insecure); done
 ip netns exec "$hub_ns" "$build/hub/mthub" --workers "$workers" --bind "$hub_ip" --port 0 --port-file "$out/port" \
-  --report "$out/hub.json" "${hub_args[@]}" > >(tee -i "$out/hub.log") 2>&1 &
+  --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee -i "$out/hub.log") 2>&1 &
 hub_pid=$!
 
 for _ in $(seq 1 200); do
@@ -311,7 +316,7 @@ done
 port=$(cat "$out/port")
 for i in $(seq 0 $((workers - 1))); do
   read -r -a own_args <<<"${one_worker_args[$i]:-}"
-  ip netns exec "$(worker_ns "$i")" "$build/worker/mtworker" --hub "$hub_ip:$port" --name "worker$i" --threads 1 \
+  ip netns exec "$(worker_ns "$i")" "$build/worker/mtworker" --hub "$hub_ip:$port" --name "worker$i" --threads 1 "${trust[@]}" \
     --report "$out/worker$i.json" "${worker_args[@]}" "${own_args[@]}" >"$out/worker$i.log" 2>&1 &
   pids+=($!)
 done

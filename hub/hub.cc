@@ -13,6 +13,7 @@
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 #include "hub/model_health.h"
+#include "tls/server_credentials.h"
 
 namespace mt {
 namespace {
@@ -100,8 +101,12 @@ void Hub::ResumeFromCheckpoint() {
 }
 
 void Hub::Start() {
-  server_ = std::make_unique<HubServer>(*coordinator_, config_.bind, config_.port,
-                                        &metrics_.write_cpu_ns);
+  const tls::ServerSecurity security = tls::MakeServerSecurity(config_.tls);
+  server_ = std::make_unique<HubServer>(
+      *coordinator_, config_.bind, config_.port, security.credentials, &metrics_.write_cpu_ns,
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * config_.hello_timeout_seconds)));
+  tls_fingerprint_ = security.fingerprint;
+  spdlog::info("hub: {}", security.Describe());
 }
 
 int Hub::port() const { return server_ ? server_->port() : 0; }

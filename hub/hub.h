@@ -79,6 +79,7 @@ class Hub {
   double best_test_loss_ = 1e300;
   int64_t epochs_without_improvement_ = 0;
   std::string stop_reason_;
+  std::string tls_fingerprint_;  // of the certificate the hub presents; "" in plaintext
   double last_loss_ = 0;
   std::chrono::steady_clock::time_point train_started_;
   std::vector<EvalPoint> eval_history_;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/optim/optimizer.h"
+#include "tls/tls_options.h"
 
 namespace mt {
 
@@ -45,6 +46,10 @@ struct HubConfig {
   int64_t eval_every = 0;      // steps between evaluations besides epoch ends; 0: epoch ends only
   double target_accuracy = 0;  // stop once the test accuracy reaches this; 0: no target
   std::string token;
+  tls::ServerOptions tls;  // TLS unless tls.insecure
+  // A Train stream that has not said Hello by then is closed (a worker
+  // says it at once; only a peer holding streams open stays silent).
+  double hello_timeout_seconds = 10;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
   std::string report_path;

@@ -8,6 +8,7 @@
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
 #include "hub/sync_period.h"
+#include "tls/tls_flags.h"
 
 namespace mt {
 namespace {
@@ -75,8 +76,11 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--port-file", options.port_file,
                  "write the port actually bound here once listening (with --port 0)")
       ->type_name("FILE");
+
+  cli::Section(app, "Security");
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret workers must present");
+  tls::AddServerFlags(app, cfg.tls);
 
   cli::Section(app, "Batches");
   app.add_option("--global-batch", cfg.global_batch,
@@ -195,6 +199,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
+    tls::CheckServerFlags(cfg.tls);
     if (!resume_dir.empty()) {
       if (!cfg.checkpoint_dir.empty() && cfg.checkpoint_dir != resume_dir)
         throw UsageError("--resume " + resume_dir + " and --checkpoint-dir " + cfg.checkpoint_dir +

@@ -45,6 +45,7 @@ void Hub::WriteReport(double train_seconds) {
   d["global_batch"] = plan_->batch();
   d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
   d["compression"] = config_.compression;
+  d["tls_fingerprint"] = tls_fingerprint_;  // "": plaintext (--insecure)
   // --sync-every as given ("auto" or H), the H in use at the end, and each
   // change auto made with the estimates it decided on.
   d["sync_every"] = config_.sync_every > 0 ? ReportJson(config_.sync_every) : ReportJson("auto");

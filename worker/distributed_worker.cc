@@ -94,7 +94,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   std::unique_ptr<EventFile> events;
   if (!cfg.events_path.empty()) events = std::make_unique<EventFile>(cfg.events_path);
-  HubConnection hub(cfg.hub, events.get());
+  HubConnection hub(cfg.hub, cfg.tls, events.get());
   proto::JoinRequest request;
   request.set_protocol_version(wire::kProtocolVersion);
   request.set_token(cfg.token);

@@ -13,6 +13,19 @@
 #include "proto/wire.h"
 
 namespace mt {
+namespace {
+
+// gRPC reports a TLS mismatch only as a failed connection; say what usually
+// causes it.
+std::string HandshakeHint(const grpc::Status& status) {
+  const std::string& m = status.error_message();
+  if (m.find("andshake") == std::string::npos && m.find("SSL") == std::string::npos &&
+      m.find("Ssl") == std::string::npos && m.find("ocket closed") == std::string::npos)
+    return "";
+  return "; if the hub runs with --insecure, so must this worker, and the other way round";
+}
+
+}  // namespace
 
 std::string HubTarget(const std::string& hub) {
   if (hub.empty()) throw std::invalid_argument("--hub: empty address");
@@ -22,8 +35,9 @@ std::string HubTarget(const std::string& hub) {
   return hub + ":50051";
 }
 
-HubConnection::HubConnection(const std::string& hub, EventFile* events)
-    : target_(HubTarget(hub)), events_(events) {
+HubConnection::HubConnection(const std::string& hub, const tls::ClientOptions& tls,
+                             EventFile* events)
+    : target_(HubTarget(hub)), events_(events), security_(tls::MakeChannelSecurity(tls, target_)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
@@ -33,7 +47,8 @@ HubConnection::HubConnection(const std::string& hub, EventFile* events)
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-  channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(target_, security_.credentials, args);
+  spdlog::info("hub at {}: {}", target_, security_.description);
   stub_ = proto::Hub::NewStub(channel_);
 }
 
@@ -82,6 +97,18 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     proto::JoinReply reply;
     const grpc::Status status = stub_->Join(&context, request, &reply);
     if (status.ok()) return reply;
+    // A certificate refused is not a hub still starting: retrying would only
+    // hide the reason.
+    if (security_.check) {
+      const tls::HubCertificateCheck::Refusal refused = security_.check->refusal();
+      if (!refused.why.empty()) {
+        if (events_)
+          events_->Write(
+              "hub_certificate_refused",
+              {{"hub", target_}, {"presented", refused.presented}, {"expected", refused.expected}});
+        throw std::runtime_error(refused.why);
+      }
+    }
     if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE)
       throw RunEnded("hub " + target_ + ": " + status.error_message());
     const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -90,11 +117,13 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
       throw std::runtime_error("hub " + target_ +
                                " refused to let this worker join: " + status.error_message());
     if (Clock::now() >= give_up)
-      throw std::runtime_error("hub " + target_ + " not reachable after " +
-                               std::to_string(static_cast<int>(timeout_s)) + " s");
+      throw std::runtime_error(
+          "hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
+          " s (last error: " + status.error_message() + ")" + HandshakeHint(status));
     if (should_stop()) throw JoinStopped("stopped before the hub at " + target_ + " was reachable");
     if (Clock::now() >= next_log) {
-      spdlog::info("hub at {} is not up yet; retrying", target_);
+      spdlog::info("hub at {} is not up yet; retrying (last error: {}){}", target_,
+                   status.error_message(), HandshakeHint(status));
       next_log = Clock::now() + std::chrono::seconds(10);
     }
     // A hub that answered at once (busy with other joins) is asked again

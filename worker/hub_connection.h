@@ -11,6 +11,8 @@
 
 #include "core/util/event_file.h"
 #include "hub.grpc.pb.h"
+#include "tls/channel_credentials.h"
+#include "tls/tls_options.h"
 
 namespace mt {
 
@@ -34,11 +36,13 @@ void CheckHubAddress(const std::string& hub);
 class HubConnection {
  public:
   // `events` (may be null) gets "waiting_for_hub" when a Join finds no hub.
-  explicit HubConnection(const std::string& hub, EventFile* events = nullptr);
+  // Throws std::invalid_argument for unusable TLS options.
+  HubConnection(const std::string& hub, const tls::ClientOptions& tls, EventFile* events = nullptr);
 
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
   // Throws RunEnded when the run is over, JoinStopped once should_stop()
-  // says so, std::runtime_error with the hub's reason when it refuses.
+  // says so, std::runtime_error with the hub's reason when it refuses (or
+  // with the reason its certificate was refused).
   proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s,
                         const std::function<bool()>& should_stop);
   std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
@@ -53,6 +57,7 @@ class HubConnection {
  private:
   std::string target_;
   EventFile* events_;
+  tls::ChannelSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::Hub::Stub> stub_;
 };

@@ -29,7 +29,9 @@
 extern "C" {
 #endif
 
-#define MT_WORKER_API_VERSION 1
+/* 2: TLS by default (the fields after read_system_device_state); a worker
+ * of version 1 spoke plaintext. */
+#define MT_WORKER_API_VERSION 2
 
 typedef struct mt_worker mt_worker;
 
@@ -52,6 +54,16 @@ typedef struct mt_worker_config {
   /* Nonzero (default): read battery and temperature from /sys when no state
    * was set with mt_worker_set_device_state. */
   int read_system_device_state;
+  /* Since version 2. How the hub is trusted: TLS always, unless insecure.
+   * Without tls_ca_path or hub_fingerprint, the hub's fingerprint seen first
+   * for its address is remembered in state_dir/known_hubs and a different
+   * one later refused (trust on first use, as SSH). */
+  int insecure;                /* nonzero: plaintext (the hub runs with --insecure) */
+  const char* tls_ca_path;     /* trust a hub whose certificate chains to this CA (PEM) */
+  const char* hub_fingerprint; /* or exactly this certificate: "SHA256:AB:CD:..." */
+  const char* state_dir;       /* for known_hubs; NULL: $MT_STATE_DIR, else $HOME/.mt */
+  const char* tls_cert_path;   /* mutual TLS: this worker's certificate (PEM) ... */
+  const char* tls_key_path;    /* ... and its private key */
 } mt_worker_config;
 
 /* Defaults: everything above zero/NULL except struct_size and

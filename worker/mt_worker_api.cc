@@ -93,6 +93,20 @@ mt_worker* mt_worker_start(const mt_worker_config* c, char* error, size_t error_
     cfg.policy.require_unmetered = c->require_unmetered != 0;
     cfg.policy.max_temperature_c = c->max_temperature_c;
     cfg.read_system_device_state = c->read_system_device_state != 0;
+    // A caller built against version 1 knows nothing of these: TLS, trust on
+    // first use, in the default state directory.
+    if (c->struct_size >= offsetof(mt_worker_config, tls_key_path) + sizeof(const char*)) {
+      cfg.tls.insecure = c->insecure != 0;
+      cfg.tls.ca_path = Text(c->tls_ca_path);
+      cfg.tls.hub_fingerprint = Text(c->hub_fingerprint);
+      if (c->state_dir && *c->state_dir)
+        cfg.tls.known_hubs_path = std::string(c->state_dir) + "/known_hubs";
+      cfg.tls.cert_path = Text(c->tls_cert_path);
+      cfg.tls.key_path = Text(c->tls_key_path);
+    }
+    // Contradictions and unreadable files now, as an error, rather than as
+    // a failed worker later.
+    mt::tls::MakeChannelSecurity(cfg.tls, mt::HubTarget(cfg.hub));
     mt_worker* raw = w.get();
     raw->thread = std::thread(RunThread, raw);
     return w.release();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tls/tls_options.h"
 #include "worker/device_state.h"
 
 namespace mt {
@@ -14,6 +15,7 @@ struct WorkerConfig {
   int64_t threads = 1;
   std::string data_dir;  // train on these local files instead of the hub's dataset
   std::string token;
+  tls::ClientOptions tls;  // how the hub is trusted (TLS unless tls.insecure)
   std::string report_path;
   std::string events_path;  // JSON lines of what happens with the hub (core/util/event_file.h)
   double connect_timeout_seconds = 600;  // give up (re)joining after this long

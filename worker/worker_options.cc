@@ -9,6 +9,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
+#include "tls/tls_flags.h"
 #include "worker/gradient_corruption.h"
 #include "worker/hub_connection.h"
 
@@ -88,6 +89,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->type_name("DIR");
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret the hub expects");
+  tls::AddClientFlags(app, hub_mode.tls);
   app.add_option("--connect-timeout", hub_mode.connect_timeout_seconds,
                  "seconds to keep trying to reach the hub")
       ->check(Real(1, 1e7));
@@ -169,6 +171,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
         throw UsageError(std::string("--hub: ") + e.what());
       }
       hub_mode.token = cli::ResolveToken(token);
+      tls::CheckClientFlags(hub_mode.tls);
       hub_mode.device = alone.device;
       hub_mode.threads = alone.threads;
       hub_mode.report_path = alone.report_path;

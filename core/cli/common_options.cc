@@ -100,7 +100,12 @@ std::string ResolveToken(const TokenSources& sources) {
       throw UsageError("--token-file " + sources.file + ": its first line is empty");
     return line;
   }
-  if (!sources.token.empty()) return sources.token;
+  if (!sources.token.empty()) {
+    spdlog::warn(
+        "--token: the secret shows in the process list (ps) to every user of this machine; "
+        "prefer --token-file FILE or the environment variable MT_TOKEN");
+    return sources.token;
+  }
   const char* env = std::getenv("MT_TOKEN");
   return env ? env : "";
 }

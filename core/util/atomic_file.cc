@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,9 +27,13 @@ std::string DirectoryOf(const std::string& path) {
 
 }  // namespace
 
-void WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+void WriteFileAtomically(const std::string& path, const std::string& bytes, int mode) {
+  // Unique per call, so threads (several hubs in one test process) and
+  // processes writing one path at once never share a temporary file.
+  static std::atomic<uint64_t> calls{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(calls++);
+  const int fd =
+      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) throw Failure("cannot create", tmp);
   size_t done = 0;
   while (done < bytes.size()) {

@@ -30,7 +30,7 @@ grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinReq
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
     grpc::CallbackServerContext* context) {
-  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_);
+  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_, hello_deadlines_);
 }
 
 grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request,
@@ -39,11 +39,12 @@ grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* 
 }
 
 HubServer::HubServer(StepCoordinator& coordinator, const std::string& bind, int port,
-                     std::atomic<int64_t>* write_cpu_ns)
-    : service_(coordinator, write_cpu_ns) {
+                     std::shared_ptr<grpc::ServerCredentials> credentials,
+                     std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout)
+    : hello_deadlines_(hello_timeout), service_(coordinator, write_cpu_ns, &hello_deadlines_) {
   grpc::ServerBuilder builder;
   const std::string address = bind + ":" + std::to_string(port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(address, std::move(credentials), &port_);
   builder.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(wire::kMaxMessageBytes);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);

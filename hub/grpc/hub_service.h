@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,8 +17,9 @@ class StepCoordinator;
 
 class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::Hub::Service> {
  public:
-  HubService(StepCoordinator& coordinator, std::atomic<int64_t>* write_cpu_ns)
-      : coordinator_(coordinator), write_cpu_ns_(write_cpu_ns) {}
+  HubService(StepCoordinator& coordinator, std::atomic<int64_t>* write_cpu_ns,
+             HelloDeadlines* hello_deadlines)
+      : coordinator_(coordinator), write_cpu_ns_(write_cpu_ns), hello_deadlines_(hello_deadlines) {}
 
   grpc::Status Join(grpc::ServerContext* context, const proto::JoinRequest* request,
                     proto::JoinReply* reply) override;
@@ -30,18 +32,22 @@ class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::H
  private:
   StepCoordinator& coordinator_;
   std::atomic<int64_t>* write_cpu_ns_;
+  HelloDeadlines* hello_deadlines_;
 };
 
 // The listening server: binds on Start-up and shuts down when destroyed.
 class HubServer {
  public:
-  // Throws when the address cannot be bound.
+  // Throws when the address cannot be bound. A Train stream that has not
+  // said Hello after `hello_timeout` is closed.
   HubServer(StepCoordinator& coordinator, const std::string& bind, int port,
-            std::atomic<int64_t>* write_cpu_ns);
+            std::shared_ptr<grpc::ServerCredentials> credentials,
+            std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout);
   ~HubServer();
   int port() const { return port_; }
 
  private:
+  HelloDeadlines hello_deadlines_;  // first: the streams use it until the server is down
   HubService service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

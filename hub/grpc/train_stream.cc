@@ -7,6 +7,7 @@
 
 #include "hub.grpc.pb.h"
 
+#include "core/util/rate_limited_log.h"
 #include "hub/hub_status.h"
 #include "hub/step_coordinator.h"
 
@@ -62,9 +63,29 @@ HubStatus FromGrpc(const grpc::Status& status) {
 }  // namespace
 
 TrainStream::TrainStream(StepCoordinator& coordinator, std::string peer,
-                         std::atomic<int64_t>* write_cpu_ns)
+                         std::atomic<int64_t>* write_cpu_ns, HelloDeadlines* hello_deadlines)
     : coordinator_(coordinator), peer_(std::move(peer)), write_cpu_ns_(write_cpu_ns) {
+  if (hello_deadlines) hello_deadline_ = hello_deadlines->Add(this);
   StartRead(&incoming_);
+}
+
+void TrainStream::CloseForNoHello() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_ || worker_id_ >= 0) return;
+    finished_ = true;
+    closed_for_no_hello_ = true;
+  }
+  static RateLimitedLog log;
+  int64_t left_out = 0;
+  if (log.ShouldLog(&left_out))
+    spdlog::warn(
+        "closed a Train stream from {}: no Hello in time ({} more since the last such line)", peer_,
+        left_out);
+  // Nothing may touch this object after Finish: it may end at once.
+  Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                      "the first message on a Train stream must be Hello, and it did not come in "
+                      "time"));
 }
 
 bool TrainStream::Send(Encoded message) {
@@ -124,12 +145,19 @@ void TrainStream::OnReadDone(bool ok) {
     if (!status.ok())
       status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             "unreadable message: " + status.error_message());
-    else if (worker_id_ < 0)
-      status = message_.has_hello()
-                   ? ToGrpc(coordinator_.Hello(message_.hello(), this, &worker_id_))
-                   : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "the first message on a Train stream must be Hello");
-    else
+    else if (worker_id_ < 0) {
+      if (!message_.has_hello())
+        status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              "the first message on a Train stream must be Hello");
+      else if (ClosedForNoHello())
+        status = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Hello came too late");
+      else
+        status = AcceptHello();
+      if (hello_deadline_ && worker_id_ >= 0) {
+        hello_deadline_->Withdraw();
+        hello_deadline_.reset();
+      }
+    } else
       status = message_.has_gradient()
                    ? ToGrpc(coordinator_.Gradient(worker_id_, message_.gradient()))
                    : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected a gradient chunk");
@@ -138,7 +166,25 @@ void TrainStream::OnReadDone(bool ok) {
     status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
   }
   if (!status.ok()) return EndReading(status);
+  // Closed for lateness while its Hello was being accepted: no more reads;
+  // the hub lets go of the worker as of any closed stream.
+  if (ClosedForNoHello())
+    return EndReading(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Hello came too late"));
   StartRead(&incoming_);
+}
+
+grpc::Status TrainStream::AcceptHello() {
+  int id = -1;
+  const grpc::Status status = ToGrpc(coordinator_.Hello(message_.hello(), this, &id));
+  // Under the lock: CloseForNoHello reads it from the sweeper's thread.
+  std::lock_guard<std::mutex> lock(mu_);
+  worker_id_ = id;
+  return status;
+}
+
+bool TrainStream::ClosedForNoHello() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_for_no_hello_;
 }
 
 void TrainStream::EndReading(grpc::Status status) {
@@ -160,6 +206,9 @@ void TrainStream::EndReading(grpc::Status status) {
   if (finish) Finish(final_status_);
 }
 
-void TrainStream::OnDone() { delete this; }
+void TrainStream::OnDone() {
+  if (hello_deadline_) hello_deadline_->Withdraw();
+  delete this;
+}
 
 }  // namespace mt

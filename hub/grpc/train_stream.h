@@ -17,6 +17,7 @@
 #include <string>
 
 #include "hub.pb.h"
+#include "hub/grpc/hello_deadlines.h"
 #include "hub/hub_status.h"
 #include "hub/transport.h"
 
@@ -32,12 +33,15 @@ class GrpcEncoder final : public MessageEncoder {
 };
 
 class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
-                          public WorkerLink {
+                          public WorkerLink,
+                          public HelloWaiter {
  public:
   // CPU time spent starting writes off the step loop's thread (the next
   // chunk after one is done) is added to *write_cpu_ns: part of the hub's
-  // cost of broadcasting.
-  TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns);
+  // cost of broadcasting. `hello_deadlines` (may be null) closes the stream
+  // if it does not say Hello in time.
+  TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns,
+              HelloDeadlines* hello_deadlines);
 
   // Takes only messages made by GrpcEncoder.
   bool Send(Encoded message) override;
@@ -45,18 +49,23 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override;
+  void CloseForNoHello() override;
 
  private:
   // Reading is over (the worker closed its side, the call broke, or the hub
   // refused a message): detach from the hub, then finish once the queued
   // writes are out.
   void EndReading(grpc::Status status);
+  // Hands the Hello to the hub; sets worker_id_ when accepted.
+  grpc::Status AcceptHello();
+  bool ClosedForNoHello();
   void StartNextWrite(bool count_cpu);
 
   StepCoordinator& coordinator_;
   const std::string peer_;
   std::atomic<int64_t>* write_cpu_ns_;
   int worker_id_ = -1;  // set by the first message (Hello) once the hub accepts it
+  std::shared_ptr<HelloDeadlines::Entry> hello_deadline_;  // null once Hello is in, or none
   grpc::ByteBuffer incoming_;
   proto::WorkerMessage message_;
 
@@ -67,6 +76,7 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   bool broken_ = false;
   bool reading_done_ = false;
   bool finished_ = false;
+  bool closed_for_no_hello_ = false;  // finished by CloseForNoHello
   grpc::Status final_status_;
 };
 

@@ -15,6 +15,7 @@
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "tls/channel_credentials.h"
 
 namespace mt {
 namespace {
@@ -43,8 +44,9 @@ TEST(JoinFlood, TwoThousandJoinsLeaveTheHubWithinAHundredMegabytesOfIdle) {
       hub, dir,
       {"--workers", "1", "--dataset", dir.string(), "--steps", "20", "--log-every", "60"});
   ASSERT_GT(port, 0);
-  auto stub = proto::Hub::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  const std::string target = "127.0.0.1:" + std::to_string(port);
+  auto stub = proto::Hub::NewStub(grpc::CreateChannel(
+      target, tls::MakeChannelSecurity(tls::ClientOptions{}, target).credentials));
   const int64_t idle = RssBytes(hub->pid());
   ASSERT_GT(idle, 0);
 

@@ -17,6 +17,7 @@
 #include "hub/hub.h"
 #include "proto/wire.h"
 #include "tests/support/idx_writer.h"
+#include "tls/channel_credentials.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
 
@@ -35,6 +36,10 @@ class StepWatcher final : public HubEventSink {
     std::lock_guard<std::mutex> lock(mu_);
     steps_ = e.step;
     cv_.notify_all();
+  }
+  int64_t done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return steps_;
   }
   // Whether the hub has done `steps` steps, waiting up to timeout_s.
   bool WaitFor(int64_t steps, double timeout_s) {
@@ -64,6 +69,7 @@ class Validation : public ::testing::Test {
     hc.token = "secret";
     hc.digest_every = 1;
     hc.sync_every = 1;  // per-step messages, whatever the machine's load
+    hc.hello_timeout_seconds = 2;
     hub_ = std::make_unique<Hub>(hc, &steps_);
     hub_->Start();
     hub_thread_ = std::thread([this] { hub_code_ = hub_->Run(); });
@@ -77,7 +83,9 @@ class Validation : public ::testing::Test {
       WorkerControl control;
       worker_code_ = RunWorker(wc, control);
     });
-    stub_ = proto::Hub::NewStub(grpc::CreateChannel(Target(), grpc::InsecureChannelCredentials()));
+    // A bogus client over the same TLS as any worker (trusting on first use).
+    stub_ = proto::Hub::NewStub(grpc::CreateChannel(
+        Target(), tls::MakeChannelSecurity(tls::ClientOptions{}, Target()).credentials));
     // The honest worker must be the one the hub waits for: bogus clients
     // join later, at a step boundary.
     ASSERT_TRUE(steps_.WaitFor(1, 30)) << "the honest worker never started training";
@@ -263,6 +271,34 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
   EXPECT_EQ(hub_code_, 0);
   EXPECT_EQ(worker_code_, 0);
   for (float w : hub_->Weights()) ASSERT_TRUE(std::isfinite(w));
+}
+
+TEST_F(Validation, StreamsThatNeverSayHelloAreClosedAndTrainingGoesOn) {
+  // Silent streams, as a peer that only wants to hold the hub's calls
+  // would open them: each is closed after the 2 s given for Hello.
+  constexpr int kSilent = 16;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<Stream>> silent;
+  const auto opened = std::chrono::steady_clock::now();
+  for (int i = 0; i < kSilent; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    silent.push_back(stub_->Train(contexts.back().get()));
+  }
+  for (auto& s : silent) {
+    proto::HubMessage m;
+    EXPECT_FALSE(s->Read(&m)) << "the hub sent something to a stream that never said Hello";
+    const grpc::Status status = s->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+    EXPECT_THAT(status.error_message(), ::testing::HasSubstr("Hello"));
+  }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count();
+  EXPECT_GE(waited, 1.9);   // not before the timeout...
+  EXPECT_LT(waited, 25.0);  // ...and not left to the client's own deadline
+  // A worker that says Hello at once is unaffected: the honest one trains on.
+  const int64_t before = steps_.done();
+  EXPECT_TRUE(steps_.WaitFor(before + 3, 30));
 }
 
 TEST_F(Validation, AWorkerWhoseWeightsDriftedIsResynced) {

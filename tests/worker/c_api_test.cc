@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -159,6 +161,42 @@ TEST(CApiErrors, BadConfigurationsAreRefusedAtStartWithAReason) {
   EXPECT_EQ(std::string(tiny), "no hub ");  // truncated, terminated
   mt_worker_free(nullptr);
   EXPECT_EQ(mt_worker_stop(nullptr, 1), 0);
+}
+
+TEST(CApiErrors, ContradictoryTlsSettingsAreRefusedAtStart) {
+  mt_worker_config c;
+  mt_worker_config_init(&c);
+  c.hub = "127.0.0.1:1";
+  char error[256];
+  c.hub_fingerprint = "SHA256:12:34";
+  EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
+  EXPECT_THAT(std::string(error), HasSubstr("SHA256:12:34"));
+  c.hub_fingerprint = nullptr;
+  c.insecure = 1;
+  c.tls_ca_path = "/etc/hostname";
+  EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
+  EXPECT_THAT(std::string(error), HasSubstr("insecure"));
+  c.tls_ca_path = "/no/such/ca.pem";
+  c.insecure = 0;
+  EXPECT_EQ(mt_worker_start(&c, error, sizeof error), nullptr);
+  EXPECT_THAT(std::string(error), HasSubstr("/no/such/ca.pem"));
+}
+
+TEST(CApiErrors, AVersionOneConfigurationGetsTlsWithTrustOnFirstUse) {
+  mt_worker_config c;
+  mt_worker_config_init(&c);
+  c.hub = "127.0.0.1:1";
+  c.connect_timeout_seconds = 1;
+  c.read_system_device_state = 0;
+  // What a caller built against version 1 passes: the struct ends before
+  // the TLS fields, whatever bytes follow it in memory.
+  c.struct_size = offsetof(mt_worker_config, read_system_device_state) + sizeof(int);
+  c.insecure = 1;
+  c.tls_ca_path = reinterpret_cast<const char*>(0x1);  // never read
+  char error[256];
+  mt_worker* w = mt_worker_start(&c, error, sizeof error);
+  ASSERT_NE(w, nullptr) << error;
+  mt_worker_free(w);
 }
 
 TEST(CApiErrors, AnUnreachableHubEndsInFailedWithTheReason) {

@@ -91,6 +91,12 @@ const ConfigField kConfigFields[] = {
     {"requireUnmetered", BooleanMember{&mt_worker_config::require_unmetered}},
     {"maxTemperatureC", DoubleMember{&mt_worker_config::max_temperature_c}},
     {"readSystemDeviceState", BooleanMember{&mt_worker_config::read_system_device_state}},
+    {"insecure", BooleanMember{&mt_worker_config::insecure}},
+    {"tlsCaPath", StringMember{&mt_worker_config::tls_ca_path}},
+    {"hubFingerprint", StringMember{&mt_worker_config::hub_fingerprint}},
+    {"stateDir", StringMember{&mt_worker_config::state_dir}},
+    {"tlsCertPath", StringMember{&mt_worker_config::tls_cert_path}},
+    {"tlsKeyPath", StringMember{&mt_worker_config::tls_key_path}},
 };
 constexpr size_t kConfigFieldCount = std::size(kConfigFields);
 

@@ -105,6 +105,15 @@ public final class ControllerTest {
           () -> c.start(WorkerConfig.builder("127.0.0.1").memoryBudgetBytes(-1).build()), "negative memory budget");
       check(e != null && e.getMessage().contains("memory_budget_bytes"),
           "negative memory budget: message names the field: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class,
+          () -> c.start(WorkerConfig.builder("127.0.0.1").hubFingerprint("SHA256:12:34").build()), "short fingerprint");
+      check(e != null && e.getMessage().contains("SHA256:12:34"),
+          "short fingerprint: message quotes it: " + (e == null ? null : e.getMessage()));
+      e = expectThrows(IllegalArgumentException.class,
+          () -> c.start(WorkerConfig.builder("127.0.0.1").insecure(true).tlsCaPath("/etc/hostname").build()),
+          "plaintext with a CA");
+      check(e != null && e.getMessage().contains("insecure"),
+          "plaintext with a CA: message says why: " + (e == null ? null : e.getMessage()));
       expectThrows(NullPointerException.class, () -> NativeWorker.start(null), "native start of a null config");
       expectThrows(IllegalStateException.class, c::status, "status before any start");
       check(c.stop(1), "stop with no worker is a no-op");
@@ -138,8 +147,9 @@ public final class ControllerTest {
     try (WorkerController c = new WorkerController(seen::add, 50)) {
       // What an Android service feeds while charging on Wi-Fi: the default policy trains.
       c.onDeviceStateChanged(new DeviceState(80, true, true, 30.0));
+      // Over TLS, remembering the hub in the app's own directory, as MtWorkerService does.
       c.start(WorkerConfig.builder(address).name("java-embedded").threads(2).connectTimeoutSeconds(30)
-          .reportPath(report.toString()).readSystemDeviceState(false).build());
+          .reportPath(report.toString()).readSystemDeviceState(false).stateDir(dir.toString()).build());
       WorkerStatus s = waitFor(c, x -> x.stepsTrained >= 5 && x.loss > 0 || x.state.isEnded(), 120);
       check(s.state == WorkerStatus.State.TRAINING, "training: " + s);
       check(s.stepsTrained >= 5, "trained at least 5 steps: " + s);
@@ -148,6 +158,8 @@ public final class ControllerTest {
       check(s.batch > 0, "batch is positive: " + s);
       check(s.lastError.isEmpty() && s.stopReason.isEmpty(), "no error or stop reason while training: " + s);
       check(s.summary().startsWith("step " + s.step + ", loss "), "summary for a notification: " + s.summary());
+      String known = new String(Files.readAllBytes(dir.resolve("known_hubs")), StandardCharsets.UTF_8);
+      check(known.contains(address + " SHA256:"), "the hub's fingerprint remembered in stateDir: " + known);
       expectThrows(IllegalStateException.class,
           () -> c.start(WorkerConfig.builder(address).build()), "a second start while one runs");
       // The listener runs on its own 50 ms clock while status() answers at once, so a fast

@@ -18,4 +18,10 @@ public final class WorkerConfig {
   public final boolean requireUnmetered = false;
   public final double maxTemperatureC = 0;
   public final boolean readSystemDeviceState = false;
+  public final boolean insecure = false;
+  public final String tlsCaPath = null;
+  public final String hubFingerprint = null;
+  public final String stateDir = null;
+  public final String tlsCertPath = null;
+  public final String tlsKeyPath = null;
 }

@@ -44,6 +44,22 @@ public final class WorkerConfig {
    * true; an Android service that feeds the state itself turns it off.
    */
   public final boolean readSystemDeviceState;
+  /** Plaintext instead of TLS (the hub runs with --insecure). Default false. */
+  public final boolean insecure;
+  /** Trust a hub whose certificate chains to this CA (PEM file); null: see hubFingerprint. */
+  public final String tlsCaPath;
+  /**
+   * Trust exactly the hub certificate with this fingerprint ("SHA256:AB:CD:..." as mthub prints
+   * it); with neither this nor tlsCaPath, the first fingerprint seen is remembered in stateDir and
+   * a different one refused.
+   */
+  public final String hubFingerprint;
+  /** Where known_hubs lives; an app passes its files directory (getFilesDir()). */
+  public final String stateDir;
+  /** Mutual TLS: this worker's certificate and key (PEM files); null: none. */
+  public final String tlsCertPath;
+
+  public final String tlsKeyPath;
 
   private WorkerConfig(Builder b) {
     hub = b.hub;
@@ -60,6 +76,12 @@ public final class WorkerConfig {
     requireUnmetered = b.requireUnmetered;
     maxTemperatureC = b.maxTemperatureC;
     readSystemDeviceState = b.readSystemDeviceState;
+    insecure = b.insecure;
+    tlsCaPath = b.tlsCaPath;
+    hubFingerprint = b.hubFingerprint;
+    stateDir = b.stateDir;
+    tlsCertPath = b.tlsCertPath;
+    tlsKeyPath = b.tlsKeyPath;
   }
 
   public static Builder builder(String hub) {
@@ -81,6 +103,12 @@ public final class WorkerConfig {
     b.requireUnmetered = requireUnmetered;
     b.maxTemperatureC = maxTemperatureC;
     b.readSystemDeviceState = readSystemDeviceState;
+    b.insecure = insecure;
+    b.tlsCaPath = tlsCaPath;
+    b.hubFingerprint = hubFingerprint;
+    b.stateDir = stateDir;
+    b.tlsCertPath = tlsCertPath;
+    b.tlsKeyPath = tlsKeyPath;
     return b;
   }
 
@@ -99,6 +127,12 @@ public final class WorkerConfig {
     private boolean requireUnmetered = true;
     private double maxTemperatureC;
     private boolean readSystemDeviceState = true;
+    private boolean insecure;
+    private String tlsCaPath;
+    private String hubFingerprint;
+    private String stateDir;
+    private String tlsCertPath;
+    private String tlsKeyPath;
 
     private Builder(String hub) {
       this.hub = hub;
@@ -118,6 +152,12 @@ public final class WorkerConfig {
     public Builder requireUnmetered(boolean v) { requireUnmetered = v; return this; }
     public Builder maxTemperatureC(double v) { maxTemperatureC = v; return this; }
     public Builder readSystemDeviceState(boolean v) { readSystemDeviceState = v; return this; }
+    public Builder insecure(boolean v) { insecure = v; return this; }
+    public Builder tlsCaPath(String v) { tlsCaPath = v; return this; }
+    public Builder hubFingerprint(String v) { hubFingerprint = v; return this; }
+    public Builder stateDir(String v) { stateDir = v; return this; }
+    public Builder tlsCertPath(String v) { tlsCertPath = v; return this; }
+    public Builder tlsKeyPath(String v) { tlsKeyPath = v; return this; }
 
     public WorkerConfig build() {
       return new WorkerConfig(this);

@@ -36,7 +36,10 @@ import org.mt.worker.WorkerStatus;
  * <p>Extras: hub (required, "host[:port]"), token, device ("cpu", "opencl", "auto"), name,
  * threads, minBattery (percent), requireCharging and requireUnmetered (both default true), data
  * (a directory of IDX or CIFAR-10 files on the device; default: the app's external files
- * directory's "dataset" folder when it exists, else the hub's dataset path).
+ * directory's "dataset" folder when it exists, else the hub's dataset path), hubFingerprint
+ * ("SHA256:AB:..." as mthub prints it; without it the first certificate seen is remembered in the
+ * app's files directory and a changed one refused), insecure (plaintext, for a hub started with
+ * --insecure).
  */
 public final class MtWorkerService extends Service {
   public static final String EXTRA_HUB = "hub";
@@ -48,6 +51,8 @@ public final class MtWorkerService extends Service {
   public static final String EXTRA_REQUIRE_CHARGING = "requireCharging";
   public static final String EXTRA_REQUIRE_UNMETERED = "requireUnmetered";
   public static final String EXTRA_DATA = "data";
+  public static final String EXTRA_HUB_FINGERPRINT = "hubFingerprint";
+  public static final String EXTRA_INSECURE = "insecure";
   public static final String ACTION_STOP = "org.mt.worker.action.STOP";
 
   private static final String CHANNEL_ID = "training";
@@ -130,6 +135,9 @@ public final class MtWorkerService extends Service {
         .requireUnmetered(intent.getBooleanExtra(EXTRA_REQUIRE_UNMETERED, true))
         .dataDir(dataDir(intent.getStringExtra(EXTRA_DATA)))
         .readSystemDeviceState(false) // this service feeds the state
+        .hubFingerprint(intent.getStringExtra(EXTRA_HUB_FINGERPRINT))
+        .insecure(intent.getBooleanExtra(EXTRA_INSECURE, false))
+        .stateDir(getFilesDir().getAbsolutePath()) // known_hubs: private to the app
         .build();
     started = true;
     // The sticky battery broadcast comes back at once: the state is known before the worker starts.
