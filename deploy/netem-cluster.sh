@@ -303,6 +303,12 @@ fi
 # flags: plaintext for everyone).
 trust=(--state-dir "$out/state")
 for a in "${hub_args[@]}"; do [ "$a" = --insecure ] && trust=(--insecure); done
+# A dataset directory given to the hub is one the workers here may open.
+prev=""
+for a in "${hub_args[@]}"; do
+  [ "$prev" = --dataset ] && [ -d "$a" ] && trust+=(--allow-data "$a")
+  prev=$a
+done
 ip netns exec "$hub_ns" "$build/hub/mthub" --workers "$workers" --bind "$hub_ip" --port 0 --port-file "$out/port" \
   --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee -i "$out/hub.log") 2>&1 &
 hub_pid=$!

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "core/data/dataset.h"
@@ -39,6 +40,10 @@ std::string HostName() {
 LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
                          ComputeDevices& devices, std::unique_ptr<LocalTrainer>& kept) {
   CheckJoinReply(join);
+  if (cfg.data_dir.empty())
+    CheckHubDataset(join.dataset(), cfg.allowed_data_dirs.empty()
+                                        ? SplitDirList(std::getenv("MT_ALLOW_DATA"))
+                                        : cfg.allowed_data_dirs);
   TrainerSpec spec;
   spec.model = join.model();
   spec.dataset = cfg.data_dir.empty() ? join.dataset() : cfg.data_dir;
@@ -124,6 +129,9 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   // Between sessions: 0.5 s, doubling to 8 s, back to 0.5 s after a session
   // that trained a while, so a flapping link does not hammer the hub.
   double backoff_s = 0.5;
+  // Sessions in a row that ended on a hub message refused (HubProtocolError).
+  constexpr int kMaxBadSessions = 3;
+  int bad_sessions = 0;
   for (int session = 0;; ++session) {
     spdlog::info("joining hub at {} as {}", hub.target(), d->name());
     control.SetState(session == 0 ? WorkerState::kJoining : WorkerState::kReconnecting);
@@ -147,7 +155,18 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
                      ? ""
                      : ", gradients " + proto::Compression_Name(join.compression()));
 
-    LocalTrainer& local = TrainerFor(cfg, join, devices, trainer);
+    LocalTrainer* built = nullptr;
+    try {
+      built = &TrainerFor(cfg, join, devices, trainer);
+    } catch (const std::exception& e) {
+      // What the hub asks cannot be done here (a dataset not allowed, a
+      // model too big): say so to the hub, which would otherwise wait for
+      // this worker's stream, and stop; joining again would only repeat it.
+      hub.Leave(join.worker_id(), cfg.token, join.session_secret(), e.what());
+      write_report(e.what());
+      throw;
+    }
+    LocalTrainer& local = *built;
     grpc::ClientContext context;
     auto stream = hub.OpenTrain(&context);
     control.AttachCall(&context, [&hub, &cfg, id = join.worker_id(),
@@ -164,14 +183,21 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     stream->Write(hello);
 
     const auto started = Clock::now();
-    const auto outcome = loop.Run();
+    HubSession::Outcome outcome = HubSession::Outcome::kBroken;
+    std::string refused;  // why a hub message was refused, if one was
+    try {
+      outcome = loop.Run();
+    } catch (const HubProtocolError& e) {
+      refused = e.what();
+      context.TryCancel();  // the stream is in no state to be read to its end
+    }
     if (outcome == HubSession::Outcome::kLeave) {
       control.SetState(WorkerState::kStopping);
       spdlog::info("leaving the run: {}", loop.leave_reason());
       if (!control.hub_told())
         hub.Leave(join.worker_id(), cfg.token, join.session_secret(), loop.leave_reason());
       context.TryCancel();
-    } else {
+    } else if (refused.empty()) {
       stream->WritesDone();
       // Whatever the hub still had queued: the call cannot finish while a
       // message it sent lies unread.
@@ -184,12 +210,27 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     if (outcome == HubSession::Outcome::kGoodbye) return finish("the hub ended the run");
     if (outcome == HubSession::Outcome::kLeave) return finish(loop.leave_reason());
     if (Seconds(Clock::now() - started) > 30) backoff_s = 0.5;
+    // A hub that keeps sending what this worker refuses is broken or
+    // hostile: a few tries, then stop rather than rejoin for ever.
+    bad_sessions = refused.empty() ? 0 : bad_sessions + 1;
+    if (!refused.empty()) {
+      if (events) events->Write("hub_message_refused", {{"reason", refused}});
+      if (bad_sessions >= kMaxBadSessions) {
+        const std::string why =
+            "the hub at " + hub.target() + " sent messages this worker refuses in " +
+            std::to_string(bad_sessions) + " sessions in a row; the last: " + refused;
+        write_report(why);
+        throw std::runtime_error(why);
+      }
+    }
     control.SetState(WorkerState::kReconnecting);
     if (events)
       events->Write("hub_lost",
                     {{"reason", status.ok() ? "stream closed" : status.error_message()}});
     spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
-                 status.ok() ? "stream closed without a goodbye" : status.error_message(),
+                 !refused.empty() ? refused
+                 : status.ok()    ? "stream closed without a goodbye"
+                                  : status.error_message(),
                  backoff_s);
     for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s);
          Clock::now() < until && !stop();)

@@ -104,7 +104,7 @@ void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<fl
                        size_t limit, float* into) {
   const size_t n = static_cast<size_t>(values.size());
   if (offset > limit || n > limit - offset)
-    throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
+    throw HubProtocolError("hub sent a malformed chunk (offset " + std::to_string(offset) + ")");
   std::copy(values.begin(), values.end(), into + offset);
 }
 
@@ -115,7 +115,7 @@ bool HubSession::TakeState(const proto::StateChunk& s) {
   Model& model = trainer_.model();
   const size_t p = model.ParamCount();
   const size_t total = s.offset() + static_cast<size_t>(s.values_size());
-  if (total < p) throw std::runtime_error("hub sent a state shorter than the model");
+  if (total < p) throw HubProtocolError("hub sent a state shorter than the model");
   if (total == p && state.steps == 0)
     state.slots.assign(trainer_.optimizer().slot_values(), 0.0f);  // never stepped: all zero
   else
@@ -141,27 +141,27 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
   // worker was left out) is simply started over.
   if (r.offset() == segments.front().begin) result_next_ = 0;
   if (result_next_ >= segments.size() || r.offset() != segments[result_next_].begin)
-    throw std::runtime_error("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
-                             ")");
+    throw HubProtocolError("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
+                           ")");
   const wire::Segment& seg = segments[result_next_++];
   if (sender_.compression() == Compression::kNone) {
     if (static_cast<size_t>(r.values_size()) != seg.size())
-      throw std::runtime_error("hub sent a malformed chunk (" + std::to_string(r.values_size()) +
-                               " values at offset " + std::to_string(r.offset()) + ")");
+      throw HubProtocolError("hub sent a malformed chunk (" + std::to_string(r.values_size()) +
+                             " values at offset " + std::to_string(r.offset()) + ")");
     Stage(r.offset(), r.values(), p, into);
   } else {
     const std::string why = DecodeFloats(sender_.compression(), r.packed().data(),
                                          r.packed().size(), seg.size(), into + seg.begin);
-    if (!why.empty()) throw std::runtime_error("hub sent a malformed chunk: " + why);
+    if (!why.empty()) throw HubProtocolError("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;
   if (result_next_ != segments.size())
-    throw std::runtime_error("hub sent a result that ends before its last segment");
+    throw HubProtocolError("hub sent a result that ends before its last segment");
   if (r.local_steps() > 0) {
     // The round's averaged change, added to the weights it started from,
     // exactly as the hub adds it to its master copy: the next round's
     // anchor, the same on every worker.
-    if (round_start_.size() != p) throw std::runtime_error("hub sent a round result out of turn");
+    if (round_start_.size() != p) throw HubProtocolError("hub sent a round result out of turn");
     for (size_t i = 0; i < p; ++i) round_start_[i] += into[i];
     anchored_ = true;
     if (ahead_steps_ > 0) {
@@ -176,7 +176,7 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     }
     model.SetParams(into);
   } else {
-    if (ahead_steps_ > 0) throw std::runtime_error("hub sent a step's result in a round");
+    if (ahead_steps_ > 0) throw HubProtocolError("hub sent a step's result in a round");
     trainer_.ApplyGradients();
   }
   totals_.last_mean_loss = r.mean_loss();
@@ -199,10 +199,10 @@ void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
   // Written so no sum can overflow, whatever the hub sent.
   if (offset < 0 || b < 0 || static_cast<uint64_t>(offset) > order_.size() ||
       static_cast<size_t>(b) > order_.size() - static_cast<size_t>(offset))
-    throw std::runtime_error("hub assigned samples [" + std::to_string(offset) + ", " +
-                             std::to_string(offset + b) + ") beyond the " +
-                             std::to_string(order_.size()) +
-                             " training samples here; is the dataset the same on hub and worker?");
+    throw HubProtocolError("hub assigned samples [" + std::to_string(offset) + ", " +
+                           std::to_string(offset + b) + ") beyond the " +
+                           std::to_string(order_.size()) +
+                           " training samples here; is the dataset the same on hub and worker?");
   std::copy(order_.begin() + offset, order_.begin() + offset + b, indices_.begin());
 }
 
@@ -221,19 +221,18 @@ void HubSession::FillOwn(int b) {
 void HubSession::CheckAssignment(const proto::Assignment& a) const {
   const int b = a.batch();
   if (b < 1 || b > trainer_.capacity())
-    throw std::runtime_error("hub assigned a batch of " + std::to_string(b) +
-                             " (this worker takes 1 to " + std::to_string(trainer_.capacity()) +
-                             ")");
+    throw HubProtocolError("hub assigned a batch of " + std::to_string(b) +
+                           " (this worker takes 1 to " + std::to_string(trainer_.capacity()) + ")");
   if (a.local_steps() < 0 || a.local_steps() > wire::kMaxLocalSteps)
-    throw std::runtime_error("hub assigned " + std::to_string(a.local_steps()) +
-                             " local steps (at most " + std::to_string(wire::kMaxLocalSteps) + ")");
+    throw HubProtocolError("hub assigned " + std::to_string(a.local_steps()) +
+                           " local steps (at most " + std::to_string(wire::kMaxLocalSteps) + ")");
   const int64_t most = wire::kMaxSamplePosition;
   if (a.step() < 0 || a.step() > most || a.epoch() < 0 || a.epoch() > most || a.offset() < 0 ||
       a.offset() > most || a.stride() < 0 || a.stride() > most)
-    throw std::runtime_error("hub sent a malformed assignment (step " + std::to_string(a.step()) +
-                             ", epoch " + std::to_string(a.epoch()) + ", offset " +
-                             std::to_string(a.offset()) + ", stride " + std::to_string(a.stride()) +
-                             ")");
+    throw HubProtocolError("hub sent a malformed assignment (step " + std::to_string(a.step()) +
+                           ", epoch " + std::to_string(a.epoch()) + ", offset " +
+                           std::to_string(a.offset()) + ", stride " + std::to_string(a.stride()) +
+                           ")");
 }
 
 void HubSession::Compute(const proto::Assignment& a) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct WorkerTotals {
   // Local SGD with overlap: steps taken while a round's exchange travelled.
   int64_t steps_ahead = 0;
   double compute_seconds = 0, last_mean_loss = -1, hub_accuracy = -1;
+};
+
+// A message from the hub that this worker refuses (malformed, out of turn,
+// out of range): the session ends; the worker rejoins, a few times.
+struct HubProtocolError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class HubSession {

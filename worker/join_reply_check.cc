@@ -1,7 +1,11 @@
 #include "worker/join_reply_check.h"
 
+#include <filesystem>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+
+#include "core/data/dataset.h"
 
 namespace mt {
 namespace {
@@ -23,6 +27,47 @@ void CheckJoinReply(const proto::JoinReply& join) {
   Require(join.digest_every() >= 0, "digest every", join.digest_every());
   Require(join.param_count() >= 1, "parameter count", static_cast<int64_t>(join.param_count()));
   Require(join.segments_size() >= 1, "segment count", join.segments_size());
+}
+
+void CheckHubDataset(const std::string& dataset, const std::vector<std::string>& allowed_dirs) {
+  if (IsKnownDatasetName(dataset)) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path wanted = fs::weakly_canonical(fs::absolute(dataset, ec), ec);
+  for (const auto& dir : allowed_dirs) {
+    std::error_code dir_ec;
+    const fs::path allowed = fs::weakly_canonical(fs::absolute(dir, dir_ec), dir_ec);
+    if (ec || dir_ec || allowed.empty()) continue;
+    // Component by component, so /data/a does not allow /data/ab.
+    auto a = allowed.begin(), w = wanted.begin();
+    while (a != allowed.end() && w != wanted.end() && *a == *w) ++a, ++w;
+    if (a == allowed.end() || (std::next(a) == allowed.end() && a->empty())) return;
+  }
+  std::string allowed;
+  for (const auto& d : allowed_dirs) allowed += (allowed.empty() ? "" : ", ") + d;
+  throw std::runtime_error(
+      "the hub asks this worker to open dataset '" + dataset +
+      "', which is neither a known dataset (" + KnownDatasetNames() +
+      ") nor under a directory this worker allows (" +
+      (allowed.empty() ? std::string("none") : allowed) +
+      "); to train on it, start the worker with --allow-data DIR (or MT_ALLOW_DATA), or give it "
+      "its own files with --data DIR");
+}
+
+std::vector<std::string> SplitDirList(const char* colon_separated) {
+  std::vector<std::string> dirs;
+  if (colon_separated == nullptr) return dirs;
+  std::string part;
+  for (const char* c = colon_separated;; ++c) {
+    if (*c == ':' || *c == '\0') {
+      if (!part.empty()) dirs.push_back(part);
+      part.clear();
+      if (*c == '\0') break;
+    } else {
+      part += *c;
+    }
+  }
+  return dirs;
 }
 
 }  // namespace mt

@@ -4,6 +4,9 @@
 // std::runtime_error naming the first field out of range.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "hub.pb.h"
 
 namespace mt {
@@ -13,5 +16,16 @@ namespace mt {
 constexpr int kMaxWorkerBatch = 1 << 24;
 
 void CheckJoinReply(const proto::JoinReply& join);
+
+// The hub names the dataset a worker opens; a worker opens only a known
+// name (core/data) or a directory under one it allows (--allow-data), so a
+// hostile hub cannot make it read, say, /home. Paths are compared after
+// resolving "..", symbolic links and relative parts. Throws
+// std::runtime_error saying what to allow.
+void CheckHubDataset(const std::string& dataset, const std::vector<std::string>& allowed_dirs);
+
+// "DIR:DIR:..." (MT_ALLOW_DATA, the C API's allow_data_dirs) as a list;
+// empty parts are skipped. Null: none.
+std::vector<std::string> SplitDirList(const char* colon_separated);
 
 }  // namespace mt

@@ -38,8 +38,8 @@ class Lookahead {
   std::condition_variable cv_;
   std::thread thread_;
   bool quit_ = false;
-  bool active_ = false;   // steps wanted
-  bool busy_ = false;     // the thread is taking steps
+  bool active_ = false;  // steps wanted
+  bool busy_ = false;    // the thread is taking steps
   int max_steps_ = 0, taken_ = 0;
   std::exception_ptr error_;
 };

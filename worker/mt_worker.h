@@ -64,6 +64,10 @@ typedef struct mt_worker_config {
   const char* state_dir;       /* for known_hubs; NULL: $MT_STATE_DIR, else $HOME/.mt */
   const char* tls_cert_path;   /* mutual TLS: this worker's certificate (PEM) ... */
   const char* tls_key_path;    /* ... and its private key */
+  /* Since version 2. The hub names the dataset to open: a known name, or a
+   * path under one of these directories ("DIR:DIR:..."); NULL: the
+   * environment variable MT_ALLOW_DATA, else known names only. */
+  const char* allow_data_dirs;
 } mt_worker_config;
 
 /* Defaults: everything above zero/NULL except struct_size and

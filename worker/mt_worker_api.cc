@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <thread>
 
 #include "worker/hub_connection.h"
+#include "worker/join_reply_check.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
 
@@ -95,7 +97,8 @@ mt_worker* mt_worker_start(const mt_worker_config* c, char* error, size_t error_
     cfg.read_system_device_state = c->read_system_device_state != 0;
     // A caller built against version 1 knows nothing of these: TLS, trust on
     // first use, in the default state directory.
-    if (c->struct_size >= offsetof(mt_worker_config, tls_key_path) + sizeof(const char*)) {
+    if (c->struct_size >= offsetof(mt_worker_config, allow_data_dirs) + sizeof(const char*)) {
+      if (c->allow_data_dirs) cfg.allowed_data_dirs = mt::SplitDirList(c->allow_data_dirs);
       cfg.tls.insecure = c->insecure != 0;
       cfg.tls.ca_path = Text(c->tls_ca_path);
       cfg.tls.hub_fingerprint = Text(c->hub_fingerprint);

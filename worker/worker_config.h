@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tls/tls_options.h"
 #include "worker/device_state.h"
@@ -14,6 +15,10 @@ struct WorkerConfig {
   std::string device = "cpu";           // cpu | opencl | auto (worker/compute_devices.h)
   int64_t threads = 1;
   std::string data_dir;  // train on these local files instead of the hub's dataset
+  // Besides known names, the hub may name a dataset under one of these
+  // (worker/join_reply_check.h: CheckHubDataset); empty: those in
+  // $MT_ALLOW_DATA (DIR:DIR:...), if any.
+  std::vector<std::string> allowed_data_dirs;
   std::string token;
   tls::ClientOptions tls;  // how the hub is trusted (TLS unless tls.insecure)
   std::string report_path;

@@ -9,6 +9,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
+#include "core/data/dataset.h"
 #include "tls/tls_flags.h"
 #include "worker/gradient_corruption.h"
 #include "worker/hub_connection.h"
@@ -87,6 +88,12 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
          "--data", hub_mode.data_dir,
          "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset")
       ->type_name("DIR");
+  app.add_option("--allow-data", hub_mode.allowed_data_dirs,
+                 "a directory under which the hub may name its dataset (repeatable; the hub "
+                 "otherwise gets only the known names: " +
+                     KnownDatasetNames() + "); default: $MT_ALLOW_DATA, DIR:DIR:...")
+      ->type_name("DIR")
+      ->take_all();  // repeated, the directories add up
   cli::TokenSources token;
   cli::AddToken(app, token, "shared secret the hub expects");
   tls::AddClientFlags(app, hub_mode.tls);

@@ -60,6 +60,11 @@ enum class Split { kTrain, kTest };
 // a directory holding IDX or CIFAR-10 binary files.
 std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split);
 
+// Whether `name` is one of the names LoadDataset knows (not a path).
+bool IsKnownDatasetName(const std::string& name);
+// "fashion-mnist, mnist, ...", for messages.
+std::string KnownDatasetNames();
+
 // What a split holds, read from headers and file sizes only: for the hub,
 // which needs the training set's size but never its samples.
 struct DatasetInfo {

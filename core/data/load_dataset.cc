@@ -83,13 +83,23 @@ DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
     return FindFiles(k.dir, split);
   }
   if (fs::is_directory(name_or_dir)) return FindFiles(name_or_dir, split);
-  std::string known;
-  for (const auto& k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k.name);
-  throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" + known +
-                  ")");
+  throw DataError("dataset '" + name_or_dir + "': not a directory and not a known name (" +
+                  KnownDatasetNames() + ")");
 }
 
 }  // namespace
+
+bool IsKnownDatasetName(const std::string& name) {
+  for (const auto& k : kKnown)
+    if (name == k.name) return true;
+  return false;
+}
+
+std::string KnownDatasetNames() {
+  std::string known;
+  for (const auto& k : kKnown) known += (known.empty() ? "" : ", ") + std::string(k.name);
+  return known;
+}
 
 std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split) {
   const DatasetFiles f = Resolve(name_or_dir, split);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "proto/wire.h"
+#include "tests/support/cluster_processes.h"
+#include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/subprocess.h"
@@ -244,6 +246,36 @@ TEST(WorkerCliE2e, MoreThreadsThanTheMachineHasWarnsButRuns) {
       RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", "1"});
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_THAT(fits.output, Not(HasSubstr("hardware threads")));
+  fs::remove_all(dir);
+}
+
+// The hub names a dataset directory the worker was not told to allow: the
+// worker tells the hub it leaves and exits 1 without opening it; allowed
+// with --allow-data, the same worker trains.
+TEST(WorkerCliE2e, ADatasetTheHubNamesMustBeAllowed) {
+  const fs::path dir = test_support::FreshTempDir("worker-allow-data");
+  test_support::WriteIdxDataset(dir.string(), 256, 64, 4);
+  std::unique_ptr<test_support::ChildProcess> hub;
+  const int port = test_support::StartHub(
+      hub, dir, {"--workers", "1", "--dataset", dir.string(), "--steps", "3"});
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  // The tests' own MT_ALLOW_DATA (tests/support/test_environment.cc) replaced.
+  const auto refused =
+      test_support::RunProcess({"/usr/bin/env", "MT_ALLOW_DATA=/nonexistent", Worker(), "--hub",
+                                address, "--name", "wary", "--connect-timeout", "30"},
+                               60);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr(dir.string()));
+  const fs::path events = test_support::EventsOf(dir, "hub");
+  EXPECT_TRUE(test_support::WaitForEvent(events, "worker_left", {{"name", "wary"}}, 10))
+      << hub->Log();
+  const auto allowed = test_support::RunProcess(
+      {"/usr/bin/env", "MT_ALLOW_DATA=/nonexistent", Worker(), "--hub", address, "--name",
+       "trusting", "--allow-data", "/elsewhere", "--allow-data", dir.string()},
+      120);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
   fs::remove_all(dir);
 }
 

@@ -40,7 +40,8 @@ TEST(Lookahead, StopWaitsForTheStepInProgressAndCountsIt) {
     ++finished;
   });
   ahead.Start(1000);
-  for (int i = 0; i < 5000 && !in_step; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 5000 && !in_step; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(in_step);
   const int taken = ahead.Stop();
   EXPECT_GE(taken, 1);

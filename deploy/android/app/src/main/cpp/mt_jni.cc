@@ -97,6 +97,7 @@ const ConfigField kConfigFields[] = {
     {"stateDir", StringMember{&mt_worker_config::state_dir}},
     {"tlsCertPath", StringMember{&mt_worker_config::tls_cert_path}},
     {"tlsKeyPath", StringMember{&mt_worker_config::tls_key_path}},
+    {"allowDataDirs", StringMember{&mt_worker_config::allow_data_dirs}},
 };
 constexpr size_t kConfigFieldCount = std::size(kConfigFields);
 

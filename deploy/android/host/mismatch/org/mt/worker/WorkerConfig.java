@@ -24,4 +24,5 @@ public final class WorkerConfig {
   public final String stateDir = null;
   public final String tlsCertPath = null;
   public final String tlsKeyPath = null;
+  public final String allowDataDirs = null;
 }

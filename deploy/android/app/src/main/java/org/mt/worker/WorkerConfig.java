@@ -60,6 +60,11 @@ public final class WorkerConfig {
   public final String tlsCertPath;
 
   public final String tlsKeyPath;
+  /**
+   * Directories ("DIR:DIR:...") under which the hub may name its dataset; null: known dataset
+   * names only (an app gives its own files with dataDir instead).
+   */
+  public final String allowDataDirs;
 
   private WorkerConfig(Builder b) {
     hub = b.hub;
@@ -82,6 +87,7 @@ public final class WorkerConfig {
     stateDir = b.stateDir;
     tlsCertPath = b.tlsCertPath;
     tlsKeyPath = b.tlsKeyPath;
+    allowDataDirs = b.allowDataDirs;
   }
 
   public static Builder builder(String hub) {
@@ -109,6 +115,7 @@ public final class WorkerConfig {
     b.stateDir = stateDir;
     b.tlsCertPath = tlsCertPath;
     b.tlsKeyPath = tlsKeyPath;
+    b.allowDataDirs = allowDataDirs;
     return b;
   }
 
@@ -133,6 +140,7 @@ public final class WorkerConfig {
     private String stateDir;
     private String tlsCertPath;
     private String tlsKeyPath;
+    private String allowDataDirs;
 
     private Builder(String hub) {
       this.hub = hub;
@@ -158,6 +166,7 @@ public final class WorkerConfig {
     public Builder stateDir(String v) { stateDir = v; return this; }
     public Builder tlsCertPath(String v) { tlsCertPath = v; return this; }
     public Builder tlsKeyPath(String v) { tlsKeyPath = v; return this; }
+    public Builder allowDataDirs(String v) { allowDataDirs = v; return this; }
 
     public WorkerConfig build() {
       return new WorkerConfig(this);
