@@ -9,19 +9,20 @@ namespace mt {
 
 struct HubEvent {
   enum class Kind {
-    kWorkerJoined,    // Join accepted
-    kWorkerReady,     // its stream opened: it takes part from the next step
-    kStepPublished,   // a step's plan went out
-    kStepDone,        // a step's average was applied
-    kWorkerLeftOut,   // missed a step's deadline
-    kWorkerBack,      // its late gradient arrived: it rejoins next step
-    kWorkerResync,    // its weights differed from the hub's: full state next step
-    kWorkerDropped,   // its stream broke or it sent something refused
-    kWorkerLeft,      // it said Leave
-    kBatchesChanged,  // the split of the global batch changed
-    kEvaluated,       // an evaluation on the test set (detail: its accuracy)
-    kEpochEvaluated,  // the same at an epoch end
-    kTargetReached,   // --target-accuracy reached (detail: the accuracy)
+    kWorkerJoined,       // Join accepted
+    kWorkerReady,        // its stream opened: it takes part from the next step
+    kStepPublished,      // a step's plan went out
+    kStepDone,           // a step's average was applied
+    kWorkerLeftOut,      // missed a step's deadline
+    kWorkerQuarantined,  // back after missing deadlines again and again: sits out a while
+    kWorkerBack,         // its late gradient arrived: it rejoins next step
+    kWorkerResync,       // its weights differed from the hub's: full state next step
+    kWorkerDropped,      // its stream broke or it sent something refused
+    kWorkerLeft,         // it said Leave
+    kBatchesChanged,     // the split of the global batch changed
+    kEvaluated,          // an evaluation on the test set (detail: its accuracy)
+    kEpochEvaluated,     // the same at an epoch end
+    kTargetReached,      // --target-accuracy reached (detail: the accuracy)
     kCheckpointSaved,
     kProgress,           // the run's progress line, at most one per --log-every
     kSyncPeriodChanged,  // --sync-every auto chose another H (detail: "from->to")

@@ -1,6 +1,7 @@
 #include "hub/master_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/checkpoint/checkpoint.h"
@@ -63,19 +64,26 @@ void MasterModel::ApplyAverageChange() {
   for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
 }
 
-void MasterModel::ApplyOuterOptimizer(size_t k, float lr, float m) {
+bool MasterModel::ApplyOuterOptimizer(size_t k, float lr, float m) {
   const wire::Segment seg = segments_[k];
   float* d = average();
+  const size_t n = model_->ParamCount();
+  if (m != 0 && outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
+  // Checked before anything changes, so the caller can refuse a worker and
+  // average the segment again without it.
+  for (size_t i = seg.begin; i < seg.end; ++i) {
+    const float v = m == 0 ? d[i] : m * outer_velocity_[i] + d[i];
+    if (!std::isfinite(v) || !std::isfinite(lr * v)) return false;
+  }
   if (m == 0) {
     for (size_t i = seg.begin; i < seg.end; ++i) d[i] *= lr;
-    return;
+    return true;
   }
-  const size_t n = model_->ParamCount();
-  if (outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
   for (size_t i = seg.begin; i < seg.end; ++i) {
     outer_velocity_[i] = m * outer_velocity_[i] + d[i];
     d[i] = lr * outer_velocity_[i];
   }
+  return true;
 }
 
 uint64_t MasterModel::Digest() const {

@@ -53,8 +53,9 @@ class MasterModel {
   // Local SGD's outer update (DiLoCo) over segment k: v = m * v + average,
   // and the average becomes lr * v, the update every worker and the master
   // then add. v starts at zero in each process (a resumed run starts it
-  // afresh).
-  void ApplyOuterOptimizer(size_t k, float lr, float m);
+  // afresh). False, and nothing changed, when the update would not be
+  // finite (a finite average of huge changes can overflow v).
+  bool ApplyOuterOptimizer(size_t k, float lr, float m);
   // With compression: encodes segment k of the average (error feedback keeps
   // what encoding drops) and replaces it with what the workers will decode.
   void EncodeSegment(size_t k);

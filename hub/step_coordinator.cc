@@ -1,5 +1,6 @@
 // The coordinator's run-thread side: one step, in the order it happens.
 #include "hub/step_coordinator.h"
+#include "hub/quarantine.h"
 
 #include <spdlog/spdlog.h>
 
@@ -46,6 +47,7 @@ bool StepCoordinator::WaitForParticipants(std::unique_lock<std::mutex>& lock, in
                                           const std::function<void(int)>& say_why) {
   auto last_log = Clock::now() - std::chrono::hours(1);
   for (;;) {
+    ReleaseQuarantined();
     const int n = static_cast<int>(membership_.Participants().size());
     if (n >= needed) return true;
     if (stop_) return false;
@@ -67,6 +69,7 @@ bool StepCoordinator::PublishStep() {
   std::vector<WorkerSlot*> who;
   for (;;) {
     if (stop_) return false;
+    ReleaseQuarantined();
     who = membership_.Participants();
     if (static_cast<int>(who.size()) >= config_.min_workers) break;
     if (who.empty()) have_result_ = false;  // whoever comes next starts from the full state
@@ -117,6 +120,7 @@ void StepCoordinator::AdvanceIfComplete() {
   // Nobody finished, the run ends, or too few are left: the run thread
   // decides what happens next.
   if (!any || step_refused_ || step_ + round_steps_ >= plan_.total_steps()) return;
+  ReleaseQuarantined();
   std::vector<WorkerSlot*> next = membership_.Participants();
   if (static_cast<int>(next.size()) < config_.min_workers) return;
   const double cpu = ThreadCpuSeconds();
@@ -283,10 +287,27 @@ double StepCoordinator::DeadlineSeconds(const std::vector<WorkerSlot*>& who) con
   return d;
 }
 
+void StepCoordinator::ReleaseQuarantined() {
+  const auto now = Clock::now();
+  for (const auto& s : membership_.all()) {
+    if (s->state != WorkerSlot::State::kLate || !s->back_ready || now < s->quarantined_until)
+      continue;
+    s->state = WorkerSlot::State::kWaiting;
+    s->back_ready = false;
+    spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step", s->id,
+                 s->name);
+    Emit(HubEvent::Kind::kWorkerBack, s->id);
+  }
+}
+
 void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
   s->state = WorkerSlot::State::kLate;
   s->inbox.Discard();
   ++s->stats.steps_missed;
+  ++s->strikes;
+  s->steps_since_strike = 0;
+  s->back_ready = false;
+  s->quarantined_until = Clock::now() + Quarantine::For(s->strikes);
   // It took at least this long: the controller gives it less next time.
   controller_.Observe(s->id, s->assignment.batch() * static_cast<int>(round_steps_),
                       1e3 * waited_seconds, -1, static_cast<int>(round_steps_));

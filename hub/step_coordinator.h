@@ -146,6 +146,9 @@ class StepCoordinator {
   // False when stopped; true when all are in or the deadline passed.
   bool AwaitGradients(std::unique_lock<std::mutex>& lock);
   void LeaveOut(WorkerSlot* slot, double waited_seconds);
+  // Late workers whose gradient is whole and whose quarantine is over
+  // (hub/quarantine.h) wait for the next step again.
+  void ReleaseQuarantined();
   // Averages every segment not yet averaged that each participant still in
   // the step has delivered, in order; sends all but the last segment's
   // result to them at once (the last goes with the next plan). Under the lock.

@@ -18,6 +18,7 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kStepPublished: return "step_published";
     case HubEvent::Kind::kStepDone: return "step_done";
     case HubEvent::Kind::kWorkerLeftOut: return "worker_left_out";
+    case HubEvent::Kind::kWorkerQuarantined: return "worker_quarantined";
     case HubEvent::Kind::kWorkerBack: return "worker_back";
     case HubEvent::Kind::kWorkerResync: return "worker_resync";
     case HubEvent::Kind::kWorkerDropped: return "worker_dropped";
@@ -106,11 +107,19 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
     // The step it was late for went on without it; its gradient is stale.
     // Once the whole of it is in, the worker is evidently back: it takes
     // part again from the next step, with the current weights.
-    if (chunk.last()) {
-      slot->state = WorkerSlot::State::kWaiting;
-      spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step",
-                   slot->id, slot->name);
-      Emit(HubEvent::Kind::kWorkerBack, slot->id);
+    // Left out again and again, it sits out a while first (hub/quarantine.h).
+    if (chunk.last() && !slot->back_ready) {
+      slot->back_ready = true;
+      const double wait =
+          std::chrono::duration<double>(slot->quarantined_until - Clock::now()).count();
+      if (wait > 0) {
+        spdlog::warn(
+            "worker {} ({}) has missed {} deadlines lately: it sits out {:.0f} s before it "
+            "takes part again",
+            slot->id, slot->name, slot->strikes, wait);
+        Emit(HubEvent::Kind::kWorkerQuarantined, slot->id);
+      }
+      ReleaseQuarantined();
       cv_.notify_all();
     }
     return HubStatus::Ok();

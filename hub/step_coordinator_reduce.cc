@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/util/process_stats.h"
+#include "hub/quarantine.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
 
@@ -80,13 +81,16 @@ bool StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& fr
     Refuse(from[static_cast<size_t>(o.refused)], why);
     return false;
   }
-  if (!o.finite) {
-    // Finite inputs whose combination is not: blame the largest.
+  // Finite inputs whose combination is not: blame the largest.
+  auto largest = [&] {
     size_t worst = 0;
     for (size_t i = 1; i < from.size(); ++i)
       if (aggregator_.norm(i) > aggregator_.norm(worst)) worst = i;
-    Refuse(from[worst], "the step's average with its contribution is not finite (step " +
-                            std::to_string(step_ + 1) + ")");
+    return from[worst];
+  };
+  if (!o.finite) {
+    Refuse(largest(), "the step's average with its contribution is not finite (step " +
+                          std::to_string(step_ + 1) + ")");
     return false;
   }
   for (size_t i = 0; i < from.size(); ++i)
@@ -95,9 +99,16 @@ bool StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& fr
       !CheckAlignment(k, from))
     return false;
   const double cpu2 = ThreadCpuSeconds();
-  if (round_local_ && (config_.outer_momentum > 0 || config_.outer_lr != 1))
-    master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
-                                static_cast<float>(config_.outer_momentum));
+  // The outer step overflows where the average did not when the velocity
+  // holds huge changes: as a non-finite average (found by fuzzing, with
+  // one worker sending FLT_MAX changes two rounds running).
+  if (round_local_ && (config_.outer_momentum > 0 || config_.outer_lr != 1) &&
+      !master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
+                                   static_cast<float>(config_.outer_momentum))) {
+    Refuse(largest(), "the outer optimizer's step with its weight change is not finite (step " +
+                          std::to_string(step_ + 1) + ")");
+    return false;
+  }
   master_.EncodeSegment(k);
   if (k + 1 < master_.segments().size()) {
     // Sent now, while the workers still compute the segments below it.
@@ -185,6 +196,8 @@ StepCoordinator::StepOutcome StepCoordinator::Tally() {
     out.samples += s->inbox.batch();
     out.loss_sum += s->inbox.loss_sum();
     s->stats.steps += round_steps_;
+    s->steps_since_strike += round_steps_;
+    if (s->steps_since_strike >= Quarantine::kForgiveAfterSteps) s->strikes = 0;
     s->stats.samples += s->inbox.batch();
     s->stats.compute_ms += s->inbox.compute_ms();
     // The controller spreads a round's exchange over the round's steps

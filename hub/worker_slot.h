@@ -63,6 +63,13 @@ struct WorkerSlot {
   std::chrono::steady_clock::time_point joined_at;
   bool attached = false;  // it opened its stream (said Hello) at least once
   std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
+  // Growing quarantine (hub/quarantine.h): leave-outs not yet forgiven, the
+  // steps taken part in since the last, whether its late gradient is whole
+  // (it may come back), and not before when.
+  int strikes = 0;
+  int64_t steps_since_strike = 0;
+  bool back_ready = false;
+  std::chrono::steady_clock::time_point quarantined_until;
 
   // Sends on the worker's link while it is open. The transport detaches the
   // link (under link_mu) before the link goes away, so nothing is ever sent

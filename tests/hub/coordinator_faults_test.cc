@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hub/quarantine.h"
 #include "tests/hub/fake_workers.h"
 
 namespace mt {
@@ -51,6 +52,30 @@ TEST(CoordinatorFaults, ALateWorkerIsLeftOutThenComesBackWithTheFullState) {
   EXPECT_EQ(r.workers[1]->steps, 7) << "all but the step it was late for";
   // The step it missed was averaged over the other worker alone.
   EXPECT_LT(hub.metrics.samples, 8 * 24);
+}
+
+TEST(CoordinatorFaults, AWorkerLeftOutAgainAndAgainSitsOutInsteadOfDelayingEveryStep) {
+  // Late at every step it takes part in: without a quarantine it would be
+  // left out every other step, each costing the others the deadline.
+  InProcessHub hub(2, 40, /*deadline_s=*/0.3, /*min_workers=*/1);
+  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLateAgain, 2}});
+  EXPECT_EQ(r.steps, 40);
+  const int late = r.workers[1]->id();
+  // Back at once after the first miss; after the second it sits out 10 s,
+  // longer than the rest of this run.
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerLeftOut, late), 2);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerBack, late), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerQuarantined, late), 1);
+}
+
+TEST(Quarantine, GrowsFromTheSecondMissAndIsBounded) {
+  EXPECT_EQ(Quarantine::For(0).count(), 0);
+  EXPECT_EQ(Quarantine::For(1).count(), 0);
+  EXPECT_EQ(Quarantine::For(2).count(), 10);
+  EXPECT_EQ(Quarantine::For(3).count(), 20);
+  EXPECT_EQ(Quarantine::For(7).count(), 320);
+  EXPECT_EQ(Quarantine::For(8).count(), 600);
+  EXPECT_EQ(Quarantine::For(1000).count(), 600);
 }
 
 TEST(CoordinatorFaults, ANonFiniteGradientIsRefusedAndTheModelStaysFinite) {

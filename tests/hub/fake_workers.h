@@ -91,6 +91,7 @@ struct Fault {
     kNone,
     kDrop,
     kLate,
+    kLateAgain,  // late at every step it takes part in from `step` on
     kNanGradient,
     kRejoin,
     kLeaveMidStep,
@@ -233,7 +234,8 @@ class FakeWorker final : public WorkerLink {
           if (HubStatus s = deliver(chunks); !s.ok()) refusal = s.message;
           return Close(HubStatus::Ok());
         }
-        if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLate) {
+        if ((fault_.step == a.step() && fault_.kind == Fault::Kind::kLate) ||
+            (fault_.kind == Fault::Kind::kLateAgain && a.step() >= fault_.step)) {
           held = chunks;
           break;
         }
