@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 build="${MT_FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${MT_FUZZ_SECONDS:-40}"
-fuzzers=(worker_hub_messages_fuzz idx_reader_fuzz checkpoint_fuzz model_spec_fuzz)
+fuzzers=(worker_hub_messages_fuzz hub_worker_messages_fuzz idx_reader_fuzz checkpoint_fuzz model_spec_fuzz)
 [ $# -gt 0 ] && fuzzers=("$@")
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
