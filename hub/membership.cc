@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/util/rate_limited_log.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -32,6 +33,15 @@ std::string PeerHost(const std::string& peer) {
   const size_t colon = peer.rfind(':');
   const size_t scheme = peer.find(':');
   return colon != std::string::npos && colon != scheme ? peer.substr(0, colon) : peer;
+}
+
+// Refused Joins are a peer's to cause at will: logged at most once per 10 s.
+void LogRefusal(const std::string& peer, const std::string& why) {
+  static RateLimitedLog log;
+  int64_t left_out = 0;
+  if (log.ShouldLog(&left_out))
+    spdlog::warn("refused a Join from {}: {} ({} more refused since the last such line)", peer, why,
+                 left_out);
 }
 
 // 128 bits from the operating system's generator.
@@ -75,8 +85,19 @@ HubStatus Membership::BatchCap(int64_t budget, int* max_batch) const {
 
 HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& peer,
                             WorkerSlot** out) {
+  // Limits per address first: they say nothing about the run.
+  const std::string host = PeerHost(peer);
+  const auto now = std::chrono::steady_clock::now();
+  if (std::string why = limits_.AdmitJoin(host, now); !why.empty()) {
+    LogRefusal(peer, why);
+    return HubStatus::Error(Code::kUnavailable, why);
+  }
   // The token before anything else: without it nothing about the run is told.
-  if (!TokenMatches(req.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
+  if (!TokenMatches(req.token())) {
+    limits_.NoteRefusal(host, now);
+    LogRefusal(peer, kBadToken);
+    return HubStatus::Error(Code::kUnauthenticated, kBadToken);
+  }
   if (req.protocol_version() != wire::kProtocolVersion)
     return HubStatus::Error(Code::kFailedPrecondition, "protocol version " +
                                                            std::to_string(req.protocol_version()) +
@@ -85,7 +106,6 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
                                                            "); upgrade the older side");
   // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
   if (closed_) return HubStatus::Error(Code::kOutOfRange, "the run has ended");
-  const std::string host = PeerHost(peer);
   int pending = 0, from_host = 0, in = 0;
   for (const auto& s : slots_) {
     const bool waits = s->state == WorkerSlot::State::kJoined;

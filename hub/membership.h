@@ -12,6 +12,7 @@
 #include "core/compress/gradient_codec.h"
 #include "hub.pb.h"
 #include "hub/hub_status.h"
+#include "hub/peer_limits.h"
 #include "hub/worker_slot.h"
 #include "proto/wire.h"
 
@@ -70,6 +71,7 @@ class Membership {
   bool SecretMatches(const WorkerSlot& slot, const std::string& secret) const;
 
   AdmissionRules rules_;
+  PeerLimits limits_;
   bool closed_ = false;
   std::vector<std::unique_ptr<WorkerSlot>> slots_;  // index = worker id
 };

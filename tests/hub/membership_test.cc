@@ -173,5 +173,48 @@ TEST(Membership, AWorkerGoneForGoodHoldsNoGradientBuffer) {
   EXPECT_EQ(s->inbox.gradient().capacity(), 0u);
 }
 
+TEST(Membership, AHostGuessingTheTokenIsTurnedAwayAndOthersAreNot) {
+  Membership m(Rules("tok"));
+  WorkerSlot* s = nullptr;
+  for (int i = 0; i < PeerLimits::kMaxRefusals; ++i)
+    EXPECT_EQ(
+        m.Admit(Join("guess" + std::to_string(i)), "ipv4:10.0.0.9:" + std::to_string(i), &s).code,
+        Code::kUnauthenticated);
+  // Now even the right token from that address waits (UNAVAILABLE: retry later)...
+  EXPECT_EQ(m.Admit(Join("tok"), "ipv4:10.0.0.9:77", &s).code, Code::kUnavailable);
+  // ...while another address joins as ever.
+  EXPECT_TRUE(m.Admit(Join("tok"), "ipv4:10.0.0.10:77", &s).ok());
+}
+
+TEST(PeerLimits, JoinsFromOneHostComeInABurstThenAtASteadyRate) {
+  PeerLimits limits;
+  const auto t0 = PeerLimits::Clock::now();
+  for (int i = 0; i < static_cast<int>(PeerLimits::kJoinBurst); ++i)
+    ASSERT_EQ(limits.AdmitJoin("ipv4:10.0.0.1", t0), "") << i;
+  EXPECT_NE(limits.AdmitJoin("ipv4:10.0.0.1", t0), "");
+  EXPECT_EQ(limits.AdmitJoin("ipv4:10.0.0.2", t0), "");  // its own bucket
+  const auto later = t0 + std::chrono::seconds(1);
+  for (int i = 0; i < static_cast<int>(PeerLimits::kJoinsPerSecond); ++i)
+    EXPECT_EQ(limits.AdmitJoin("ipv4:10.0.0.1", later), "") << i;
+  EXPECT_NE(limits.AdmitJoin("ipv4:10.0.0.1", later), "");
+}
+
+TEST(PeerLimits, ABlockEndsAndTheTableOfHostsStaysBounded) {
+  PeerLimits limits;
+  const auto t0 = PeerLimits::Clock::now();
+  for (int i = 0; i < PeerLimits::kMaxRefusals; ++i) limits.NoteRefusal("ipv4:10.0.0.1", t0);
+  EXPECT_NE(limits.AdmitJoin("ipv4:10.0.0.1", t0), "");
+  EXPECT_EQ(limits.AdmitJoin("ipv4:10.0.0.1", t0 + PeerLimits::kBlock + std::chrono::seconds(1)),
+            "");
+  // Refusals spread wider than the window never add up to a block.
+  for (int i = 0; i < 3 * PeerLimits::kMaxRefusals; ++i)
+    limits.NoteRefusal("ipv4:10.0.0.2", t0 + i * PeerLimits::kRefusalWindow / 4);
+  EXPECT_EQ(limits.AdmitJoin("ipv4:10.0.0.2", t0 + 10 * PeerLimits::kRefusalWindow), "");
+  // A flood of addresses: the oldest are forgotten, so the table stays bounded.
+  for (size_t i = 0; i < 3 * PeerLimits::kMaxHosts; ++i)
+    limits.AdmitJoin("ipv6:[::" + std::to_string(i) + "]", t0 + std::chrono::milliseconds(i));
+  EXPECT_EQ(limits.hosts(), PeerLimits::kMaxHosts);
+}
+
 }  // namespace
 }  // namespace mt
