@@ -12,7 +12,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_TSAN=ON \
         -DMT_OPENCL=OFF -DMT_JNI=OFF >/dev/null
 fi
-binaries=(kernels_test hub_test worker_test)
+binaries=(kernels_test hub_test worker_test tls_test)
 cmake --build "$build" -j "$(nproc)" --target "${binaries[@]}"
 # tests/sanitizers/tsan.supp says why each suppression is there.
 export TSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/tsan.supp halt_on_error=1 exitcode=66 report_signal_unsafe=0"
