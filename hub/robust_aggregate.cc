@@ -44,16 +44,23 @@ namespace {
 
 // Sorts a handful of floats; insertion sort beats std::sort at these sizes.
 void SortSmall(float* v, size_t n) {
-  if (n > 16) {
-    std::sort(v, v + n);
-    return;
-  }
   for (size_t i = 1; i < n; ++i) {
     const float x = v[i];
     size_t k = i;
     for (; k > 0 && v[k - 1] > x; --k) v[k] = v[k - 1];
     v[k] = x;
   }
+}
+
+// Puts the `kept` values that follow the `trim` smallest into v[trim,
+// trim + kept), in any order. A handful is sorted outright; beyond, two
+// selections take O(n) a coordinate instead of a sort's O(n log n): with 64
+// workers the coordinate-wise median was two thirds of the hub's CPU.
+void KeepMiddle(float* v, size_t n, size_t trim, size_t kept) {
+  if (n <= 16) return SortSmall(v, n);
+  float* first = v + trim;
+  std::nth_element(v, first, v + n);  // v[trim] in place, smaller ones before it
+  if (kept > 1) std::nth_element(first + 1, first + kept - 1, v + n);
 }
 
 float Median3(float a, float b, float c) {
@@ -73,7 +80,7 @@ void CoordinateTrimmedMean(const float* const* x, const float* scale, size_t n, 
   const size_t kept = n - 2 * trim;
   for (size_t j = 0; j < count; ++j) {
     for (size_t i = 0; i < n; ++i) scratch[i] = (scale ? scale[i] : 1.0f) * x[i][j];
-    SortSmall(scratch, n);
+    KeepMiddle(scratch, n, trim, kept);
     double sum = 0;
     for (size_t i = trim; i < trim + kept; ++i) sum += scratch[i];
     out[j] = static_cast<float>(sum / static_cast<double>(kept));

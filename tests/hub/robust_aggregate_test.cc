@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
+#include <algorithm>
+
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -88,6 +92,35 @@ TEST(RobustAggregate, CoordinateStatistics) {
   EXPECT_EQ(TrimOf(2), 0u);
   EXPECT_EQ(TrimOf(3), 1u);
   EXPECT_EQ(TrimOf(9), 2u);
+}
+
+TEST(RobustAggregate, CoordinateStatisticsOfManyWorkersMatchAFullSort) {
+  // Beyond 16 inputs the middle is found by selection, not a sort: the
+  // same values must come out, for every trim and for odd and even counts.
+  for (size_t n : {17u, 64u, 65u}) {
+    std::vector<std::vector<float>> inputs(n, std::vector<float>(8));
+    uint32_t state = 12345;
+    for (auto& in : inputs)
+      for (auto& v : in) {
+        state = state * 1664525u + 1013904223u;
+        v = static_cast<float>(static_cast<int>(state >> 20) - 2048) / 64.0f;
+      }
+    std::vector<const float*> x;
+    for (const auto& in : inputs) x.push_back(in.data());
+    std::vector<float> scratch(n), out(8);
+    for (size_t trim : {size_t{1}, (n - 1) / 4, (n - 1) / 2}) {
+      CoordinateTrimmedMean(x.data(), nullptr, n, trim, 8, scratch.data(), out.data());
+      for (size_t j = 0; j < 8; ++j) {
+        std::vector<float> column;
+        for (const auto& in : inputs) column.push_back(in[j]);
+        std::sort(column.begin(), column.end());
+        double sum = 0;
+        for (size_t i = trim; i < n - trim; ++i) sum += column[i];
+        EXPECT_NEAR(out[j], sum / static_cast<double>(n - 2 * trim), 1e-5)
+            << "n " << n << ", trim " << trim << ", coordinate " << j;
+      }
+    }
+  }
 }
 
 TEST(RobustAggregate, MeanIsTheBatchWeightedMean) {
