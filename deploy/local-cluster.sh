@@ -27,14 +27,8 @@ done
 mkdir -p "$out"
 rm -f "$out/port" "$out"/*.json
 
-trust=(--tls-ca "$out/state/hub-cert.pem")
-for a in "${hub_args[@]}"; do [ "$a" = --insecure ] && trust=(--insecure); done
-# A dataset directory given to the hub is one the workers here may open.
-prev=""
-for a in "${hub_args[@]}"; do
-  [ "$prev" = --dataset ] && [ -d "$a" ] && trust+=(--allow-data "$a")
-  prev=$a
-done
+source deploy/cluster-trust.sh
+worker_trust_flags --tls-ca "$out/state/hub-cert.pem" -- "${hub_args[@]}"
 "$build/hub/mthub" --workers "$workers" --bind 127.0.0.1 --port 0 --port-file "$out/port" \
   --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee "$out/hub.log") 2>&1 &
 hub_pid=$!  # mthub itself (not a pipeline's tee), so a signal to this script reaches it

@@ -301,14 +301,8 @@ fi
 # TLS as on a real network: the hub keeps its certificate in $out/state and
 # the workers remember it on first use there (--insecure among the mthub
 # flags: plaintext for everyone).
-trust=(--state-dir "$out/state")
-for a in "${hub_args[@]}"; do [ "$a" = --insecure ] && trust=(--insecure); done
-# A dataset directory given to the hub is one the workers here may open.
-prev=""
-for a in "${hub_args[@]}"; do
-  [ "$prev" = --dataset ] && [ -d "$a" ] && trust+=(--allow-data "$a")
-  prev=$a
-done
+source deploy/cluster-trust.sh
+worker_trust_flags --state-dir "$out/state" -- "${hub_args[@]}"
 ip netns exec "$hub_ns" "$build/hub/mthub" --workers "$workers" --bind "$hub_ip" --port 0 --port-file "$out/port" \
   --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee -i "$out/hub.log") 2>&1 &
 hub_pid=$!

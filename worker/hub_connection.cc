@@ -35,14 +35,19 @@ std::string HubTarget(const std::string& hub) {
   return hub + ":50051";
 }
 
-HubConnection::HubConnection(const std::string& hub, const tls::ClientOptions& tls,
-                             EventFile* events)
-    : target_(HubTarget(hub)), events_(events), security_(tls::MakeChannelSecurity(tls, target_)) {
+grpc::ChannelArguments HubChannelArguments() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
   args.SetInt(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);
   args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
+  return args;
+}
+
+HubConnection::HubConnection(const std::string& hub, const tls::ClientOptions& tls,
+                             EventFile* events)
+    : target_(HubTarget(hub)), events_(events), security_(tls::MakeChannelSecurity(tls, target_)) {
+  grpc::ChannelArguments args = HubChannelArguments();
   // Reconnect attempts stay frequent, so a hub that comes up is found soon.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);

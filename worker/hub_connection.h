@@ -16,6 +16,10 @@
 
 namespace mt {
 
+// The channel settings every connection to a hub uses (message sizes,
+// HTTP/2 frame and window: proto/wire.h), for the worker and its simulators.
+grpc::ChannelArguments HubChannelArguments();
+
 // "host" -> "host:50051"; "host:port" unchanged.
 std::string HubTarget(const std::string& hub);
 

@@ -51,8 +51,6 @@ class HelloDeadlines {
   // returned entry before it is destroyed.
   std::shared_ptr<Entry> Add(HelloWaiter* waiter);
 
-  std::chrono::milliseconds timeout() const { return timeout_; }
-
  private:
   void Sweep();
 

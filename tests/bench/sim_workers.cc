@@ -19,6 +19,7 @@
 #include "hub.grpc.pb.h"
 #include "proto/wire.h"
 #include "tls/channel_credentials.h"
+#include "worker/hub_connection.h"
 
 namespace mt {
 namespace {
@@ -46,11 +47,7 @@ float BaseGradient(size_t j) { return 1e-4f * std::cos(0.37f * static_cast<float
 
 std::shared_ptr<grpc::Channel> MakeChannel(const Options& o, const tls::ChannelSecurity& security,
                                            int index) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
-  args.SetMaxSendMessageSize(wire::kMaxMessageBytes);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);
-  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
+  grpc::ChannelArguments args = HubChannelArguments();
   // Without these, gRPC would share one TCP connection among all channels
   // to the same address; real workers each have their own.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
