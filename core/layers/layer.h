@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/tensor/tensor.h"
 #include "kernels/backend.h"
@@ -42,6 +43,39 @@ class Layer {
   virtual void BindParams(kernels::View params, kernels::View grads) {}
   // Writes ParamCount() initial values to host memory.
   virtual void InitParams(Rng& rng, float* host) const {}
+
+  // Running statistics (batch norm's mean and variance): state the forward
+  // pass updates in training and reads in evaluation, never trained by the
+  // optimizer, kept beside the parameters in the model's one statistics buffer.
+  virtual size_t RunningStatCount() const { return 0; }
+  virtual void BindRunningStats(kernels::View stats) {}
+  virtual void InitRunningStats(float* host) const {}
+
+  // A frozen layer keeps its parameters: Backward leaves its weight gradients
+  // as they are (zero) and computes only the input gradient, and a layer with
+  // running statistics uses them in training too (as a fixed affine map).
+  bool frozen() const { return frozen_; }
+  void set_frozen(bool frozen) { frozen_ = frozen; }
+
+  // Layers with several inputs (Add) override these four; the defaults pass
+  // a one-input layer's single input through to the methods above. The
+  // vectors are the model's, sized once: the step allocates nothing.
+  virtual int InputCount() const { return 1; }
+  virtual Shape SetupInputs(const std::vector<Shape>& in_samples) { return Setup(in_samples[0]); }
+  virtual void ForwardInputs(const std::vector<Tensor>& in, const Tensor& out,
+                             const ForwardContext& ctx) {
+    Forward(in[0], out, ctx);
+  }
+  // d_in[k]'s view is empty when input k's gradient is not needed.
+  virtual void BackwardInputs(const std::vector<Tensor>& in, const Tensor& out,
+                              const Tensor& d_out, const std::vector<Tensor>& d_in) {
+    Backward(in[0], out, d_out, d_in[0]);
+  }
+  // Whether Backward reads this layer's own output (ReLU6's clip mask): an
+  // in-place layer after it then runs out of place, so as not to change it.
+  // ReLU reads its output too but only its sign, which an in-place layer
+  // after it (dropout, flatten) keeps where the gradient is not zero.
+  virtual bool BackwardReadsOutput() const { return false; }
   virtual void Reshape(int capacity) {}
   // Bytes of state this layer keeps besides its output (masks, workspaces)
   // for batches of `capacity` samples, for memory budgeting.
@@ -65,6 +99,7 @@ class Layer {
  private:
   std::string name_;
   kernels::Backend* backend_ = nullptr;
+  bool frozen_ = false;
 };
 
 }  // namespace mt
