@@ -64,6 +64,10 @@ void CheckContent(const Checkpoint& c, const std::string& origin) {
   if (const size_t bad = NonFinite(c.weights))
     throw CheckpointError(origin + ": " + std::to_string(bad) + " of its " +
                           std::to_string(c.weights.size()) + " weights are not finite");
+  if (const size_t bad = NonFinite(c.running_stats))
+    throw CheckpointError(origin + ": " + std::to_string(bad) + " of its " +
+                          std::to_string(c.running_stats.size()) +
+                          " running statistics are not finite");
   if (const size_t bad = NonFinite(c.optimizer.slots))
     throw CheckpointError(origin + ": " + std::to_string(bad) +
                           " values of its optimizer state are not finite");
@@ -79,6 +83,7 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
   m.set_seed(c.seed);
   m.mutable_weights()->Add(c.weights.begin(), c.weights.end());
   *m.mutable_optimizer() = ToProto(c.optimizer);
+  m.mutable_running_stats()->Add(c.running_stats.begin(), c.running_stats.end());
   ByteWriter w;
   w.Raw(kMagic, 4);
   w.U32(kCheckpointVersion);
@@ -122,6 +127,7 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
     c.seed = m.seed();
     c.weights.assign(m.weights().begin(), m.weights().end());
     c.optimizer = FromProto(m.optimizer());
+    c.running_stats.assign(m.running_stats().begin(), m.running_stats().end());
     CheckContent(c, origin);
     return c;
   } catch (const std::invalid_argument& e) {

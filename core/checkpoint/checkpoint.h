@@ -24,6 +24,9 @@ struct Checkpoint {
   uint64_t seed = 0;
   std::vector<float> weights;
   OptimizerState optimizer;
+  // The model's running statistics (batch norm): not trained, but needed to
+  // evaluate. Empty when the model has none.
+  std::vector<float> running_stats;
 };
 
 // 2: the body is a proto::Checkpoint. Format 1 (hand-written sections) is

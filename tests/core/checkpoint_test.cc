@@ -36,6 +36,7 @@ class Checkpoints : public ::testing::Test {
     c.optimizer.config.lr = 0.05f;
     c.optimizer.steps = 1234;
     c.optimizer.slots = {0.1f, 0.2f, 0.3f, 0.4f};
+    c.running_stats = {0.5f, 1.25f};
     return c;
   }
   // The CheckpointError loading `path` throws: what a user reads at --resume.
@@ -70,6 +71,7 @@ TEST_F(Checkpoints, RoundTrip) {
   EXPECT_FLOAT_EQ(c.optimizer.config.lr, 0.05f);
   EXPECT_EQ(c.optimizer.steps, 1234);
   EXPECT_EQ(c.optimizer.slots, s.optimizer.slots);
+  EXPECT_EQ(c.running_stats, s.running_stats);
   // Nothing but the checkpoint is left behind.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
@@ -155,6 +157,17 @@ TEST_F(Checkpoints, AValidChecksumDoesNotVouchForTheContent) {
   refused([](Checkpoint& c) { c.step = -5; }, "negative step");
   refused([](Checkpoint& c) { c.epoch = -1; }, "negative step");
   refused([](Checkpoint& c) { c.weights.clear(); }, "holds no weights");
+  refused([](Checkpoint& c) { c.running_stats[1] = std::nanf(""); },
+          "1 of its 2 running statistics are not finite");
+}
+
+TEST_F(Checkpoints, OneWithoutRunningStatisticsStillLoads) {
+  // Written before checkpoints carried them, or by a model without batch norm.
+  Checkpoint c = Sample();
+  c.running_stats.clear();
+  const std::string path = CheckpointPath(dir_.string(), 3);
+  SaveCheckpoint(path, c);
+  EXPECT_TRUE(LoadCheckpoint(path).running_stats.empty());
 }
 
 TEST_F(Checkpoints, ResumeFallsBackToTheNewestThatLoadsAndSaysWhy) {
