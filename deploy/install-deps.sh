@@ -27,7 +27,20 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The ONNX tests' runtime: onnxruntime-web (WASM, no native download) pinned by
+# tests/onnx/package-lock.json. Skipped when that version is already there;
+# without npm or the registry the ONNX tests skip (77), so only warn.
+onnx_node_modules() {
+  local dir want have
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/onnx"
+  command -v npm >/dev/null || { echo "install-deps.sh: no npm: the ONNX Runtime tests will skip" >&2; return 0; }
+  want=$(node -p "require('$dir/package.json').dependencies['onnxruntime-web']" 2>/dev/null || true)
+  have=$(node -p "require('$dir/node_modules/onnxruntime-web/package.json').version" 2>/dev/null || true)
+  [ -n "$want" ] && [ "$want" = "$have" ] && return 0
+  npm ci --prefix "$dir" --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null ||
+    echo "install-deps.sh: npm ci in $dir failed: the ONNX Runtime tests will skip" >&2
+}
+[ ${#missing[@]} -eq 0 ] && { onnx_node_modules; exit 0; }
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -38,3 +51,4 @@ echo "install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+onnx_node_modules
