@@ -78,6 +78,36 @@ class Backend {
   // Overwrites d_in.
   virtual void MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) = 0;
 
+  // ---- pooling (average, no padding) and global average pooling
+  virtual void AvgPoolForward(const PoolGeometry& g, View in, View out) = 0;
+  // Overwrites d_in: each output's gradient spread evenly over its window.
+  virtual void AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) = 0;
+  // out[p] = mean of in[p][0..inner) for `planes` rows ([n][c][inner] -> [n][c]).
+  virtual void GlobalAvgPoolForward(View in, View out, int planes, int inner) = 0;
+  // d_in[p][i] = d_out[p] / inner (overwrites).
+  virtual void GlobalAvgPoolBackward(View d_out, View d_in, int planes, int inner) = 0;
+
+  // ---- batch normalisation, per channel of x [batch][channels][inner];
+  // scale, shift, the running statistics and the saved ones are [channels].
+  // Training: normalises with the batch's mean and (biased) variance, saves
+  // the mean and 1 / sqrt(var + eps) for the backward pass, and moves the
+  // running statistics towards the batch's (the variance unbiased, as PyTorch).
+  virtual void BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
+                                        View shift, View running_mean, View running_var,
+                                        View save_mean, View save_invstd, View y) = 0;
+  // Evaluation, or a frozen layer: the running statistics, a fixed affine
+  // map. Writes save_invstd for the backward pass of a frozen layer.
+  virtual void BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
+                                         View shift, View running_mean, View running_var,
+                                         View save_invstd, View y) = 0;
+  // batch_stats: the forward pass used the batch's statistics (save_mean,
+  // save_invstd), so d_x includes their dependence on x; otherwise
+  // d_x = d_y * scale * invstd with save_mean the running mean. Overwrites
+  // d_scale, d_shift and d_x; skips each that is an empty view.
+  virtual void BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                 View save_mean, View save_invstd, bool batch_stats, View d_x,
+                                 View d_scale, View d_shift) = 0;
+
   // ---- elementwise and reductions
   // x[o][c][i] += bias[c] for x shaped [outer][channels][inner].
   virtual void AddBias(View x, View bias, int outer, int channels, int inner) = 0;
@@ -86,6 +116,8 @@ class Backend {
   virtual void ReluForward(View in, View out) = 0;
   // d_in = d_out where out > 0, else 0. In-place (d_in == d_out) is allowed.
   virtual void ReluBackward(View out, View d_out, View d_in) = 0;
+  // out = min(max(in, lo), hi) (ReLU6: lo 0, hi 6).
+  virtual void ClipForward(View in, View out, float lo, float hi) = 0;
   // out = in * mask / (1 - rate), mask drawn from a counter-based hash of
   // (seed, index) so every backend draws the same mask. mask holds 0 or 1.
   virtual void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) = 0;

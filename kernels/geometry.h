@@ -32,4 +32,17 @@ struct PoolGeometry {
   int out_size() const { return channels * out_h() * out_w(); }
 };
 
+// Batch normalisation over x shaped [batch][channels][inner] (inner = H * W,
+// or 1 for flat features): statistics per channel over batch * inner values.
+struct BatchNormGeometry {
+  int batch = 1;
+  int channels = 1;
+  int inner = 1;
+  float epsilon = 1e-5f;
+  // PyTorch's convention: running = (1 - momentum) * running + momentum * batch.
+  float momentum = 0.1f;
+
+  int per_channel() const { return batch * inner; }  // values behind each statistic
+};
+
 }  // namespace mt::kernels

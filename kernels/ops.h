@@ -18,10 +18,19 @@ enum class Op : uint8_t {
   kConv2dBackward,
   kMaxPoolForward,
   kMaxPoolBackward,
+  kAvgPoolForward,
+  kAvgPoolBackward,
+  kGlobalAvgPoolForward,
+  kGlobalAvgPoolBackward,
+  kBatchNormForwardTraining,
+  kBatchNormForwardInference,
+  kBatchNormBackward,
   kAddBias,
   kBiasGrad,
   kReluForward,
   kReluBackward,
+  kClipForward,
+  kClipBackward,
   kDropoutForward,
   kDropoutBackward,
   kSoftmaxCrossEntropy,
@@ -41,10 +50,19 @@ constexpr const char* OpName(Op op) {
     case Op::kConv2dBackward: return "conv2d_backward";
     case Op::kMaxPoolForward: return "max_pool_forward";
     case Op::kMaxPoolBackward: return "max_pool_backward";
+    case Op::kAvgPoolForward: return "avg_pool_forward";
+    case Op::kAvgPoolBackward: return "avg_pool_backward";
+    case Op::kGlobalAvgPoolForward: return "global_avg_pool_forward";
+    case Op::kGlobalAvgPoolBackward: return "global_avg_pool_backward";
+    case Op::kBatchNormForwardTraining: return "batch_norm_forward_training";
+    case Op::kBatchNormForwardInference: return "batch_norm_forward_inference";
+    case Op::kBatchNormBackward: return "batch_norm_backward";
     case Op::kAddBias: return "add_bias";
     case Op::kBiasGrad: return "bias_grad";
     case Op::kReluForward: return "relu_forward";
     case Op::kReluBackward: return "relu_backward";
+    case Op::kClipForward: return "clip_forward";
+    case Op::kClipBackward: return "clip_backward";
     case Op::kDropoutForward: return "dropout_forward";
     case Op::kDropoutBackward: return "dropout_backward";
     case Op::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
@@ -56,6 +74,7 @@ constexpr const char* OpName(Op op) {
 }
 
 // A set of ops as a bit mask: cheap to copy and compare.
+static_assert(kOpCount < 64, "OpSet's mask has one bit per op");
 class OpSet {
  public:
   constexpr OpSet() = default;
@@ -64,7 +83,7 @@ class OpSet {
   }
   static constexpr OpSet All() {
     OpSet s;
-    s.bits_ = (uint32_t{1} << kOpCount) - 1;
+    s.bits_ = (uint64_t{1} << kOpCount) - 1;
     return s;
   }
 
@@ -89,14 +108,14 @@ class OpSet {
   }
 
  private:
-  static constexpr uint32_t Bit(Op op) { return uint32_t{1} << static_cast<int>(op); }
-  static constexpr OpSet FromBits(uint32_t bits) {
+  static constexpr uint64_t Bit(Op op) { return uint64_t{1} << static_cast<int>(op); }
+  static constexpr OpSet FromBits(uint64_t bits) {
     OpSet s;
     s.bits_ = bits;
     return s;
   }
 
-  uint32_t bits_ = 0;
+  uint64_t bits_ = 0;
 };
 
 }  // namespace mt::kernels

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/avg_pool.h"
+#include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/direct_conv.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_conv.h"
@@ -58,10 +60,19 @@ OpSet CpuBackend::SupportedOps() const {
           Op::kConv2dBackward,
           Op::kMaxPoolForward,
           Op::kMaxPoolBackward,
+          Op::kAvgPoolForward,
+          Op::kAvgPoolBackward,
+          Op::kGlobalAvgPoolForward,
+          Op::kGlobalAvgPoolBackward,
+          Op::kBatchNormForwardTraining,
+          Op::kBatchNormForwardInference,
+          Op::kBatchNormBackward,
           Op::kAddBias,
           Op::kBiasGrad,
           Op::kReluForward,
           Op::kReluBackward,
+          Op::kClipForward,
+          Op::kClipBackward,
           Op::kDropoutForward,
           Op::kDropoutBackward,
           Op::kSoftmaxCrossEntropy,
@@ -161,6 +172,49 @@ void CpuBackend::MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax,
   kernels::MaxPoolBackward(pool_, g, Data(d_out), Int32Data(argmax), Data(d_in));
 }
 
+void CpuBackend::AvgPoolForward(const PoolGeometry& g, View in, View out) {
+  kernels::AvgPoolForward(pool_, g, Data(in), Data(out));
+}
+
+void CpuBackend::AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) {
+  kernels::AvgPoolBackward(pool_, g, Data(d_out), Data(d_in));
+}
+
+void CpuBackend::GlobalAvgPoolForward(View in, View out, int planes, int inner) {
+  kernels::GlobalAvgPoolForward(pool_, Data(in), Data(out), planes, inner);
+}
+
+void CpuBackend::GlobalAvgPoolBackward(View d_out, View d_in, int planes, int inner) {
+  kernels::GlobalAvgPoolBackward(pool_, Data(d_out), Data(d_in), planes, inner);
+}
+
+// ---- batch normalisation
+
+void CpuBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
+                                          View shift, View running_mean, View running_var,
+                                          View save_mean, View save_invstd, View y) {
+  kernels::BatchNormForwardTraining(pool_, g, Data(x), Data(scale), Data(shift),
+                                    Data(running_mean), Data(running_var), Data(save_mean),
+                                    Data(save_invstd), Data(y));
+}
+
+void CpuBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
+                                           View shift, View running_mean, View running_var,
+                                           View save_invstd, View y) {
+  kernels::BatchNormForwardInference(pool_, g, Data(x), Data(scale), Data(shift),
+                                     Data(running_mean), Data(running_var), Data(save_invstd),
+                                     Data(y));
+}
+
+void CpuBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                   View save_mean, View save_invstd, bool batch_stats, View d_x,
+                                   View d_scale, View d_shift) {
+  kernels::BatchNormBackward(pool_, g, Data(x), Data(d_y), Data(scale), Data(save_mean),
+                             Data(save_invstd), batch_stats, d_x.empty() ? nullptr : Data(d_x),
+                             d_scale.empty() ? nullptr : Data(d_scale),
+                             d_shift.empty() ? nullptr : Data(d_shift));
+}
+
 // ---- elementwise and reductions
 
 void CpuBackend::AddBias(View x, View bias, int outer, int channels, int inner) {
@@ -256,6 +310,42 @@ void CpuBackend::ReluBackward(View out, View d_out, View d_in) {
       simd::Store(dx + i, simd::Load(y + i) > zero ? g : zero);
     }
     for (; i < e; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  });
+}
+
+void CpuBackend::ClipForward(View in, View out, float lo, float hi) {
+  const float* x = Data(in);
+  float* y = Data(out);
+  ForEachRange(in.count, [x, y, lo, hi](size_t b, size_t e) {
+    using simd::Vec;
+    const Vec l = simd::Splat(lo), h = simd::Splat(hi);
+    size_t i = b;
+    for (; i + simd::kLanes <= e; i += simd::kLanes) {
+      const Vec v = simd::Load(x + i);
+      const Vec up = v > l ? v : l;
+      simd::Store(y + i, up < h ? up : h);
+    }
+    for (; i < e; ++i) {
+      const float up = x[i] > lo ? x[i] : lo;
+      y[i] = up < hi ? up : hi;
+    }
+  });
+}
+
+void CpuBackend::ClipBackward(View out, View d_out, View d_in, float lo, float hi) {
+  const float* y = Data(out);
+  const float* dy = Data(d_out);
+  float* dx = Data(d_in);
+  // Explicit vectors, as in ReluBackward: d_in usually is d_out.
+  ForEachRange(out.count, [y, dy, dx, lo, hi](size_t b, size_t e) {
+    using simd::Vec;
+    const Vec zero{}, l = simd::Splat(lo), h = simd::Splat(hi);
+    size_t i = b;
+    for (; i + simd::kLanes <= e; i += simd::kLanes) {
+      const Vec v = simd::Load(y + i), g = simd::Load(dy + i);
+      simd::Store(dx + i, (v > l) & (v < h) ? g : zero);
+    }
+    for (; i < e; ++i) dx[i] = y[i] > lo && y[i] < hi ? dy[i] : 0.0f;
   });
 }
 

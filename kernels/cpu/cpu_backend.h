@@ -62,11 +62,26 @@ class CpuBackend : public Backend {
 
   void MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) override;
   void MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) override;
+  void AvgPoolForward(const PoolGeometry& g, View in, View out) override;
+  void AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) override;
+  void GlobalAvgPoolForward(View in, View out, int planes, int inner) override;
+  void GlobalAvgPoolBackward(View d_out, View d_in, int planes, int inner) override;
+
+  void BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale, View shift,
+                                View running_mean, View running_var, View save_mean,
+                                View save_invstd, View y) override;
+  void BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale, View shift,
+                                 View running_mean, View running_var, View save_invstd,
+                                 View y) override;
+  void BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale, View save_mean,
+                         View save_invstd, bool batch_stats, View d_x, View d_scale,
+                         View d_shift) override;
 
   void AddBias(View x, View bias, int outer, int channels, int inner) override;
   void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override;
   void ReluForward(View in, View out) override;
   void ReluBackward(View out, View d_out, View d_in) override;
+  void ClipForward(View in, View out, float lo, float hi) override;
   void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override;
   void DropoutBackward(View d_out, View mask, float rate, View d_in) override;
   double SoftmaxCrossEntropy(View logits, View labels, int n, int classes, View d_logits) override;

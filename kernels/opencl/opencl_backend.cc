@@ -38,11 +38,21 @@ OpSet OpenClBackend::SupportedOps() const {
   // cl/*.cl (the convolutions' products through CLBlast too)
   constexpr OpSet kConvAndPool{Op::kConv2dForward, Op::kConv2dBackward, Op::kMaxPoolForward,
                                Op::kMaxPoolBackward};
+  // cl/batch_norm.cl, cl/avg_pool.cl and the clip in cl/elementwise.cl
+  constexpr OpSet kNormPoolClip{Op::kAvgPoolForward,
+                                Op::kAvgPoolBackward,
+                                Op::kGlobalAvgPoolForward,
+                                Op::kGlobalAvgPoolBackward,
+                                Op::kBatchNormForwardTraining,
+                                Op::kBatchNormForwardInference,
+                                Op::kBatchNormBackward,
+                                Op::kClipForward,
+                                Op::kClipBackward};
   constexpr OpSet kElementwise{
       Op::kAddBias,        Op::kBiasGrad,        Op::kReluForward,         Op::kReluBackward,
       Op::kDropoutForward, Op::kDropoutBackward, Op::kSoftmaxCrossEntropy, Op::kArgmaxRows,
       Op::kSgdUpdate,      Op::kAdamUpdate};
-  return kThroughClBlast | kConvAndPool | kElementwise;
+  return kThroughClBlast | kConvAndPool | kElementwise | kNormPoolClip;
 }
 
 KernelCall OpenClBackend::Call(const char* kernel) {

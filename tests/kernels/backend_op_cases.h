@@ -319,6 +319,12 @@ inline void AddLossAndOptimizers(Table& t) {
   });
 }
 
+}  // namespace mt::kernels::test_support
+
+#include "tests/kernels/batch_norm_pool_cases.h"
+
+namespace mt::kernels::test_support {
+
 // Every case, built on first use.
 inline const std::vector<OpCase>& AllCases() {
   static const std::vector<OpCase> cases = [] {
@@ -326,6 +332,9 @@ inline const std::vector<OpCase>& AllCases() {
     AddLinearAlgebra(t);
     AddConvolutions(t);
     AddPooling(t);
+    AddAveragePooling(t);
+    AddBatchNorm(t);
+    AddClip(t);
     AddElementwise(t);
     AddLossAndOptimizers(t);
     return t.Take();

@@ -44,6 +44,10 @@ double ToleranceOf(Op op) {
     case Op::kMaxPoolForward:
     case Op::kReluForward:
     case Op::kReluBackward:
+    case Op::kClipForward:
+    case Op::kClipBackward:
+    case Op::kAvgPoolForward:  // the same sums in the same order
+    case Op::kGlobalAvgPoolBackward:
     case Op::kDropoutForward:
     case Op::kDropoutBackward:
     case Op::kArgmaxRows:
@@ -54,6 +58,11 @@ double ToleranceOf(Op op) {
     case Op::kConv2dForward:
     case Op::kConv2dBackward:
     case Op::kMaxPoolBackward:  // overlapping windows sum
+    case Op::kAvgPoolBackward:  // likewise, and the CPU may fuse a multiply-add
+    case Op::kGlobalAvgPoolForward:
+    case Op::kBatchNormForwardTraining:
+    case Op::kBatchNormForwardInference:
+    case Op::kBatchNormBackward:
     case Op::kBiasGrad:
     case Op::kSoftmaxCrossEntropy:
     case Op::kAdamUpdate: return kReordered;

@@ -16,6 +16,24 @@ __kernel void relu_backward(__global const float* y, int y_off, __global const f
   dx[dx_off + i] = y[y_off + i] > 0.0f ? dy[dy_off + i] : 0.0f;
 }
 
+// min(max(x, lo), hi), written as the CPU backend's selects (same NaN handling).
+__kernel void clip_forward(__global const float* x, int x_off, __global float* y, int y_off, float lo,
+                           float hi, int n) {
+  const int i = get_global_id(0);
+  if (i >= n) return;
+  const float v = x[x_off + i];
+  const float up = v > lo ? v : lo;
+  y[y_off + i] = up < hi ? up : hi;
+}
+
+__kernel void clip_backward(__global const float* y, int y_off, __global const float* dy, int dy_off,
+                            __global float* dx, int dx_off, float lo, float hi, int n) {
+  const int i = get_global_id(0);
+  if (i >= n) return;
+  const float v = y[y_off + i];
+  dx[dx_off + i] = v > lo && v < hi ? dy[dy_off + i] : 0.0f;
+}
+
 // The same counter-based hash as kernels/dropout_hash.h; keep them in step.
 ulong mix_bits(ulong x) {
   x += 0x9E3779B97F4A7C15UL;

@@ -1,0 +1,140 @@
+// Batch normalisation, average and global average pooling, and clip on the
+// OpenCL backend (cl/batch_norm.cl, cl/avg_pool.cl, cl/elementwise.cl).
+#include "kernels/opencl/opencl_backend.h"
+
+#include <algorithm>
+
+namespace mt::kernels {
+namespace {
+
+// Work-group size of the per-channel batch-norm kernels (BN_GROUP in
+// cl/batch_norm.cl): one group per channel.
+constexpr size_t kBatchNormGroup = 64;
+
+}  // namespace
+
+void OpenClBackend::AvgPoolForward(const PoolGeometry& g, View in, View out) {
+  const int planes = g.batch * g.channels, oh = g.out_h(), ow = g.out_w();
+  Call("avgpool_forward")
+      .Arg(in)
+      .Arg(out)
+      .Arg(planes)
+      .Arg(g.in_h)
+      .Arg(g.in_w)
+      .Arg(g.size)
+      .Arg(g.stride)
+      .Arg(oh)
+      .Arg(ow)
+      .Arg(1.0f / static_cast<float>(g.size * g.size))
+      .Run(queue(), static_cast<size_t>(planes) * oh * ow);
+}
+
+void OpenClBackend::AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) {
+  const int planes = g.batch * g.channels;
+  Call("avgpool_backward")
+      .Arg(d_out)
+      .Arg(d_in)
+      .Arg(planes)
+      .Arg(g.in_h)
+      .Arg(g.in_w)
+      .Arg(g.size)
+      .Arg(g.stride)
+      .Arg(g.out_h())
+      .Arg(g.out_w())
+      .Arg(1.0f / static_cast<float>(g.size * g.size))
+      .Run(queue(), static_cast<size_t>(planes) * g.in_h * g.in_w);
+}
+
+void OpenClBackend::GlobalAvgPoolForward(View in, View out, int planes, int inner) {
+  Call("global_avgpool_forward")
+      .Arg(in)
+      .Arg(out)
+      .Arg(planes)
+      .Arg(inner)
+      .Arg(1.0f / static_cast<float>(inner))
+      .Run(queue(), planes);
+}
+
+void OpenClBackend::GlobalAvgPoolBackward(View d_out, View d_in, int planes, int inner) {
+  const int total = planes * inner;
+  Call("global_avgpool_backward")
+      .Arg(d_out)
+      .Arg(d_in)
+      .Arg(total)
+      .Arg(inner)
+      .Arg(1.0f / static_cast<float>(inner))
+      .Run(queue(), total);
+}
+
+void OpenClBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
+                                             View shift, View running_mean, View running_var,
+                                             View save_mean, View save_invstd, View y) {
+  Call("batch_norm_forward_training")
+      .Arg(x)
+      .Arg(scale)
+      .Arg(shift)
+      .Arg(running_mean)
+      .Arg(running_var)
+      .Arg(save_mean)
+      .Arg(save_invstd)
+      .Arg(y)
+      .Arg(g.batch)
+      .Arg(g.channels)
+      .Arg(g.inner)
+      .Arg(g.epsilon)
+      .Arg(g.momentum)
+      .Run(queue(), g.channels * kBatchNormGroup, kBatchNormGroup);
+}
+
+void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
+                                              View shift, View running_mean, View running_var,
+                                              View save_invstd, View y) {
+  const int total = g.batch * g.channels * g.inner;
+  Call("batch_norm_forward_inference")
+      .Arg(x)
+      .Arg(scale)
+      .Arg(shift)
+      .Arg(running_mean)
+      .Arg(running_var)
+      .Arg(save_invstd)
+      .Arg(y)
+      .Arg(total)
+      .Arg(g.channels)
+      .Arg(g.inner)
+      .Arg(g.epsilon)
+      .Run(queue(), std::max(total, g.channels));
+}
+
+void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                      View save_mean, View save_invstd, bool batch_stats, View d_x,
+                                      View d_scale, View d_shift) {
+  Call("batch_norm_backward")
+      .Arg(x)
+      .Arg(d_y)
+      .Arg(scale)
+      .Arg(save_mean)
+      .Arg(save_invstd)
+      .Arg(d_x)
+      .Arg(d_scale)
+      .Arg(d_shift)
+      .Arg(g.batch)
+      .Arg(g.channels)
+      .Arg(g.inner)
+      .Arg(static_cast<int>(batch_stats))
+      .Arg(static_cast<int>(!d_x.empty()))
+      .Arg(static_cast<int>(!d_scale.empty()))
+      .Arg(static_cast<int>(!d_shift.empty()))
+      .Run(queue(), g.channels * kBatchNormGroup, kBatchNormGroup);
+}
+
+void OpenClBackend::ClipForward(View in, View out, float lo, float hi) {
+  const int n = static_cast<int>(in.count);
+  Call("clip_forward").Arg(in).Arg(out).Arg(lo).Arg(hi).Arg(n).Run(queue(), n);
+}
+
+void OpenClBackend::ClipBackward(View out, View d_out, View d_in, float lo, float hi) {
+  const int n = static_cast<int>(out.count);
+  Call("clip_backward").Arg(out).Arg(d_out).Arg(d_in).Arg(lo).Arg(hi).Arg(n).Run(queue(), n);
+}
+
+}  // namespace mt::kernels
