@@ -60,15 +60,15 @@ class Layer {
   // Layers with several inputs (Add) override these four; the defaults pass
   // a one-input layer's single input through to the methods above. The
   // vectors are the model's, sized once: the step allocates nothing.
-  virtual int InputCount() const { return 1; }
+  virtual bool TakesInputs(int count) const { return count == 1; }
   virtual Shape SetupInputs(const std::vector<Shape>& in_samples) { return Setup(in_samples[0]); }
   virtual void ForwardInputs(const std::vector<Tensor>& in, const Tensor& out,
                              const ForwardContext& ctx) {
     Forward(in[0], out, ctx);
   }
   // d_in[k]'s view is empty when input k's gradient is not needed.
-  virtual void BackwardInputs(const std::vector<Tensor>& in, const Tensor& out,
-                              const Tensor& d_out, const std::vector<Tensor>& d_in) {
+  virtual void BackwardInputs(const std::vector<Tensor>& in, const Tensor& out, const Tensor& d_out,
+                              const std::vector<Tensor>& d_in) {
     Backward(in[0], out, d_out, d_in[0]);
   }
   // Whether Backward reads this layer's own output (ReLU6's clip mask): an

@@ -18,106 +18,20 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// The loss on the training pass, the predictions on evaluation.
-constexpr kernels::OpSet kLossOps{kernels::Op::kSoftmaxCrossEntropy, kernels::Op::kArgmaxRows};
-
 }  // namespace
 
 Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& home,
-             std::vector<kernels::Backend*> placement)
+             std::vector<kernels::Backend*> placement, std::vector<std::vector<int>> inputs)
     : home_(home), layers_(std::move(layers)), placement_(std::move(placement)) {
   if (layers_.empty()) throw std::invalid_argument("model: no layers");
   if (placement_.empty()) placement_.assign(layers_.size(), &home_);
   if (placement_.size() != layers_.size())
     throw std::invalid_argument("model: placement names " + std::to_string(placement_.size()) +
                                 " backends for " + std::to_string(layers_.size()) + " layers");
-  for (int i = 0; i < input_sample.rank(); ++i) {
-    if (input_sample[i] <= 0)
-      throw std::invalid_argument("model: input " + input_sample.ToString() +
-                                  " has a size below 1");
-    int64_t n = 1;
-    for (int k = 0; k <= i; ++k) n *= input_sample[k];  // below 2^28 * 2^31: no overflow
-    if (n > kMaxLayerElements)
-      throw std::invalid_argument("model: input " + input_sample.ToString() +
-                                  " has more than 2^28 values per sample");
-  }
-  shapes_.push_back(input_sample);
-  act_slot_.push_back(0);
-  int slots = 1;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    Layer& layer = *layers_[i];
-    if (!placement_[i])
-      throw std::invalid_argument("model: no backend for layer " + std::to_string(i + 1));
-    if (layer.name().empty()) layer.set_name(std::string(layer.Type()) + std::to_string(i + 1));
-    // An in-place layer writes over its input, so it runs where that lives.
-    if (layer.InPlace() && i > 0) placement_[i] = placement_[i - 1];
-    placement_[i] = Supporting(placement_[i], layer.Ops(), i, layer.name());
-    if (placement_[i] != &home_) mixed_ = true;
-    layer.set_backend(placement_[i]);
-    try {
-      shapes_.push_back(layer.Setup(shapes_.back()));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("layer " + std::to_string(i + 1) + " (" + layer.name() +
-                                  "): " + e.what());
-    }
-    act_slot_.push_back(RunsInPlace(i) ? act_slot_.back() : slots++);
-    param_offset_.push_back(param_count_);
-    param_count_ += layer.ParamCount();
-  }
-  if (output_shape().rank() != 1)
-    throw std::invalid_argument("model: the last layer must give flat logits, got " +
-                                output_shape().ToString());
-  if (param_count_ > static_cast<size_t>(kMaxModelParams))
-    throw std::invalid_argument("model: " + std::to_string(param_count_) +
-                                " parameters, more than the 2^26 this build trains");
-  for (const Shape& s : shapes_) max_activation_ = std::max(max_activation_, s.count());
-  loss_backend_ = Supporting(placement_.back(), kLossOps, layers_.size(), "loss");
-  act_buffers_.resize(slots);
-  bridges_.resize(layers_.size() + 1);
-
-  params_ = home_.Allocate(std::max<size_t>(param_count_, 1));
-  grads_ = home_.Allocate(std::max<size_t>(param_count_, 1));
-  // One mirror per run of consecutive parameterised layers on the same
-  // foreign backend, so each pass moves a few contiguous ranges, not one per layer.
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const size_t n = layers_[i]->ParamCount();
-    if (n == 0 || placement_[i] == &home_) continue;
-    if (!mirrors_.empty() && mirrors_.back().backend == placement_[i] &&
-        mirrors_.back().end == param_offset_[i])
-      mirrors_.back().end += n;
-    else
-      mirrors_.push_back(
-          Mirror{placement_[i], param_offset_[i], param_offset_[i] + n, nullptr, nullptr});
-  }
-  size_t staging = 0;
-  for (Mirror& m : mirrors_) {
-    m.params = m.backend->Allocate(m.end - m.begin);
-    m.grads = m.backend->Allocate(m.end - m.begin);
-    staging = std::max(staging, m.end - m.begin);
-  }
-  staging_.resize(staging);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const size_t n = layers_[i]->ParamCount(), at = param_offset_[i];
-    kernels::View p = params().Slice(at, n), g = grads().Slice(at, n);
-    for (const Mirror& m : mirrors_)
-      if (m.backend == placement_[i] && at >= m.begin && at + n <= m.end && n > 0) {
-        p = kernels::WholeOf(*m.params).Slice(at - m.begin, n);
-        g = kernels::WholeOf(*m.grads).Slice(at - m.begin, n);
-      }
-    layers_[i]->BindParams(p, g);
-  }
-}
-
-kernels::Backend* Model::Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step,
-                                    const std::string& name) {
-  const kernels::OpSet missing = ops - wanted->SupportedOps();
-  if (missing.empty()) return wanted;
-  const kernels::OpSet home_missing = ops - home_.SupportedOps();
-  if (!home_missing.empty())
-    throw std::invalid_argument(name + " needs " + home_missing.Names() +
-                                ", which the home backend " + home_.Name() + " lacks");
-  fallbacks_.push_back(PlacementFallback{step, name, wanted->Name(), missing});
-  return &home_;
+  ConnectInputs(std::move(inputs));
+  PlaceAndShape(input_sample);
+  PlanGradients();
+  BindParamsAndStats();
 }
 
 std::string Model::PlacementSummary() const {
@@ -127,7 +41,8 @@ std::string Model::PlacementSummary() const {
     const bool moved = fallback != fallbacks_.end() && fallback->step == i;
     if (i == layers_.size() && !moved) break;
     if (i) s += ",";
-    s += (i < layers_.size() ? layers_[i]->name() : "loss") + ":" + StepBackend(i).Name();
+    s += i < layers_.size() ? layers_[i]->name() + ":" + placement_[i]->Name()
+                            : "loss:" + loss_backend_->Name();
     if (moved) {
       s += "(" + fallback->wanted + " lacks " + fallback->missing.Names("+") + ")";
       ++fallback;
@@ -138,84 +53,115 @@ std::string Model::PlacementSummary() const {
 
 void Model::InitParams(uint64_t seed) {
   std::vector<float> host(param_count_);
-  size_t offset = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     // One stream per layer, so adding a layer does not change the others.
     Rng rng(kernels::MixBits(seed) ^ kernels::MixBits(i + 1));
-    layers_[i]->InitParams(rng, host.data() + offset);
-    offset += layers_[i]->ParamCount();
+    layers_[i]->InitParams(rng, host.data() + param_offset_[i]);
   }
   SetParams(host.data());
+  std::vector<float> stats(stat_count_);
+  for (size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->InitRunningStats(stats.data() + stat_offset_[i]);
+  SetRunningStats(stats.data());
 }
 
 void Model::GetParams(float* host) const { home_.Download(params().Slice(0, param_count_), host); }
 void Model::SetParams(const float* host) { home_.Upload(host, params().Slice(0, param_count_)); }
 void Model::GetGrads(float* host) const { home_.Download(grads().Slice(0, param_count_), host); }
 
-Model::GradPair& Model::GradsOn(kernels::Backend* b) {
-  for (GradPair& g : grad_pairs_)
-    if (g.backend == b) return g;
-  grad_pairs_.push_back(GradPair{b, nullptr, nullptr});
-  return grad_pairs_.back();
+void Model::GetRunningStats(float* host) const {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (stat_buffers_[i])
+      placement_[i]->Download(kernels::WholeOf(*stat_buffers_[i]), host + stat_offset_[i]);
+}
+
+void Model::SetRunningStats(const float* host) {
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (stat_buffers_[i])
+      placement_[i]->Upload(host + stat_offset_[i], kernels::WholeOf(*stat_buffers_[i]));
 }
 
 void Model::Reserve(int capacity) {
   if (capacity <= capacity_) return;
-  for (size_t i = 0; i < shapes_.size(); ++i) {
-    if (i > 0 && act_slot_[i] == act_slot_[i - 1]) continue;
-    act_buffers_[act_slot_[i]] =
-        SlotBackend(static_cast<int>(i)).Allocate(shapes_[i].count() * capacity);
+  const size_t n = layers_.size();
+  for (size_t v = 0; v <= n; ++v) {
+    if (v > 0 && in_place_[v - 1]) continue;  // shares its input's buffer
+    act_buffers_[act_slot_[v]] =
+        act_backend_[act_slot_[v]]->Allocate(shapes_[v].count() * capacity);
   }
-  size_t staging = staging_.size();
-  for (size_t i = 0; i <= layers_.size(); ++i) {
-    if (&SlotBackend(static_cast<int>(i)) == &StepBackend(i)) continue;
-    bridges_[i] = StepBackend(i).Allocate(shapes_[i].count() * capacity);
-    // Forward carries the activation in, backward carries the gradient out
-    // (the loss's is the size of its input).
-    const size_t out = shapes_[std::min(i + 1, layers_.size())].count();
-    staging = std::max(staging, std::max(shapes_[i].count(), out) * capacity);
+  // Forward carries activations across, backward their gradients.
+  size_t staging = std::max(staging_.size(), Mixed() ? max_activation_ * capacity : size_t{0});
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < input_values_[i].size(); ++k) {
+      const int v = input_values_[i][k];
+      if (&ValueBackend(v) == placement_[i]) continue;
+      bridges_[i][k] = placement_[i]->Allocate(shapes_[v].count() * capacity);
+      staging = std::max(staging, shapes_[v].count() * capacity);
+    }
+  const size_t logits = shapes_[n].count() * capacity;
+  if (&ValueBackend(static_cast<int>(n)) != loss_backend_) {
+    loss_bridge_ = loss_backend_->Allocate(logits);
+    staging = std::max(staging, logits);
   }
-  if (Mixed()) staging = std::max(staging, max_activation_ * capacity);
+  // The loss writes its gradient here when it cannot write it where the
+  // logits' gradient lives (another backend, or none: nothing trains).
+  if (loss_bridge_ || !needs_grad_[n]) loss_grad_ = loss_backend_->Allocate(logits);
   staging_.resize(staging);
-  for (kernels::Backend* b : placement_) GradsOn(b);  // one pair per backend in use
-  GradsOn(loss_backend_);
-  for (GradPair& g : grad_pairs_) {
-    g.ping = g.backend->Allocate(max_activation_ * capacity);
-    g.pong = g.backend->Allocate(max_activation_ * capacity);
+  for (BackendBuffers& b : backends_) {
+    b.grads.resize(b.grad_count);
+    for (auto& g : b.grads) g = b.backend->Allocate(max_activation_ * capacity);
+    b.scratch.resize(b.scratch_count);
+    for (auto& g : b.scratch) g = b.backend->Allocate(max_activation_ * capacity);
   }
-  labels_ = LossBackend().Allocate(capacity);
-  predictions_ = LossBackend().Allocate(capacity);
+  labels_ = loss_backend_->Allocate(capacity);
+  predictions_ = loss_backend_->Allocate(capacity);
   for (auto& layer : layers_) layer->Reshape(capacity);
   capacity_ = capacity;
 }
 
 size_t Model::MemoryBytes(int capacity) const {
-  std::vector<const kernels::Backend*> in_use;
-  for (size_t i = 0; i <= layers_.size(); ++i)
-    if (std::find(in_use.begin(), in_use.end(), &StepBackend(i)) == in_use.end())
-      in_use.push_back(&StepBackend(i));
-  size_t per_sample =
-      2 * in_use.size() * max_activation_ + 2;  // gradient ping-pongs, labels, predictions
-  for (size_t i = 0; i < shapes_.size(); ++i)
-    if (i == 0 || act_slot_[i] != act_slot_[i - 1]) per_sample += shapes_[i].count();
-  for (size_t i = 0; i <= layers_.size(); ++i)
-    if (&SlotBackend(static_cast<int>(i)) != &StepBackend(i)) per_sample += shapes_[i].count();
-  size_t fixed = 2 * param_count_;
+  const size_t n = layers_.size();
+  size_t per_sample = 2;  // labels, predictions
+  for (size_t v = 0; v <= n; ++v)
+    if (v == 0 || !in_place_[v - 1]) per_sample += shapes_[v].count();
+  for (size_t i = 0; i < n; ++i)
+    for (int v : input_values_[i])
+      if (&ValueBackend(v) != placement_[i]) per_sample += shapes_[v].count();
+  if (&ValueBackend(static_cast<int>(n)) != loss_backend_) per_sample += shapes_[n].count();
+  if (&ValueBackend(static_cast<int>(n)) != loss_backend_ || !needs_grad_[n])
+    per_sample += shapes_[n].count();
+  for (const BackendBuffers& b : backends_)
+    per_sample += (b.grad_count + b.scratch_count) * max_activation_;
+  size_t fixed = 2 * param_count_ + stat_count_;
   for (const Mirror& m : mirrors_) fixed += 2 * (m.end - m.begin);
   size_t bytes = (fixed + per_sample * capacity) * sizeof(float);
   for (const auto& layer : layers_) bytes += layer->StateBytes(capacity);
   return bytes;
 }
 
-Tensor Model::Activation(int i, int n) const {
-  const Shape s = shapes_[i].WithBatch(n);
-  return Tensor{s, kernels::View{act_buffers_[act_slot_[i]].get(), 0, s.count()}};
+Tensor Model::Activation(int v, int n) const {
+  const Shape s = shapes_[v].WithBatch(n);
+  return Tensor{s, kernels::View{act_buffers_[act_slot_[v]].get(), 0, s.count()}};
 }
 
-Tensor Model::LayerInput(int i, int n) const {
-  if (!bridges_[i]) return Activation(i, n);
-  const Shape s = shapes_[i].WithBatch(n);
-  return Tensor{s, kernels::View{bridges_[i].get(), 0, s.count()}};
+Tensor Model::LayerInput(size_t i, size_t k, int n) const {
+  const int v = input_values_[i][k];
+  if (!bridges_[i][k]) return Activation(v, n);
+  const Shape s = shapes_[v].WithBatch(n);
+  return Tensor{s, kernels::View{bridges_[i][k].get(), 0, s.count()}};
+}
+
+Tensor Model::LossInput(int n) const {
+  const int v = static_cast<int>(layers_.size());
+  if (!loss_bridge_) return Activation(v, n);
+  const Shape s = shapes_[v].WithBatch(n);
+  return Tensor{s, kernels::View{loss_bridge_.get(), 0, s.count()}};
+}
+
+kernels::View Model::GradView(int v, int n) const {
+  const GradSlot& slot = grad_slot_[v];
+  return kernels::View{backends_[slot.backend].grads[slot.index].get(), 0,
+                       shapes_[v].count() * static_cast<size_t>(n)};
 }
 
 void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend& to,
@@ -225,12 +171,16 @@ void Model::Transfer(kernels::Backend& from, kernels::View src, kernels::Backend
 }
 
 void Model::BridgeIn(size_t i, LayerTimes* times) {
-  if (!bridges_[i]) return;
-  const int si = static_cast<int>(i);
   const Clock::time_point t = times ? Clock::now() : Clock::time_point{};
-  Transfer(SlotBackend(si), Activation(si, batch_).view, StepBackend(i),
-           LayerInput(si, batch_).view);
-  if (times) times->transfer += Since(t);
+  bool moved = false;
+  for (size_t k = 0; k < bridges_[i].size(); ++k) {
+    if (!bridges_[i][k]) continue;
+    const int v = input_values_[i][k];
+    Transfer(ValueBackend(v), Activation(v, batch_).view, *placement_[i],
+             LayerInput(i, k, batch_).view);
+    moved = true;
+  }
+  if (times && moved) times->transfer += Since(t);
 }
 
 void Model::UploadMirrors() {
@@ -250,8 +200,8 @@ void Model::SetBatch(const float* images, const int32_t* labels, int n) {
     throw std::invalid_argument("model: batch of " + std::to_string(n) + " outside capacity " +
                                 std::to_string(capacity_));
   batch_ = n;
-  SlotBackend(0).Upload(images, Activation(0, n).view);
-  LossBackend().Upload(labels, kernels::View{labels_.get(), 0, static_cast<size_t>(n)});
+  ValueBackend(0).Upload(images, Activation(0, n).view);
+  loss_backend_->Upload(labels, kernels::View{labels_.get(), 0, static_cast<size_t>(n)});
 }
 
 double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
@@ -260,7 +210,6 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   UploadMirrors();
   if (times) times->transfer += Since(t);
   for (size_t i = 0; i < layers_.size(); ++i) {
-    const int li = static_cast<int>(i);
     BridgeIn(i, times);
     if (times) {
       placement_[i]->Synchronize();
@@ -268,20 +217,56 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
     }
     ForwardContext layer_ctx = ctx;
     layer_ctx.seed = kernels::MixBits(ctx.seed) ^ kernels::MixBits(i + 1);
-    layers_[i]->Forward(LayerInput(li, batch_), Activation(li + 1, batch_), layer_ctx);
+    for (size_t k = 0; k < in_tensors_[i].size(); ++k) in_tensors_[i][k] = LayerInput(i, k, batch_);
+    layers_[i]->ForwardInputs(in_tensors_[i], Activation(static_cast<int>(i) + 1, batch_),
+                              layer_ctx);
     if (times) {
       placement_[i]->Synchronize();
       times->forward[i] = Since(t);
     }
   }
-  BridgeIn(layers_.size(), times);
+  const int last = static_cast<int>(layers_.size());
   if (times) t = Clock::now();
-  const Tensor logits = LayerInput(static_cast<int>(layers_.size()), batch_);
-  const double loss = LossBackend().SoftmaxCrossEntropy(
+  if (loss_bridge_)
+    Transfer(ValueBackend(last), Activation(last, batch_).view, *loss_backend_,
+             LossInput(batch_).view);
+  const Tensor logits = LossInput(batch_);
+  // The gradient of the logits goes straight to the last value's buffer when
+  // the loss runs where that lives (no gradient needed: nothing trains).
+  const kernels::View d_logits =
+      loss_grad_ ? kernels::View{loss_grad_.get(), 0, logits.count()} : GradView(last, batch_);
+  const double loss = loss_backend_->SoftmaxCrossEntropy(
       logits.view, kernels::View{labels_.get(), 0, static_cast<size_t>(batch_)}, batch_,
-      num_classes(), kernels::View{GradsOn(&LossBackend()).ping.get(), 0, logits.count()});
+      num_classes(), d_logits);
+  if (loss_grad_ && needs_grad_[last])
+    Transfer(*loss_backend_, d_logits, ValueBackend(last), GradView(last, batch_));
   if (times) times->loss = Since(t);
   return loss;
+}
+
+void Model::RouteInputGrads(size_t i) {
+  for (size_t k = 0; k < routes_[i].size(); ++k) {
+    const int v = input_values_[i][k];
+    kernels::Backend& mine = *placement_[i];
+    kernels::Backend& theirs = ValueBackend(v);
+    const kernels::View d_in = d_in_tensors_[i][k].view;
+    switch (routes_[i][k]) {
+      case GradRoute::kNone:
+      case GradRoute::kDirect:
+      case GradRoute::kInPlace: break;
+      case GradRoute::kCopy: Transfer(mine, d_in, theirs, GradView(v, batch_)); break;
+      case GradRoute::kAccumulate:
+        if (&mine == &theirs) {
+          mine.Axpy(1.0f, d_in, GradView(v, batch_));
+        } else {
+          BackendBuffers& there = backends_[grad_slot_[v].backend];
+          const kernels::View landed{there.scratch[k].get(), 0, d_in.count};
+          Transfer(mine, d_in, theirs, landed);
+          theirs.Axpy(1.0f, landed, GradView(v, batch_));
+        }
+        break;
+    }
+  }
 }
 
 double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListener* listener) {
@@ -291,41 +276,46 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
     times->backward.assign(layers_.size(), 0.0);
   }
   const double loss = ForwardAndLoss(ForwardContext{true, seed}, times);
-  kernels::Backend* on = &LossBackend();
-  kernels::Buffer* d_out = GradsOn(on).ping.get();
-  kernels::Buffer* spare = GradsOn(on).pong.get();
   Clock::time_point t;
-  for (int i = static_cast<int>(layers_.size()) - 1; i >= 0; --i) {
+  for (size_t i = layers_.size(); i-- > 0;) {
     Layer& layer = *layers_[i];
-    const Shape out_shape = shapes_[i + 1].WithBatch(batch_);
-    const Shape in_shape = shapes_[i].WithBatch(batch_);
-    if (placement_[i] != on) {
-      if (times) t = Clock::now();
-      GradPair& g = GradsOn(placement_[i]);
-      Transfer(*on, kernels::View{d_out, 0, out_shape.count()}, *placement_[i],
-               kernels::View{g.ping.get(), 0, out_shape.count()});
+    if (needs_grad_[i + 1]) {
+      kernels::Backend& on = *placement_[i];
+      BackendBuffers& here = backends_[BackendIndex(&on)];
+      for (size_t k = 0; k < routes_[i].size(); ++k) {
+        const int v = input_values_[i][k];
+        const Shape s = shapes_[v].WithBatch(batch_);
+        kernels::View view;
+        switch (routes_[i][k]) {
+          case GradRoute::kNone: break;
+          case GradRoute::kDirect:
+          case GradRoute::kInPlace: view = GradView(v, batch_); break;
+          case GradRoute::kCopy:
+          case GradRoute::kAccumulate:
+            view = kernels::View{here.scratch[k].get(), 0, s.count()};
+            break;
+        }
+        d_in_tensors_[i][k] = Tensor{s, view};
+      }
+      if (times) {
+        on.Synchronize();
+        t = Clock::now();
+      }
+      const int out = static_cast<int>(i) + 1;
+      const Tensor d_out{shapes_[out].WithBatch(batch_), GradView(out, batch_)};
+      for (size_t k = 0; k < in_tensors_[i].size(); ++k)
+        in_tensors_[i][k] = LayerInput(i, k, batch_);
+      layer.BackwardInputs(in_tensors_[i], Activation(out, batch_), d_out, d_in_tensors_[i]);
+      if (times) {
+        on.Synchronize();
+        times->backward[i] = Since(t);
+        t = Clock::now();
+      }
+      RouteInputGrads(i);
       if (times) times->transfer += Since(t);
-      on = placement_[i];
-      d_out = g.ping.get();
-      spare = g.pong.get();
     }
-    if (times) {
-      on->Synchronize();
-      t = Clock::now();
-    }
-    kernels::Buffer* d_in = RunsInPlace(i) ? d_out : spare;
-    const Tensor d_out_t{out_shape, kernels::View{d_out, 0, out_shape.count()}};
-    // The first layer's input gradient is never used, so it is never computed.
-    const Tensor d_in_t{in_shape,
-                        i == 0 ? kernels::View{} : kernels::View{d_in, 0, in_shape.count()}};
-    layer.Backward(LayerInput(i, batch_), Activation(i + 1, batch_), d_out_t, d_in_t);
-    if (times) {
-      on->Synchronize();
-      times->backward[i] = Since(t);
-    }
-    if (d_in != d_out) std::swap(d_out, spare);
     // With every layer on the home backend, a layer's weight gradient is
-    // final once its Backward has run there.
+    // final once its Backward has run there (or, running none, it is zero).
     if (listener && !mixed_ && layer.ParamCount() > 0) {
       home_.Synchronize();
       listener->OnGradientsFrom(param_offset_[i]);
@@ -344,10 +334,10 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
 double Model::Evaluate(int32_t* predictions) {
   const double loss = ForwardAndLoss(ForwardContext{false, 0}, nullptr);
   if (predictions) {
-    const Tensor logits = LayerInput(static_cast<int>(layers_.size()), batch_);
+    const Tensor logits = LossInput(batch_);
     kernels::View out{predictions_.get(), 0, static_cast<size_t>(batch_)};
-    LossBackend().ArgmaxRows(logits.view, batch_, num_classes(), out);
-    LossBackend().Download(out, predictions);
+    loss_backend_->ArgmaxRows(logits.view, batch_, num_classes(), out);
+    loss_backend_->Download(out, predictions);
   }
   return loss;
 }

@@ -1,16 +1,26 @@
-// A sequential network: owns the layers, one contiguous parameter buffer, one
-// contiguous gradient buffer, the activations and the gradient ping-pong
-// buffers, all sized once for a batch capacity. The step (SetBatch,
-// ComputeGradients) allocates nothing.
+// A network as a graph of layers: owns the layers, one contiguous parameter
+// buffer, one contiguous gradient buffer, the running statistics, the
+// activations and the gradient buffers, all sized once for a batch capacity.
+// The step (SetBatch, ComputeGradients) allocates nothing.
+//
+// Graph: layer i reads the outputs of earlier layers (or the model's input),
+// listed by index; by default the previous layer's. The last layer's output
+// is the logits. The listed order is the order the forward pass runs in and
+// the backward pass runs in reverse. A value read by several layers gets the
+// sum of their input gradients; gradient buffers are reused as soon as the
+// layer that produced their value has run backward, so a chain needs two
+// and a residual block three. A layer whose output leads to nothing that
+// trains (frozen layers below the trained head) runs no backward pass.
 //
 // Placement: each layer runs on the backend chosen for it; the parameters,
 // gradients and optimizer live on the model's home backend. A layer placed
 // elsewhere works on a mirror of its parameters on its own backend; the
 // model uploads mirrors before each pass and gathers mirrored gradients into
 // the home buffer after each backward pass, and copies an activation (or its
-// gradient) wherever consecutive layers sit on different backends. Every such
+// gradient) wherever a layer reads a value made on another backend. Every such
 // copy is explicit and happens here, never inside a backend. In-place layers
-// (ReLU, Dropout, Flatten) run where their input lives.
+// (ReLU, Dropout, Flatten) run where their input lives, and in place when
+// they are its only reader.
 //
 // A layer never runs on a backend that lacks one of its ops (Layer::Ops):
 // it runs on the home backend instead, out of place if it is an in-place
@@ -56,8 +66,10 @@ class GradientListener {
 class Model {
  public:
   // `placement` names a backend per layer; empty means every layer on `home`.
+  // `inputs` lists per layer the layers it reads (-1: the model's input); an
+  // empty list, or no lists at all, means the previous layer.
   Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, kernels::Backend& home,
-        std::vector<kernels::Backend*> placement = {});
+        std::vector<kernels::Backend*> placement = {}, std::vector<std::vector<int>> inputs = {});
 
   const Shape& input_shape() const { return shapes_.front(); }
   const Shape& output_shape() const { return shapes_.back(); }
@@ -71,6 +83,11 @@ class Model {
   // The backend each layer runs on (in-place layers resolved to their input's,
   // layers whose backend lacks their ops moved to home).
   const std::vector<kernels::Backend*>& placement() const { return placement_; }
+  // Layer i's output shape per sample, and the layers it reads (-1: the input).
+  const Shape& layer_output_shape(size_t i) const { return shapes_[i + 1]; }
+  const std::vector<int>& layer_inputs(size_t i) const { return inputs_[i]; }
+  // Whether layer i runs a backward pass: it trains, or something below it does.
+  bool RunsBackward(size_t i) const { return needs_grad_[i + 1]; }
   // Where the loss runs: the last layer's backend, or home when that lacks it.
   kernels::Backend& loss_backend() const { return *loss_backend_; }
   // The steps moved to home for want of ops, in model order.
@@ -88,6 +105,13 @@ class Model {
   void GetParams(float* host) const;
   void SetParams(const float* host);
   void GetGrads(float* host) const;
+
+  // Running statistics (batch norm): per layer in order, RunningStatCount()
+  // floats in all; each layer's live on the backend it runs on.
+  size_t RunningStatCount() const { return stat_count_; }
+  const std::vector<size_t>& RunningStatOffsets() const { return stat_offset_; }
+  void GetRunningStats(float* host) const;
+  void SetRunningStats(const float* host);
 
   // Makes room for batches of up to `capacity` samples (never shrinks).
   void Reserve(int capacity);
@@ -118,31 +142,49 @@ class Model {
     size_t begin, end;
     std::unique_ptr<kernels::Buffer> params, grads;
   };
-  // Per backend in use: the gradient ping-pong buffers.
-  struct GradPair {
+
+  // How the backward pass hands layer i's gradient for input k to the
+  // value it read.
+  enum class GradRoute : uint8_t {
+    kNone,        // not needed: nothing below trains
+    kDirect,      // written straight into the value's gradient buffer
+    kInPlace,     // the layer ran in place: the gradient stays where d_out was
+    kCopy,        // first contribution, from another backend
+    kAccumulate,  // a later contribution: added to what is there
+  };
+  // A gradient buffer: which backend's pool, which buffer in it.
+  struct GradSlot {
+    int backend = -1;
+    int index = -1;
+  };
+  struct BackendBuffers {
     kernels::Backend* backend;
-    std::unique_ptr<kernels::Buffer> ping, pong;
+    std::vector<std::unique_ptr<kernels::Buffer>> grads;    // the pool
+    std::vector<std::unique_ptr<kernels::Buffer>> scratch;  // per input position
+    size_t grad_count = 0, scratch_count = 0;               // what the plan needs
   };
 
-  // Steps are the layers, then the loss (step layers_.size()).
-  Tensor Activation(int i, int n) const;  // i = 0 is the input, i = k is layer k-1's output
-  Tensor LayerInput(int i, int n) const;  // step i's input on step i's backend
-  kernels::Backend& SlotBackend(int i) const { return *placement_[i == 0 ? 0 : i - 1]; }
-  kernels::Backend& StepBackend(size_t i) const {
-    return i < layers_.size() ? *placement_[i] : *loss_backend_;
-  }
-  kernels::Backend& LossBackend() const { return *loss_backend_; }
-  // Whether layer i writes over its input (an in-place layer on its input's backend).
-  bool RunsInPlace(size_t i) const {
-    return layers_[i]->InPlace() && (i == 0 || placement_[i] == placement_[i - 1]);
-  }
+  // Values: 0 is the model's input, v > 0 is layer v - 1's output.
+  kernels::Backend& ValueBackend(int v) const { return *placement_[v == 0 ? 0 : v - 1]; }
+  Tensor Activation(int v, int n) const;
+  // Layer i's input k (a bridge when the value lives on another backend).
+  Tensor LayerInput(size_t i, size_t k, int n) const;
+  Tensor LossInput(int n) const;
+  kernels::View GradView(int v, int n) const;
+  int BackendIndex(const kernels::Backend* b) const;
   // `wanted` when it has every op of `ops`, else home (recorded in fallbacks_).
   kernels::Backend* Supporting(kernels::Backend* wanted, kernels::OpSet ops, size_t step,
                                const std::string& name);
-  // Copies step i's input onto its backend when it lives elsewhere.
+  // Construction, in order (model_graph.cc).
+  void ConnectInputs(std::vector<std::vector<int>> inputs);
+  void PlaceAndShape(const Shape& input_sample);
+  void PlanGradients();
+  void BindParamsAndStats();
+  // Copies layer i's inputs made on other backends onto its backend.
   void BridgeIn(size_t i, LayerTimes* times);
-  GradPair& GradsOn(kernels::Backend* b);
   double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times);
+  // Routes layer i's input gradients to their values after its Backward.
+  void RouteInputGrads(size_t i);
   void UploadMirrors();
   void GatherMirroredGrads();
   // Copies src (on `from`) to dst (on `to`) through host staging.
@@ -153,19 +195,33 @@ class Model {
   std::vector<kernels::Backend*> placement_;  // per layer
   kernels::Backend* loss_backend_ = nullptr;
   std::vector<PlacementFallback> fallbacks_;
-  std::vector<Shape> shapes_;         // per-sample, layers_.size() + 1 entries
-  std::vector<int> act_slot_;         // which activation buffer holds shapes_[i]
-  std::vector<size_t> param_offset_;  // per layer
+  std::vector<std::vector<int>> inputs_;        // per layer: layer indices, -1 the input
+  std::vector<std::vector<int>> input_values_;  // the same as value ids
+  std::vector<int> consumers_;                  // per value: how many inputs read it
+  std::vector<Shape> shapes_;                   // per value, per sample
+  std::vector<int> act_slot_;                   // per value: which activation buffer
+  std::vector<char> in_place_;                  // per layer
+  std::vector<char> needs_grad_;                // per value
+  std::vector<GradSlot> grad_slot_;             // per value
+  std::vector<std::vector<GradRoute>> routes_;  // per layer, per input
+  std::vector<size_t> param_offset_;            // per layer
+  std::vector<size_t> stat_offset_;             // per layer
   std::vector<std::unique_ptr<kernels::Buffer>> act_buffers_;
-  // bridges_[i]: step i's input copied onto its backend (null when the
-  // producer runs on the same backend).
-  std::vector<std::unique_ptr<kernels::Buffer>> bridges_;
-  std::vector<GradPair> grad_pairs_;
+  std::vector<kernels::Backend*> act_backend_;  // per activation buffer
+  // bridges_[i][k]: layer i's input k copied onto its backend (null when the
+  // value lives there already); loss_bridge_ likewise for the logits.
+  std::vector<std::vector<std::unique_ptr<kernels::Buffer>>> bridges_;
+  std::unique_ptr<kernels::Buffer> loss_bridge_, loss_grad_;
+  std::vector<BackendBuffers> backends_;  // every backend a step runs on
+  // The tensors each layer is called with, sized once.
+  std::vector<std::vector<Tensor>> in_tensors_, d_in_tensors_;
+  std::vector<std::unique_ptr<kernels::Buffer>> stat_buffers_;  // per layer, may be null
   std::vector<Mirror> mirrors_;
   std::unique_ptr<kernels::Buffer> labels_, predictions_;
   std::unique_ptr<kernels::Buffer> params_, grads_;
   std::vector<float> staging_;  // host side of every cross-backend copy
   size_t param_count_ = 0;
+  size_t stat_count_ = 0;
   size_t max_activation_ = 0;  // largest per-sample activation count
   int capacity_ = 0;
   int batch_ = 0;

@@ -4,8 +4,10 @@
 #include <google/protobuf/text_format.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "core/layers/add.h"
 #include "core/layers/conv2d.h"
 #include "core/layers/dense.h"
 #include "core/layers/dropout.h"
@@ -42,9 +44,12 @@ std::unique_ptr<Layer> MakeLayer(const proto::Layer& l) {
     case proto::Layer::kDense: return std::make_unique<Dense>(l.dense().units());
     case proto::Layer::kFlatten: return std::make_unique<Flatten>();
     case proto::Layer::kDropout: return std::make_unique<Dropout>(l.dropout().rate());
+    case proto::Layer::kAdd: return std::make_unique<Add>();
     case proto::Layer::KIND_NOT_SET: break;
+    default: break;  // TEMP until the new layers land
   }
-  throw std::invalid_argument("no layer kind given (conv, maxpool, relu, dense, flatten, dropout)");
+  throw std::invalid_argument(
+      "no layer kind given (conv, maxpool, relu, dense, flatten, dropout, add)");
 }
 
 }  // namespace
@@ -86,8 +91,43 @@ std::string ModelSpecToText(const proto::ModelSpec& spec) {
   return out;
 }
 
+namespace {
+
+// Layer i's inputs as layer indices (-1: the model's input), from the names
+// the spec gives; none given means the previous layer.
+std::vector<std::vector<int>> ResolveInputs(const proto::ModelSpec& spec) {
+  std::map<std::string, int> index;
+  std::vector<std::vector<int>> inputs(spec.layer_size());
+  for (int i = 0; i < spec.layer_size(); ++i) {
+    const proto::Layer& l = spec.layer(i);
+    const std::string where = "model " + spec.name() + ", layer " + std::to_string(i + 1) +
+                              (l.name().empty() ? "" : " (" + l.name() + ")");
+    for (const std::string& from : l.inputs()) {
+      if (from == "input") {
+        inputs[i].push_back(-1);
+        continue;
+      }
+      const auto it = index.find(from);
+      if (it == index.end())
+        throw ModelSpecError(where + ": input '" + from +
+                             "' is not the name of an earlier layer (or \"input\")");
+      inputs[i].push_back(it->second);
+    }
+    if (l.name().empty()) continue;
+    if (l.name() == "input")
+      throw ModelSpecError(where + ": \"input\" names the model's input, not a layer");
+    if (!index.emplace(l.name(), i).second)
+      throw ModelSpecError(where + ": another layer is already named '" + l.name() +
+                           "'; names must be unique");
+  }
+  return inputs;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend,
-                                  std::vector<kernels::Backend*> placement) {
+                                  std::vector<kernels::Backend*> placement,
+                                  const std::vector<std::string>& frozen) {
   std::vector<std::unique_ptr<Layer>> layers;
   for (int i = 0; i < spec.layer_size(); ++i) {
     const proto::Layer& l = spec.layer(i);
@@ -99,9 +139,26 @@ std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend
     }
     layers.back()->set_name(l.name());
   }
+  for (const std::string& name : frozen) {
+    bool found = false;
+    for (auto& layer : layers)
+      if (layer->name() == name) {
+        layer->set_frozen(true);
+        found = true;
+      }
+    if (!found) {
+      std::string names;
+      for (const auto& layer : layers)
+        if (!layer->name().empty()) names += (names.empty() ? "" : ", ") + layer->name();
+      throw ModelSpecError("model " + spec.name() + ": no layer named '" + name +
+                           "' to freeze (layers: " + names + ")");
+    }
+  }
+  std::vector<std::vector<int>> inputs = ResolveInputs(spec);
   const Shape input{spec.input().channels(), spec.input().height(), spec.input().width()};
   try {
-    return std::make_unique<Model>(input, std::move(layers), backend, std::move(placement));
+    return std::make_unique<Model>(input, std::move(layers), backend, std::move(placement),
+                                   std::move(inputs));
   } catch (const std::invalid_argument& e) {
     throw ModelSpecError("model " + spec.name() + ": " + e.what());
   }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/model/model.h"
 #include "model.pb.h"
@@ -23,8 +24,10 @@ std::string ModelSpecToText(const proto::ModelSpec& spec);
 
 // Builds the layers and checks that the shapes fit; throws ModelSpecError
 // naming the layer at fault. `backend` holds the parameters; `placement`
-// (one backend per layer, or empty for all on `backend`) is where each runs.
+// (one backend per layer, or empty for all on `backend`) is where each runs;
+// the layers named in `frozen` keep their parameters (Layer::frozen).
 std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend& backend,
-                                  std::vector<kernels::Backend*> placement = {});
+                                  std::vector<kernels::Backend*> placement = {},
+                                  const std::vector<std::string>& frozen = {});
 
 }  // namespace mt
