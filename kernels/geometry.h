@@ -10,14 +10,21 @@ struct ConvGeometry {
   int kernel = 1;  // square
   int stride = 1;
   int pad = 0;
+  // Channels split into this many independent groups: output channels
+  // [i * out_c / groups, ...) read only input channels [i * in_c / groups, ...).
+  // groups == in_c is a depthwise convolution. in_c and out_c divide by it.
+  int groups = 1;
 
   int out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
   int out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
-  // Rows of the im2col matrix: one per (input channel, kernel row, kernel col).
-  int patch() const { return in_c * kernel * kernel; }
+  int group_in_c() const { return in_c / groups; }
+  int group_out_c() const { return out_c / groups; }
+  // Inputs of one output: one per (input channel of its group, kernel row,
+  // kernel col); the rows of the im2col matrix when groups == 1.
+  int patch() const { return group_in_c() * kernel * kernel; }
   int in_size() const { return in_c * in_h * in_w; }          // per sample
   int out_size() const { return out_c * out_h() * out_w(); }  // per sample
-  int weight_count() const { return out_c * patch(); }
+  int weight_count() const { return out_c * patch(); }        // [out_c][in_c / groups][k][k]
 };
 
 struct PoolGeometry {

@@ -16,6 +16,8 @@ enum class Op : uint8_t {
   kScale,
   kConv2dForward,
   kConv2dBackward,
+  // Conv2dForward/Backward with ConvGeometry::groups > 1 (grouped, depthwise).
+  kGroupedConv2d,
   kMaxPoolForward,
   kMaxPoolBackward,
   kAvgPoolForward,
@@ -48,6 +50,7 @@ constexpr const char* OpName(Op op) {
     case Op::kScale: return "scale";
     case Op::kConv2dForward: return "conv2d_forward";
     case Op::kConv2dBackward: return "conv2d_backward";
+    case Op::kGroupedConv2d: return "grouped_conv2d";
     case Op::kMaxPoolForward: return "max_pool_forward";
     case Op::kMaxPoolBackward: return "max_pool_backward";
     case Op::kAvgPoolForward: return "avg_pool_forward";

@@ -9,9 +9,11 @@
 
 #include "kernels/cpu/avg_pool.h"
 #include "kernels/cpu/batch_norm.h"
+#include "kernels/cpu/depthwise_conv.h"
 #include "kernels/cpu/direct_conv.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_conv.h"
+#include "kernels/cpu/grouped_conv.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/dropout_hash.h"
@@ -58,6 +60,7 @@ OpSet CpuBackend::SupportedOps() const {
           Op::kScale,
           Op::kConv2dForward,
           Op::kConv2dBackward,
+          Op::kGroupedConv2d,
           Op::kMaxPoolForward,
           Op::kMaxPoolBackward,
           Op::kAvgPoolForward,
@@ -134,6 +137,10 @@ void CpuBackend::Scale(float alpha, View x) {
 // Forward and backward may take different paths, so the workspace covers
 // whichever they take.
 size_t CpuBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
+  if (g.groups > 1) {
+    return DepthwiseConvHandles(g) ? DepthwiseConvWorkspaceFloats(g, pool_.size())
+                                   : GroupedConvWorkspaceFloats(g, pool_.size());
+  }
   const bool direct_fwd = DirectConvFasterForward(g), direct_bwd = DirectConvFasterBackward(g);
   size_t count = 0;
   if (direct_fwd || direct_bwd) count = DirectConvWorkspaceFloats(g, pool_.size());
@@ -144,6 +151,14 @@ size_t CpuBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
 void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
                                View workspace) {
   const float* b = bias.empty() ? nullptr : Data(bias);
+  if (g.groups > 1) {
+    if (DepthwiseConvHandles(g)) {
+      DepthwiseConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
+    } else {
+      GroupedConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
+    }
+    return;
+  }
   if (DirectConvFasterForward(g)) {
     DirectConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
   } else {
@@ -154,13 +169,24 @@ void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View
 void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
                                 View d_weight, View d_bias, View workspace) {
   float* dx = d_in.empty() ? nullptr : Data(d_in);
-  float* db = d_bias.empty() ? nullptr : Data(d_bias);
+  // No d_weight (a frozen layer): no bias gradient either.
+  float* dw = d_weight.empty() ? nullptr : Data(d_weight);
+  float* db = d_bias.empty() || !dw ? nullptr : Data(d_bias);
+  if (!dw && !dx) return;
+  if (g.groups > 1) {
+    if (DepthwiseConvHandles(g)) {
+      DepthwiseConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db,
+                            Data(workspace));
+    } else {
+      GroupedConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db,
+                          Data(workspace));
+    }
+    return;
+  }
   if (DirectConvFasterBackward(g)) {
-    DirectConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, Data(d_weight), db,
-                       Data(workspace));
+    DirectConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db, Data(workspace));
   } else {
-    GemmConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, Data(d_weight), db,
-                     Data(workspace));
+    GemmConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db, Data(workspace));
   }
 }
 

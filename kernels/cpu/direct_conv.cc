@@ -351,7 +351,7 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
   const int dvl = l.dv * kLanes;
   const size_t partial = l.vector_partials ? kLanes : 1;
   if (g.batch <= 0) {
-    std::fill(d_weight, d_weight + g.weight_count(), 0.0f);
+    if (d_weight) std::fill(d_weight, d_weight + g.weight_count(), 0.0f);
     if (d_bias) std::fill(d_bias, d_bias + l.oc, 0.0f);
     return;
   }
@@ -383,7 +383,7 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
       const int count = static_cast<int>(std::min<int64_t>(l.group, end - n0));
       for (int i = 0; i < count; ++i) {
         const int64_t n = n0 + i;
-        PadInput(l, in + n * g.in_size(), p + i * l.p_stride);
+        if (d_weight) PadInput(l, in + n * g.in_size(), p + i * l.p_stride);
         // The output gradient in the wide layout; its thrown-away columns
         // stay zero, so they add nothing to any gradient.
         const float* dy = d_out + n * g.out_size();
@@ -396,7 +396,7 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
           db[o] += simd::Sum(dy + static_cast<size_t>(o) * l.oh * l.ow, l.oh * l.ow);
         }
       }
-      for (int o0 = 0; o0 < l.oc; o0 += kDwMaxOutputs) {
+      for (int o0 = 0; d_weight && o0 < l.oc; o0 += kDwMaxOutputs) {
         const int ob = std::min(kDwMaxOutputs, l.oc - o0);
         int c = 0, ky = 0, kx = 0;  // of the next tap; stepped, not divided out
         for (int t0 = 0; t0 < l.patch; t0 += kDwMaxTaps) {
@@ -441,7 +441,7 @@ void DirectConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in
   });
   // Reduce the per-chunk partial sums in chunk order.
   const float* ws0 = workspace + l.shared;
-  for (int i = 0; i < g.weight_count(); ++i) {
+  for (int i = 0; d_weight && i < g.weight_count(); ++i) {
     if (l.vector_partials) {
       Vec s = simd::Load(ws0 + l.dw + i * partial);
       for (int c = 1; c < chunks; ++c) s += simd::Load(ws0 + l.per_chunk * c + l.dw + i * partial);

@@ -105,7 +105,7 @@ void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, 
   const int patch = g.patch(), oc = g.out_c;
   const int groups = (g.batch + l.group - 1) / l.group;
   if (groups == 0) {
-    std::fill(d_weight, d_weight + g.weight_count(), 0.0f);
+    if (d_weight) std::fill(d_weight, d_weight + g.weight_count(), 0.0f);
     if (d_bias) std::fill(d_bias, d_bias + oc, 0.0f);
     return;
   }
@@ -121,7 +121,7 @@ void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, 
       const int count = std::min(l.group, g.batch - n0);
       const int ld = count * ohw;
       const bool first = grp == begin;
-      for (int i = 0; i < count; ++i) {
+      for (int i = 0; d_weight && i < count; ++i) {
         Im2Col(g, in + static_cast<size_t>(n0 + i) * g.in_size(), col + i * ohw, ld);
       }
       const float* dy = d_out + static_cast<size_t>(n0) * g.out_size();
@@ -137,8 +137,10 @@ void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, 
         }
         dy = stage;
       }
-      GemmSerial(false, true, oc, patch, ld, 1.0f, dy, ld, col, ld, first ? 0.0f : 1.0f, dw, patch,
-                 ws + l.gemm);
+      if (d_weight) {
+        GemmSerial(false, true, oc, patch, ld, 1.0f, dy, ld, col, ld, first ? 0.0f : 1.0f, dw,
+                   patch, ws + l.gemm);
+      }
       if (db) {
         for (int c = 0; c < oc; ++c) {
           const float s = simd::Sum(dy + static_cast<size_t>(c) * ld, ld);
@@ -155,7 +157,7 @@ void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, 
       }
     }
   });
-  for (int w = 1; w < chunks; ++w) {
+  for (int w = 1; w < chunks && d_weight; ++w) {
     const float* ws = workspace + l.per_chunk * w;
     const float* dw = ws + l.d_weight;
     for (int i = 0; i < g.weight_count(); ++i) d_weight[i] += dw[i];

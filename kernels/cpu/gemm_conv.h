@@ -19,9 +19,10 @@ size_t GemmConvWorkspaceFloats(const ConvGeometry& g, int threads);
 void GemmConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
                      const float* bias, float* out, float* workspace);
 
-// Overwrites d_weight and d_bias (if not null) with gradients summed over the
-// batch, and d_in unless it is null. Partial sums are reduced in chunk order,
-// so the result is the same on every run with the same thread count.
+// Overwrites d_weight and d_bias (each unless null; a null d_weight needs a
+// null d_bias) with gradients summed over the batch, and d_in unless it is
+// null. Partial sums are reduced in chunk order, so the result is the same on
+// every run with the same thread count.
 void GemmConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
                       const float* d_out, float* d_in, float* d_weight, float* d_bias,
                       float* workspace);

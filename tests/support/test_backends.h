@@ -76,11 +76,13 @@ class LimitedBackend : public Base {
   void Conv2dForward(const kernels::ConvGeometry& g, View in, View w, View bias, View out,
                      View ws) override {
     Require(Op::kConv2dForward, {in, w, bias, out, ws});
+    if (g.groups > 1) Require(Op::kGroupedConv2d, {});
     Base::Conv2dForward(g, in, w, bias, out, ws);
   }
   void Conv2dBackward(const kernels::ConvGeometry& g, View in, View w, View d_out, View d_in,
                       View d_w, View d_b, View ws) override {
     Require(Op::kConv2dBackward, {in, w, d_out, d_in, d_w, d_b, ws});
+    if (g.groups > 1) Require(Op::kGroupedConv2d, {});
     Base::Conv2dBackward(g, in, w, d_out, d_in, d_w, d_b, ws);
   }
   void MaxPoolForward(const kernels::PoolGeometry& g, View in, View out, View argmax) override {
