@@ -2,15 +2,24 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "core/layers/init.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
 
-Conv2D::Conv2D(int filters, int kernel, int stride, int padding) {
-  if (filters <= 0 || kernel <= 0 || stride <= 0 || padding < 0)
-    throw std::invalid_argument("conv: filters, kernel and stride must be positive, padding >= 0");
+Conv2D::Conv2D(int filters, int kernel, int stride, int padding, int groups, bool bias)
+    : has_bias_(bias) {
+  if (filters <= 0 || kernel <= 0 || stride <= 0 || padding < 0 || groups <= 0)
+    throw std::invalid_argument(
+        "conv: filters, kernel, stride and groups must be positive, padding >= 0 (got filters " +
+        std::to_string(filters) + ", kernel " + std::to_string(kernel) + ", stride " +
+        std::to_string(stride) + ", padding " + std::to_string(padding) + ", groups " +
+        std::to_string(groups) + ")");
+  if (filters % groups != 0)
+    throw std::invalid_argument("conv: filters " + std::to_string(filters) +
+                                " do not divide into " + std::to_string(groups) + " groups");
   if (kernel > kMaxWindow || stride > kMaxWindow || padding > kMaxWindow)
     throw std::invalid_argument("conv: kernel, stride and padding must be at most " +
                                 std::to_string(kMaxWindow));
@@ -18,6 +27,7 @@ Conv2D::Conv2D(int filters, int kernel, int stride, int padding) {
   geom_.kernel = kernel;
   geom_.stride = stride;
   geom_.pad = padding;
+  geom_.groups = groups;
 }
 
 Shape Conv2D::Setup(const Shape& in) {
@@ -26,6 +36,10 @@ Shape Conv2D::Setup(const Shape& in) {
   geom_.in_c = in[0];
   geom_.in_h = in[1];
   geom_.in_w = in[2];
+  if (geom_.in_c % geom_.groups != 0)
+    throw std::invalid_argument("conv: " + std::to_string(geom_.in_c) +
+                                " input channels do not divide into " +
+                                std::to_string(geom_.groups) + " groups");
   if (geom_.in_h + 2 * geom_.pad < geom_.kernel || geom_.in_w + 2 * geom_.pad < geom_.kernel)
     throw std::invalid_argument("conv: kernel " + std::to_string(geom_.kernel) +
                                 " larger than the padded input " + in.ToString());
@@ -34,21 +48,25 @@ Shape Conv2D::Setup(const Shape& in) {
   const int64_t oh = (int64_t{geom_.in_h} + 2 * geom_.pad - geom_.kernel) / geom_.stride + 1;
   const int64_t ow = (int64_t{geom_.in_w} + 2 * geom_.pad - geom_.kernel) / geom_.stride + 1;
   CheckedElements({geom_.out_c, oh, ow}, "conv: the output");
-  CheckedElements({geom_.out_c, geom_.in_c, geom_.kernel, geom_.kernel}, "conv: the weights");
+  const int64_t group_in = geom_.group_in_c();
+  CheckedElements({geom_.out_c, group_in, geom_.kernel, geom_.kernel}, "conv: the weights");
   CheckedElements({geom_.in_c, geom_.kernel, geom_.kernel, oh, ow}, "conv: the workspace");
   return Shape{geom_.out_c, geom_.out_h(), geom_.out_w()};
 }
 
-size_t Conv2D::ParamCount() const { return geom_.weight_count() + geom_.out_c; }
+size_t Conv2D::ParamCount() const { return geom_.weight_count() + (has_bias_ ? geom_.out_c : 0); }
 
 void Conv2D::BindParams(kernels::View params, kernels::View grads) {
   const size_t w = geom_.weight_count();
   weight_ = params.Slice(0, w);
-  bias_ = params.Slice(w, geom_.out_c);
   d_weight_ = grads.Slice(0, w);
-  d_bias_ = grads.Slice(w, geom_.out_c);
+  if (has_bias_) {
+    bias_ = params.Slice(w, geom_.out_c);
+    d_bias_ = grads.Slice(w, geom_.out_c);
+  }
 }
 
+// fan_in = patch() = in_c / groups * k * k: the inputs one output reads.
 void Conv2D::InitParams(Rng& rng, float* host) const {
   UniformFanIn(rng, geom_.patch(), host, ParamCount());
 }
@@ -73,9 +91,13 @@ void Conv2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&)
                           kernels::WholeOf(*workspace_));
 }
 
+// A frozen layer passes no weight gradient, so the backend computes only the
+// input gradient (and skips even that when it is not needed either).
 void Conv2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, const Tensor& d_in) {
+  if (frozen() && d_in.view.empty()) return;
   backend().Conv2dBackward(GeometryFor(in.batch()), in.view, weight_, d_out.view, d_in.view,
-                           d_weight_, d_bias_, kernels::WholeOf(*workspace_));
+                           frozen() ? kernels::View{} : d_weight_,
+                           frozen() ? kernels::View{} : d_bias_, kernels::WholeOf(*workspace_));
 }
 
 }  // namespace mt

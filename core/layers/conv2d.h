@@ -6,14 +6,21 @@
 
 namespace mt {
 
-// Square-kernel 2-D convolution with bias; parameters are laid out as
-// weight [filters][in_c][k][k] followed by bias [filters].
+// Square-kernel 2-D convolution, optionally grouped (groups == input
+// channels is depthwise) and without bias; parameters are laid out as weight
+// [filters][in_c / groups][k][k] followed, unless there is no bias, by bias
+// [filters].
 class Conv2D : public Layer {
  public:
-  Conv2D(int filters, int kernel, int stride, int padding);
+  Conv2D(int filters, int kernel, int stride, int padding, int groups = 1, bool bias = true);
 
   const char* Type() const override { return "conv"; }
+  // A grouped conv runs only where the backend's conv handles groups.
   kernels::OpSet Ops() const override {
+    if (geom_.groups > 1) {
+      return {kernels::Op::kConv2dForward, kernels::Op::kConv2dBackward,
+              kernels::Op::kGroupedConv2d};
+    }
     return {kernels::Op::kConv2dForward, kernels::Op::kConv2dBackward};
   }
   Shape Setup(const Shape& in_sample) override;
@@ -27,12 +34,14 @@ class Conv2D : public Layer {
                 const Tensor& d_in) override;
 
   const kernels::ConvGeometry& geometry() const { return geom_; }
+  bool has_bias() const { return has_bias_; }
 
  private:
   kernels::ConvGeometry GeometryFor(int batch) const;
 
   kernels::ConvGeometry geom_;
-  kernels::View weight_, bias_, d_weight_, d_bias_;
+  bool has_bias_;
+  kernels::View weight_, bias_, d_weight_, d_bias_;  // bias_, d_bias_ empty without bias
   std::unique_ptr<kernels::Buffer> workspace_;
 };
 
