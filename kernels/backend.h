@@ -118,6 +118,8 @@ class Backend {
   virtual void ReluBackward(View out, View d_out, View d_in) = 0;
   // out = min(max(in, lo), hi) (ReLU6: lo 0, hi 6).
   virtual void ClipForward(View in, View out, float lo, float hi) = 0;
+  // d_in = d_out where lo < out < hi, else 0. In-place (d_in == d_out) is allowed.
+  virtual void ClipBackward(View out, View d_out, View d_in, float lo, float hi) = 0;
   // out = in * mask / (1 - rate), mask drawn from a counter-based hash of
   // (seed, index) so every backend draws the same mask. mask holds 0 or 1.
   virtual void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) = 0;

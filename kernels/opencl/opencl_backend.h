@@ -77,6 +77,7 @@ class OpenClBackend : public Backend {
   void ReluForward(View in, View out) override;
   void ReluBackward(View out, View d_out, View d_in) override;
   void ClipForward(View in, View out, float lo, float hi) override;
+  void ClipBackward(View out, View d_out, View d_in, float lo, float hi) override;
   void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override;
   void DropoutBackward(View d_out, View mask, float rate, View d_in) override;
   double SoftmaxCrossEntropy(View logits, View labels, int n, int classes, View d_logits) override;
