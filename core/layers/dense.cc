@@ -43,8 +43,10 @@ void Dense::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) 
 
 void Dense::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, const Tensor& d_in) {
   const int n = in.batch();
-  backend().Gemm(true, false, units_, inputs_, n, 1.0f, d_out.view, in.view, 0.0f, d_weight_);
-  backend().BiasGrad(d_out.view, d_bias_, n, units_, 1);
+  if (!frozen()) {  // a frozen layer's gradients stay zero
+    backend().Gemm(true, false, units_, inputs_, n, 1.0f, d_out.view, in.view, 0.0f, d_weight_);
+    backend().BiasGrad(d_out.view, d_bias_, n, units_, 1);
+  }
   if (!d_in.view.empty())
     backend().Gemm(false, false, n, inputs_, units_, 1.0f, d_out.view, weight_, 0.0f, d_in.view);
 }
