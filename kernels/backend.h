@@ -62,14 +62,18 @@ class Backend {
   virtual void Axpy(float alpha, View x, View y) = 0;
   virtual void Scale(float alpha, View x) = 0;
 
-  // ---- convolution (im2col + GEMM on both backends; workspace from
-  // ConvWorkspaceCount, allocated once per batch size by the caller)
+  // ---- convolution (im2col + GEMM, direct or depthwise kernels; workspace
+  // from ConvWorkspaceCount, allocated once per batch size by the caller).
+  // g.groups > 1 (grouped or depthwise) needs Op::kGroupedConv2d.
   virtual size_t ConvWorkspaceCount(const ConvGeometry& g) const = 0;
-  // out = conv(in, weight) + bias; weight is [out_c][in_c][k][k], bias [out_c].
+  // out = conv(in, weight) + bias; weight is [out_c][in_c / groups][k][k],
+  // bias [out_c]. An empty bias means none is added.
   virtual void Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
                              View workspace) = 0;
   // Overwrites d_weight and d_bias with the gradients summed over the batch;
   // computes d_in unless it is empty (the first layer needs no input gradient).
+  // An empty d_bias (no bias) is left alone. An empty d_weight (a frozen
+  // layer) skips the weight and the bias gradients: only d_in is computed.
   virtual void Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
                               View d_weight, View d_bias, View workspace) = 0;
 

@@ -36,8 +36,8 @@ cl_mem OpenClBackend::Mem(View v) {
 OpSet OpenClBackend::SupportedOps() const {
   constexpr OpSet kThroughClBlast{Op::kGemm, Op::kAxpy, Op::kScale};
   // cl/*.cl (the convolutions' products through CLBlast too)
-  constexpr OpSet kConvAndPool{Op::kConv2dForward, Op::kConv2dBackward, Op::kMaxPoolForward,
-                               Op::kMaxPoolBackward};
+  constexpr OpSet kConvAndPool{Op::kConv2dForward, Op::kConv2dBackward, Op::kGroupedConv2d,
+                               Op::kMaxPoolForward, Op::kMaxPoolBackward};
   // cl/batch_norm.cl, cl/avg_pool.cl and the clip in cl/elementwise.cl
   constexpr OpSet kNormPoolClip{Op::kAvgPoolForward,
                                 Op::kAvgPoolBackward,

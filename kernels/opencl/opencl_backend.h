@@ -91,6 +91,10 @@ class OpenClBackend : public Backend {
   KernelCall Call(const char* kernel);
   cl_command_queue queue() const { return queue_.get(); }
   const std::string& device_name() const { return runtime_->device_name(); }
+  // Conv2dForward/Backward for groups > 1 (opencl_grouped_conv.cc).
+  void GroupedConv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out);
+  void GroupedConv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
+                             View d_weight, View d_bias);
 
   std::shared_ptr<OpenClRuntime> runtime_;
   ClQueue queue_;

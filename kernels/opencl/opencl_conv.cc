@@ -29,11 +29,13 @@ int GroupSize(const ConvGeometry& g) {
 }  // namespace
 
 size_t OpenClBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
+  if (g.groups > 1) return 0;  // direct kernels, no columns
   return static_cast<size_t>(GroupSize(g)) * (ColumnFloats(g) + ChannelMajorFloats(g));
 }
 
 void OpenClBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
                                   View workspace) {
+  if (g.groups > 1) return GroupedConv2dForward(g, in, weight, bias, out);
   const int group = GroupSize(g), hw = g.out_h() * g.out_w();
   for (int first = 0; first < g.batch; first += group) {
     const int n = std::min(group, g.batch - first);
@@ -69,6 +71,9 @@ void OpenClBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, V
 
 void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out,
                                    View d_in, View d_weight, View d_bias, View workspace) {
+  if (g.groups > 1) return GroupedConv2dBackward(g, in, weight, d_out, d_in, d_weight, d_bias);
+  if (d_weight.empty()) d_bias = View{};  // frozen: only d_in
+  if (d_weight.empty() && d_in.empty()) return;
   const int group = GroupSize(g), hw = g.out_h() * g.out_w();
   for (int first = 0; first < g.batch; first += group) {
     const int n = std::min(group, g.batch - first);
@@ -82,23 +87,25 @@ void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, 
         .Arg(first)
         .Arg(n)
         .Run(queue(), ChannelMajorFloats(g) * n);
-    Call("im2col_group")
-        .Arg(in)
-        .Arg(col)
-        .Arg(g.in_c)
-        .Arg(g.in_h)
-        .Arg(g.in_w)
-        .Arg(g.kernel)
-        .Arg(g.stride)
-        .Arg(g.pad)
-        .Arg(g.out_h())
-        .Arg(g.out_w())
-        .Arg(first)
-        .Arg(n)
-        .Run(queue(), ColumnFloats(g) * n);
-    // d_weight (+)= d_out_cm [out_c x n*hw] * col^T [n*hw x patch]
-    Gemm(false, true, g.out_c, g.patch(), n * hw, 1.0f, cm, col, first == 0 ? 0.0f : 1.0f,
-         d_weight);
+    if (!d_weight.empty()) {
+      Call("im2col_group")
+          .Arg(in)
+          .Arg(col)
+          .Arg(g.in_c)
+          .Arg(g.in_h)
+          .Arg(g.in_w)
+          .Arg(g.kernel)
+          .Arg(g.stride)
+          .Arg(g.pad)
+          .Arg(g.out_h())
+          .Arg(g.out_w())
+          .Arg(first)
+          .Arg(n)
+          .Run(queue(), ColumnFloats(g) * n);
+      // d_weight (+)= d_out_cm [out_c x n*hw] * col^T [n*hw x patch]
+      Gemm(false, true, g.out_c, g.patch(), n * hw, 1.0f, cm, col, first == 0 ? 0.0f : 1.0f,
+           d_weight);
+    }
     if (!d_in.empty()) {
       // d_col = W^T [patch x out_c] * d_out_cm [out_c x n*hw], then scattered back as a gather.
       Gemm(true, false, g.patch(), n * hw, g.out_c, 1.0f, weight, cm, 0.0f, col);

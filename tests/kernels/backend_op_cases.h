@@ -190,6 +190,38 @@ inline void AddConvolutions(Table& t) {
       });
     }
   }
+  // Grouped and depthwise (groups > 1): {batch, in_c, in_h, in_w, out_c,
+  // kernel, stride, pad, groups}, forward and backward in one case; "frozen"
+  // passes no d_weight, so d_bias must stay as it was.
+  for (const ConvCase& cc : std::vector<ConvCase>{
+           {"depthwise", {4, 16, 16, 16, 16, 3, 1, 1, 16}},
+           {"depthwise_stride2", {3, 8, 15, 16, 8, 3, 2, 1, 8}},
+           {"depthwise_k5_multiplier2", {2, 6, 9, 11, 12, 5, 1, 2, 6}},
+           {"grouped", {2, 8, 9, 9, 12, 3, 2, 1, 4}},
+       }) {
+    const ConvGeometry g = cc.g;
+    const size_t in_n = size_t(g.batch) * g.in_size(), out_n = size_t(g.batch) * g.out_size();
+    for (const bool frozen : {false, true}) {
+      const std::string shape = std::string(cc.name) + (frozen ? " frozen" : "");
+      t.Add(
+          Op::kGroupedConv2d, shape,
+          [g, in_n, out_n, frozen](CaseIo& io) {
+            const View w = io.Random(g.weight_count(), 2), in = io.Random(in_n, 1);
+            const View ws = io.Workspace(io.be().ConvWorkspaceCount(g));
+            const View out = io.Random(out_n, 4);
+            io.be().Conv2dForward(g, in, w, io.Random(g.out_c, 3), out, ws);
+            const View d_in = io.Random(in_n, 5), d_w = io.Random(g.weight_count(), 6),
+                       d_b = io.Random(g.out_c, 7);
+            io.be().Conv2dBackward(g, in, w, io.Random(out_n, 8), d_in, frozen ? View{} : d_w, d_b,
+                                   ws);
+            io.Keep("out", out);
+            io.Keep("d_in", d_in);
+            io.Keep("d_weight", d_w);
+            io.Keep("d_bias", d_b);
+          },
+          OpSet{Op::kConv2dForward, Op::kConv2dBackward});
+    }
+  }
 }
 
 inline void AddPooling(Table& t) {

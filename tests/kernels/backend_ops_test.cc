@@ -57,6 +57,7 @@ double ToleranceOf(Op op) {
     case Op::kGemm:
     case Op::kConv2dForward:
     case Op::kConv2dBackward:
+    case Op::kGroupedConv2d:
     case Op::kMaxPoolBackward:  // overlapping windows sum
     case Op::kAvgPoolBackward:  // likewise, and the CPU may fuse a multiply-add
     case Op::kGlobalAvgPoolForward:
@@ -164,11 +165,12 @@ TEST_P(BackendOps, EverySupportedCaseMatchesTheCpuReference) {
         << c->Name() << " skipped though " << be->Name() << " has its ops";
   if (GetParam() != "limited_cpu") return;
   // Skipped exactly where an op is missing: every case of a missing op, and
-  // dropout backward's, which needs dropout forward first.
+  // those that need one too (dropout backward runs dropout forward first, a
+  // grouped conv case runs conv backward).
   size_t expected = 0;
   for (const OpCase& c : AllCases())
-    expected +=
-        c.op == Op::kConv2dBackward || c.op == Op::kDropoutForward || c.op == Op::kDropoutBackward;
+    expected += c.op == Op::kConv2dBackward || c.op == Op::kDropoutForward ||
+                c.op == Op::kDropoutBackward || c.op == Op::kGroupedConv2d;
   EXPECT_EQ(tally.skipped.size(), expected);
   EXPECT_GT(expected, 0u);
 }
