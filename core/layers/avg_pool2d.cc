@@ -1,0 +1,48 @@
+#include "core/layers/avg_pool2d.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "core/layers/size_limits.h"
+
+namespace mt {
+
+AvgPool2D::AvgPool2D(int size, int stride) {
+  if (stride == 0) stride = size;
+  if (size <= 0 || stride <= 0)
+    throw std::invalid_argument("avgpool: size and stride must be positive");
+  if (size > kMaxWindow || stride > kMaxWindow)
+    throw std::invalid_argument("avgpool: size and stride must be at most " +
+                                std::to_string(kMaxWindow));
+  geom_.size = size;
+  geom_.stride = stride;
+}
+
+Shape AvgPool2D::Setup(const Shape& in) {
+  if (in.rank() != 3)
+    throw std::invalid_argument("avgpool: needs a CxHxW input, got " + in.ToString());
+  geom_.channels = in[0];
+  geom_.in_h = in[1];
+  geom_.in_w = in[2];
+  if (geom_.in_h < geom_.size || geom_.in_w < geom_.size)
+    throw std::invalid_argument("avgpool: window " + std::to_string(geom_.size) +
+                                " larger than the input " + in.ToString());
+  return Shape{geom_.channels, geom_.out_h(), geom_.out_w()};
+}
+
+kernels::PoolGeometry AvgPool2D::GeometryFor(int batch) const {
+  kernels::PoolGeometry g = geom_;
+  g.batch = batch;
+  return g;
+}
+
+void AvgPool2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {
+  backend().AvgPoolForward(GeometryFor(in.batch()), in.view, out.view);
+}
+
+void AvgPool2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, const Tensor& d_in) {
+  if (d_in.view.empty()) return;
+  backend().AvgPoolBackward(GeometryFor(in.batch()), d_out.view, d_in.view);
+}
+
+}  // namespace mt

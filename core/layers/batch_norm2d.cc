@@ -1,0 +1,102 @@
+#include "core/layers/batch_norm2d.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/layers/size_limits.h"
+
+namespace mt {
+
+BatchNorm2D::BatchNorm2D(float epsilon, float momentum) {
+  if (epsilon == 0.0f) epsilon = kDefaultEpsilon;
+  if (momentum == 0.0f) momentum = kDefaultMomentum;
+  // Negated comparisons so that NaN is refused too.
+  if (!(epsilon > 0.0f) || !std::isfinite(epsilon))
+    throw std::invalid_argument("batchnorm: epsilon must be positive, got " +
+                                std::to_string(epsilon));
+  if (!(momentum > 0.0f && momentum <= 1.0f))
+    throw std::invalid_argument("batchnorm: momentum must be in (0, 1], got " +
+                                std::to_string(momentum));
+  geom_.epsilon = epsilon;
+  geom_.momentum = momentum;
+}
+
+Shape BatchNorm2D::Setup(const Shape& in) {
+  if (in.rank() == 3) {
+    geom_.channels = in[0];
+    geom_.inner = static_cast<int>(CheckedElements({in[1], in[2]}, "batchnorm: a plane"));
+  } else if (in.rank() == 1) {
+    geom_.channels = in[0];
+    geom_.inner = 1;
+  } else {
+    throw std::invalid_argument("batchnorm: needs a CxHxW or a flat input, got " + in.ToString());
+  }
+  return in;
+}
+
+kernels::BatchNormGeometry BatchNorm2D::GeometryFor(int batch) const {
+  kernels::BatchNormGeometry g = geom_;
+  g.batch = batch;
+  return g;
+}
+
+void BatchNorm2D::BindParams(kernels::View params, kernels::View grads) {
+  const size_t c = geom_.channels;
+  scale_ = params.Slice(0, c);
+  shift_ = params.Slice(c, c);
+  d_scale_ = grads.Slice(0, c);
+  d_shift_ = grads.Slice(c, c);
+}
+
+void BatchNorm2D::InitParams(Rng&, float* host) const {
+  std::fill(host, host + geom_.channels, 1.0f);
+  std::fill(host + geom_.channels, host + 2 * geom_.channels, 0.0f);
+}
+
+void BatchNorm2D::BindRunningStats(kernels::View stats) {
+  const size_t c = geom_.channels;
+  running_mean_ = stats.Slice(0, c);
+  running_var_ = stats.Slice(c, c);
+}
+
+void BatchNorm2D::InitRunningStats(float* host) const {
+  std::fill(host, host + geom_.channels, 0.0f);
+  std::fill(host + geom_.channels, host + 2 * geom_.channels, 1.0f);
+}
+
+void BatchNorm2D::Reshape(int) {
+  const size_t c = geom_.channels;
+  if (!saved_ || saved_->count() < 2 * c) saved_ = backend().Allocate(2 * c);
+  save_mean_ = kernels::WholeOf(*saved_).Slice(0, c);
+  save_invstd_ = kernels::WholeOf(*saved_).Slice(c, c);
+}
+
+void BatchNorm2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) {
+  if (running_mean_.empty() || !saved_)
+    throw std::logic_error("batchnorm: running statistics or workspace missing (" + name() + ")");
+  const kernels::BatchNormGeometry g = GeometryFor(in.batch());
+  used_batch_stats_ = ctx.training && !frozen();
+  if (used_batch_stats_) {
+    backend().BatchNormForwardTraining(g, in.view, scale_, shift_, running_mean_, running_var_,
+                                       save_mean_, save_invstd_, out.view);
+  } else {
+    backend().BatchNormForwardInference(g, in.view, scale_, shift_, running_mean_, running_var_,
+                                        save_invstd_, out.view);
+  }
+}
+
+void BatchNorm2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out,
+                           const Tensor& d_in) {
+  // A frozen layer's parameter gradients stay as they are (zero).
+  const bool params = !frozen();
+  if (d_in.view.empty() && !params) return;
+  // After an evaluation-mode pass the map was affine in the running mean.
+  const kernels::View mean = used_batch_stats_ ? save_mean_ : running_mean_;
+  backend().BatchNormBackward(
+      GeometryFor(in.batch()), in.view, d_out.view, scale_, mean, save_invstd_, used_batch_stats_,
+      d_in.view, params ? d_scale_ : kernels::View{}, params ? d_shift_ : kernels::View{});
+}
+
+}  // namespace mt

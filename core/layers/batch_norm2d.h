@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+
+#include "core/layers/layer.h"
+
+namespace mt {
+
+// Batch normalisation per channel of a CxHxW input (or a flat C one, as
+// 1x1 planes), after PyTorch's BatchNorm2d: parameters scale [C] then shift
+// [C] (initially 1 and 0), running statistics mean [C] then variance [C]
+// (initially 0 and 1). Training normalises with the batch's statistics and
+// moves the running ones towards them; evaluation, and a frozen layer in
+// training too, applies the running ones as a fixed affine map.
+class BatchNorm2D : public Layer {
+ public:
+  static constexpr float kDefaultEpsilon = 1e-5f;
+  static constexpr float kDefaultMomentum = 0.1f;
+
+  // 0 for either means its default (the proto's convention).
+  BatchNorm2D(float epsilon, float momentum);
+
+  const char* Type() const override { return "batchnorm"; }
+  kernels::OpSet Ops() const override {
+    return {kernels::Op::kBatchNormForwardTraining, kernels::Op::kBatchNormForwardInference,
+            kernels::Op::kBatchNormBackward};
+  }
+  Shape Setup(const Shape& in_sample) override;
+  size_t ParamCount() const override { return 2 * static_cast<size_t>(geom_.channels); }
+  void BindParams(kernels::View params, kernels::View grads) override;
+  void InitParams(Rng& rng, float* host) const override;
+  size_t RunningStatCount() const override { return 2 * static_cast<size_t>(geom_.channels); }
+  void BindRunningStats(kernels::View stats) override;
+  void InitRunningStats(float* host) const override;
+  void Reshape(int capacity) override;
+  // The saved mean and 1 / sqrt(var + eps), whatever the batch.
+  size_t StateBytes(int capacity) const override { return ParamCount() * sizeof(float); }
+  void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
+  void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
+                const Tensor& d_in) override;
+
+  float epsilon() const { return geom_.epsilon; }
+  float momentum() const { return geom_.momentum; }
+
+ private:
+  kernels::BatchNormGeometry GeometryFor(int batch) const;
+
+  kernels::BatchNormGeometry geom_;
+  kernels::View scale_, shift_, d_scale_, d_shift_;
+  kernels::View running_mean_, running_var_;
+  // save_mean [C] then save_invstd [C], written by Forward for Backward.
+  std::unique_ptr<kernels::Buffer> saved_;
+  kernels::View save_mean_, save_invstd_;
+  // Whether the last Forward normalised with the batch's statistics, which
+  // decides what Backward differentiates.
+  bool used_batch_stats_ = false;
+};
+
+}  // namespace mt
