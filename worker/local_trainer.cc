@@ -54,12 +54,14 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
   for (int i = 0; i < n; ++i) first[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
   batch_->Fill(*data_, first.data(), n);
   model_ = BuildModel(spec.model, home,
-                      devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed));
+                      devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed),
+                      spec.frozen);
   model_->Reserve(spec.capacity);
   model_->InitParams(spec.seed);
   // Parameters, gradients and the optimizer stay on the CPU whatever the
   // placement, so a worker's copy stays bit-identical to the hub's.
   optimizer_ = MakeOptimizer(spec.optimizer, home, model_->ParamCount());
+  if (!spec.frozen.empty()) optimizer_->set_trained_ranges(model_->TrainedRanges());
 }
 
 bool LocalTrainer::Serves(const TrainerSpec& spec) const {
@@ -69,7 +71,7 @@ bool LocalTrainer::Serves(const TrainerSpec& spec) const {
                               a.weight_decay == b.weight_decay && a.beta1 == b.beta1 &&
                               a.beta2 == b.beta2 && a.eps == b.eps;
   return same_optimizer && spec.dataset == spec_.dataset && spec.capacity <= spec_.capacity &&
-         ModelSpecToText(spec.model) == spec_text_;
+         spec.frozen == spec_.frozen && ModelSpecToText(spec.model) == spec_text_;
 }
 
 double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed,

@@ -27,6 +27,8 @@ struct TrainerSpec {
   // What the model and a full batch may take here (0: this machine's
   // physical memory): a capacity beyond it is refused before allocating.
   int64_t memory_budget_bytes = 0;
+  // Layers whose parameters stay as they are (fine-tuning the rest).
+  std::vector<std::string> frozen;
 };
 
 class LocalTrainer {

@@ -17,13 +17,35 @@ namespace mt::cli {
 
 void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
                         const std::string& dataset_note) {
-  app.add_option("--model", model, "preset (lenet5, mentee) or text-format model spec file")
+  app.add_option("--model", model,
+                 "preset (lenet5, mentee, mobilenet-tiny), text-format model spec file, ONNX model "
+                 "(.onnx: its weights are the start) or mt checkpoint (.mtc)")
       ->type_name("NAME|FILE");
   app.add_option("--dataset", dataset,
                  "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), or a directory of IDX "
                  "or CIFAR-10 files" +
                      dataset_note)
       ->type_name("NAME|DIR");
+}
+
+void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path) {
+  app.add_option("--init-from", tuning.init_from,
+                 "start from the weights in this .onnx or .mtc file (they must fit --model's "
+                 "layers): a fresh optimizer at step 0, unlike --resume")
+      ->type_name("FILE");
+  app.add_option("--freeze", tuning.freeze,
+                 "layers whose weights stay as they are (comma-separated names; see mtmodel info)")
+      ->type_name("LAYER,...")
+      ->delimiter(',');
+  app.add_option("--train-only", tuning.train_only,
+                 "train only these layers and freeze every other layer with weights")
+      ->type_name("LAYER,...")
+      ->delimiter(',')
+      ->excludes("--freeze");
+  app.add_option("--export", export_path,
+                 "write the final model here (.onnx, .mtc or a text spec, by extension); without "
+                 "it the model is still kept (the last line printed names the file)")
+      ->type_name("FILE");
 }
 
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
 
 namespace CLI {
@@ -20,6 +21,8 @@ void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
                         const std::string& dataset_note);
 // --epochs, --steps.
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
+// --init-from, --freeze, --train-only, --export.
+void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path);
 // --optimizer, --lr, --momentum, --weight-decay.
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer);
 // --seed. `what` says what it seeds.

@@ -69,6 +69,19 @@ void Model::GetParams(float* host) const { home_.Download(params().Slice(0, para
 void Model::SetParams(const float* host) { home_.Upload(host, params().Slice(0, param_count_)); }
 void Model::GetGrads(float* host) const { home_.Download(grads().Slice(0, param_count_), host); }
 
+std::vector<std::pair<size_t, size_t>> Model::TrainedRanges() const {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const size_t count = layers_[i]->ParamCount(), at = param_offset_[i];
+    if (count == 0 || layers_[i]->frozen()) continue;
+    if (!ranges.empty() && ranges.back().second == at)
+      ranges.back().second += count;
+    else
+      ranges.emplace_back(at, at + count);
+  }
+  return ranges;
+}
+
 void Model::GetRunningStats(float* host) const {
   for (size_t i = 0; i < layers_.size(); ++i)
     if (stat_buffers_[i])
@@ -341,5 +354,7 @@ double Model::Evaluate(int32_t* predictions) {
   }
   return loss;
 }
+
+void Model::GetLogits(float* host) const { loss_backend_->Download(LossInput(batch_).view, host); }
 
 }  // namespace mt

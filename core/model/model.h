@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/layers/layer.h"
@@ -86,6 +87,9 @@ class Model {
   // Layer i's output shape per sample, and the layers it reads (-1: the input).
   const Shape& layer_output_shape(size_t i) const { return shapes_[i + 1]; }
   const std::vector<int>& layer_inputs(size_t i) const { return inputs_[i]; }
+  // The [begin, end) ranges of parameters that train (layers not frozen),
+  // ascending and merged: what the optimizer updates.
+  std::vector<std::pair<size_t, size_t>> TrainedRanges() const;
   // Whether layer i runs a backward pass: it trains, or something below it does.
   bool RunsBackward(size_t i) const { return needs_grad_[i + 1]; }
   // Where the loss runs: the last layer's backend, or home when that lacks it.
@@ -134,6 +138,8 @@ class Model {
   // Forward in evaluation mode; writes the predicted class of each sample of
   // the current batch to `predictions` (may be null). Returns the summed loss.
   double Evaluate(int32_t* predictions);
+  // The logits of the last pass ([batch][classes] floats) to host memory.
+  void GetLogits(float* host) const;
 
  private:
   // A contiguous range of parameters [begin, end) mirrored on another backend.

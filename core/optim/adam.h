@@ -11,8 +11,8 @@ class Adam : public Optimizer {
   Adam(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count)
       : Optimizer(config, backend, param_count, 2) {}
 
-  void Step(kernels::View params, kernels::View grads) override {
-    ++steps_;
+ protected:
+  void StepRange(kernels::View params, kernels::View grads, size_t begin, size_t count) override {
     kernels::AdamHyper h;
     h.lr = config_.lr;
     h.beta1 = config_.beta1;
@@ -20,7 +20,7 @@ class Adam : public Optimizer {
     h.eps = config_.eps;
     h.weight_decay = config_.weight_decay;
     h.step = steps_;
-    backend_.AdamUpdate(h, params, grads, Slot(0), Slot(1));
+    backend_.AdamUpdate(h, params, grads, Slot(0, begin, count), Slot(1, begin, count));
   }
 };
 

@@ -16,9 +16,20 @@ Optimizer::Optimizer(const OptimizerConfig& config, kernels::Backend& backend, s
   }
 }
 
-kernels::View Optimizer::Slot(int i) const {
+kernels::View Optimizer::Slot(int i, size_t begin, size_t count) const {
   if (!slots_) return kernels::View{};
-  return kernels::WholeOf(*slots_).Slice(static_cast<size_t>(i) * param_count_, param_count_);
+  return kernels::WholeOf(*slots_).Slice(static_cast<size_t>(i) * param_count_ + begin, count);
+}
+
+void Optimizer::Step(kernels::View params, kernels::View grads) {
+  ++steps_;
+  if (ranges_.empty()) {
+    StepRange(params, grads, 0, param_count_);
+    return;
+  }
+  for (const auto& [begin, end] : ranges_)
+    StepRange(params.Slice(begin, end - begin), grads.Slice(begin, end - begin), begin,
+              end - begin);
 }
 
 OptimizerState Optimizer::SaveState() const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -34,8 +35,15 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   const char* Kind() const { return config_.kind.c_str(); }
-  // One update of `params` from `grads` (param_count floats each). Allocates nothing.
-  virtual void Step(kernels::View params, kernels::View grads) = 0;
+  // One update of `params` from `grads` (param_count floats each), over the
+  // trained ranges only. Allocates nothing.
+  void Step(kernels::View params, kernels::View grads);
+  // The [begin, end) ranges of parameters it updates (all of them unless
+  // set): frozen layers' parameters are left exactly as they are, weight
+  // decay included.
+  void set_trained_ranges(std::vector<std::pair<size_t, size_t>> ranges) {
+    ranges_ = std::move(ranges);
+  }
 
   int64_t steps() const { return steps_; }
   // Floats in the slot buffers (param_count times the slots per parameter).
@@ -49,7 +57,10 @@ class Optimizer {
   void LoadState(const OptimizerState& state);
 
  protected:
-  kernels::View Slot(int i) const;
+  // The update of params[begin, begin + count) (the views are that range).
+  virtual void StepRange(kernels::View params, kernels::View grads, size_t begin, size_t count) = 0;
+  // Slot i's values for params[begin, begin + count); empty without slots.
+  kernels::View Slot(int i, size_t begin, size_t count) const;
 
   OptimizerConfig config_;
   kernels::Backend& backend_;
@@ -57,6 +68,7 @@ class Optimizer {
   int slot_count_;
   int64_t steps_ = 0;
   std::unique_ptr<kernels::Buffer> slots_;
+  std::vector<std::pair<size_t, size_t>> ranges_;
 };
 
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, kernels::Backend& backend,

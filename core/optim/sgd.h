@@ -11,10 +11,10 @@ class Sgd : public Optimizer {
   Sgd(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count)
       : Optimizer(config, backend, param_count, config.momentum != 0.0f ? 1 : 0) {}
 
-  void Step(kernels::View params, kernels::View grads) override {
+ protected:
+  void StepRange(kernels::View params, kernels::View grads, size_t begin, size_t count) override {
     backend_.SgdUpdate(kernels::SgdHyper{config_.lr, config_.momentum, config_.weight_decay},
-                       params, grads, Slot(0));
-    ++steps_;
+                       params, grads, Slot(0, begin, count));
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "core/data/dataset.h"
 #include "core/model/model_spec.h"
+#include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
@@ -174,6 +175,35 @@ TEST(GraphModelSpec, ShapesAndInputsAreReported) {
   EXPECT_EQ(model->layer_inputs(5), std::vector<int>{0});
   EXPECT_EQ(model->layer_output_shape(6), (Shape{4, 6, 6}));
   EXPECT_EQ(model->output_shape(), Shape{3});
+}
+
+// The preset's count by hand: stem 432 + BN 32; per block expansion
+// (in x hidden + BN), depthwise (9 x hidden + BN), projection (hidden x out
+// + BN); head 32 x 128 + BN; dense 1290. Running statistics: 2 per BN channel.
+TEST(GraphModelSpec, MobileNetTinyHasItsParametersAndLearns) {
+  kernels::CpuBackend cpu(2);
+  auto model = BuildModel(LoadModelSpec("mobilenet-tiny"), cpu);
+  EXPECT_EQ(model->ParamCount(), 45386u);
+  EXPECT_EQ(model->RunningStatCount(), 2880u);
+  EXPECT_EQ(model->output_shape(), Shape{10});
+  const int n = 16;
+  model->InitParams(1);
+  OptimizerConfig oc;
+  oc.lr = 0.05f;
+  auto opt = MakeOptimizer(oc, cpu, model->ParamCount());
+  SetSyntheticBatch(*model, n);
+  const double first = model->ComputeGradients(0) / n;
+  opt->Step(model->params(), model->grads());
+  double last = first;
+  for (int s = 1; s < 30; ++s) {
+    last = model->ComputeGradients(s) / n;
+    opt->Step(model->params(), model->grads());
+  }
+  EXPECT_LT(last, 0.5 * first) << "one batch, 30 steps: the loss should fall";
+  // Training moved the running statistics away from their start (0, 1).
+  std::vector<float> stats(model->RunningStatCount());
+  model->GetRunningStats(stats.data());
+  EXPECT_NE(stats[0], 0.0f);
 }
 
 TEST(GraphModelSpec, FreezingAnUnknownLayerNamesTheLayers) {
