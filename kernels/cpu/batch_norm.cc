@@ -1,5 +1,9 @@
 #include "kernels/cpu/batch_norm.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -37,60 +41,84 @@ inline size_t RowOffset(const BatchNormGeometry& g, int n, int c) {
   return (static_cast<size_t>(n) * g.channels + c) * g.inner;
 }
 
-// s1 += sum(x - k), s2 += sum((x - k)^2) over x[0..n).
-void AddShiftedSums(const float* x, int n, float k, double& s1, double& s2) {
-  const Vec kv = simd::Splat(k);
-  int i = 0;
-  while (i + 2 * kLanes <= n) {
-    const int end = std::min(n, i + kBlock);
-    Vec a0{}, a1{}, b0{}, b1{};  // two chains each, so adds overlap
-    for (; i + 2 * kLanes <= end; i += 2 * kLanes) {
-      const Vec d0 = simd::Load(x + i) - kv, d1 = simd::Load(x + i + kLanes) - kv;
-      a0 += d0;
-      a1 += d1;
-      b0 += d0 * d0;
-      b1 += d1 * d1;
-    }
-    s1 += simd::ReduceAdd(a0 + a1);
-    s2 += simd::ReduceAdd(b0 + b1);
-  }
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - k;
-    s1 += d;
-    s2 += d * d;
-  }
+// Lanes [0, rem) of p, the others `fill` (rem < kLanes).
+inline Vec LoadPartial(const float* p, int rem, Vec fill) {
+#if defined(__AVX512F__)
+  return _mm512_mask_loadu_ps(fill, static_cast<__mmask16>((1u << rem) - 1u), p);
+#else
+  for (int j = 0; j < rem; ++j) fill[j] = p[j];
+  return fill;
+#endif
 }
 
-// s_dy += sum(dy), s_dyx += sum(dy * (x - mean)) over [0..n).
-void AddGradientSums(const float* x, const float* dy, int n, float mean, double& s_dy,
-                     double& s_dyx) {
-  const Vec mv = simd::Splat(mean);
-  int i = 0;
-  while (i + 2 * kLanes <= n) {
-    const int end = std::min(n, i + kBlock);
-    Vec a0{}, a1{}, b0{}, b1{};
-    for (; i + 2 * kLanes <= end; i += 2 * kLanes) {
-      const Vec g0 = simd::Load(dy + i), g1 = simd::Load(dy + i + kLanes);
-      a0 += g0;
-      a1 += g1;
-      b0 += g0 * (simd::Load(x + i) - mv);
-      b1 += g1 * (simd::Load(x + i + kLanes) - mv);
-    }
-    s_dy += simd::ReduceAdd(a0 + a1);
-    s_dyx += simd::ReduceAdd(b0 + b1);
-  }
-  for (; i < n; ++i) {
-    s_dy += dy[i];
-    s_dyx += static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - mean);
-  }
+inline void StorePartial(float* p, int rem, Vec v) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << rem) - 1u), v);
+#else
+  for (int j = 0; j < rem; ++j) p[j] = v[j];
+#endif
 }
+
+// Two sums of one channel: float vectors (two chains each, so adds overlap)
+// over at most kBlock values, whatever the rows' lengths, moved into doubles
+// between blocks. Small planes (7x7) then cost no reduction per row.
+class BlockSums {
+ public:
+  double first() {
+    Flush();
+    return s1_;
+  }
+  double second() {
+    Flush();
+    return s2_;
+  }
+
+  // Adds f(u, v) -> (p, q) over [0, n) to the two sums, where u and v are
+  // the vectors load(i) of the two rows; lanes past n hold pad_u and pad_v,
+  // for which f must give zeros.
+  template <class F>
+  void AddRows(const float* u, const float* v, int n, Vec pad_u, Vec pad_v, F f) {
+    while (n > 0) {
+      const int take = std::min(n, kBlock - pending_);
+      int i = 0;
+      for (; i + 2 * kLanes <= take; i += 2 * kLanes) {
+        f(simd::Load(u + i), simd::Load(v + i), a0_, b0_);
+        f(simd::Load(u + i + kLanes), simd::Load(v + i + kLanes), a1_, b1_);
+      }
+      if (i + kLanes <= take) {
+        f(simd::Load(u + i), simd::Load(v + i), a0_, b0_);
+        i += kLanes;
+      }
+      if (i < take) {
+        f(LoadPartial(u + i, take - i, pad_u), LoadPartial(v + i, take - i, pad_v), a1_, b1_);
+      }
+      pending_ += take;
+      if (pending_ == kBlock) Flush();
+      u += take;
+      v += take;
+      n -= take;
+    }
+  }
+
+ private:
+  void Flush() {
+    s1_ += simd::ReduceAdd(a0_ + a1_);
+    s2_ += simd::ReduceAdd(b0_ + b1_);
+    a0_ = a1_ = b0_ = b1_ = Vec{};
+    pending_ = 0;
+  }
+
+  Vec a0_{}, a1_{}, b0_{}, b1_{};
+  int pending_ = 0;
+  double s1_ = 0.0, s2_ = 0.0;
+};
 
 // y = x * a + b over [0..n); y may be x.
 void AffineRow(const float* x, int n, float a, float b, float* y) {
   const Vec av = simd::Splat(a), bv = simd::Splat(b);
   int i = 0;
   for (; i + kLanes <= n; i += kLanes) simd::Store(y + i, simd::Load(x + i) * av + bv);
-  for (; i < n; ++i) y[i] = x[i] * a + b;
+  if (i < n) StorePartial(y + i, n - i, LoadPartial(x + i, n - i, Vec{}) * av + bv);
 }
 
 // dx = dy * a + (x - mean) * b + c over [0..n); dx may be dy.
@@ -100,14 +128,41 @@ void BackwardRow(const float* x, const float* dy, int n, float a, float b, float
   int i = 0;
   for (; i + kLanes <= n; i += kLanes)
     simd::Store(dx + i, simd::Load(dy + i) * av + (simd::Load(x + i) - mv) * bv + cv);
-  for (; i < n; ++i) dx[i] = dy[i] * a + (x[i] - mean) * b + c;
+  if (i < n) {
+    const Vec g = LoadPartial(dy + i, n - i, Vec{}), xv = LoadPartial(x + i, n - i, mv);
+    StorePartial(dx + i, n - i, g * av + (xv - mv) * bv + cv);
+  }
 }
 
-// y = x * a + b for every row of channel c.
-void AffineChannel(const BatchNormGeometry& g, int c, const float* x, float a, float b, float* y) {
+// Channels are processed in tiles: each pass over a tile walks the samples
+// in order and, within a sample, the tile's channels, whose planes are
+// adjacent in memory. Small planes (7x7) then stream like one array instead
+// of hopping a whole sample ahead after every 49 values, and a tile small
+// enough for the cache is still there when the second pass reads it again.
+constexpr int kMaxTile = 16;
+constexpr size_t kTileBytes = size_t{256} << 10;  // a phone core's L2 holds it
+
+// Channels per tile when each channel brings `streams` arrays of batch *
+// inner floats (x, or x and d_y).
+int TileChannels(const BatchNormGeometry& g, int streams) {
+  const size_t bytes = static_cast<size_t>(g.per_channel()) * sizeof(float) * streams;
+  return static_cast<int>(std::clamp<size_t>(kTileBytes / std::max<size_t>(bytes, 1), 1, kMaxTile));
+}
+
+// fn(tile_begin, tile_end) over the tiles of channels [begin, end).
+template <class Fn>
+void ForTiles(int begin, int end, int tile, Fn&& fn) {
+  for (int t = begin; t < end; t += tile) fn(t, std::min(end, t + tile));
+}
+
+// y = x * a[c - t0] + b[c - t0] for channels [t0, t1), samples in order.
+void AffineTile(const BatchNormGeometry& g, int t0, int t1, const float* x, const float* a,
+                const float* b, float* y) {
   for (int n = 0; n < g.batch; ++n) {
-    const size_t at = RowOffset(g, n, c);
-    AffineRow(x + at, g.inner, a, b, y + at);
+    for (int c = t0; c < t1; ++c) {
+      const size_t at = RowOffset(g, n, c);
+      AffineRow(x + at, g.inner, a[c - t0], b[c - t0], y + at);
+    }
   }
 }
 
@@ -121,22 +176,42 @@ void BatchNormForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, cons
   // so it keeps the biased one (0) rather than dividing by zero.
   const double unbias = count > 1 ? count / (count - 1) : 1.0;
   const double m = g.momentum;
+  const int tile = TileChannels(g, 1);
   ForChannels(pool, g, [&](int begin, int end) {
-    for (int c = begin; c < end; ++c) {
-      const float k = x[RowOffset(g, 0, c)];
-      double s1 = 0.0, s2 = 0.0;
-      for (int n = 0; n < g.batch; ++n) AddShiftedSums(x + RowOffset(g, n, c), g.inner, k, s1, s2);
-      const double shifted_mean = s1 / count;
-      const double var = std::max(0.0, s2 / count - shifted_mean * shifted_mean);
-      const double mean = k + shifted_mean;
-      const double invstd = 1.0 / std::sqrt(var + g.epsilon);
-      save_mean[c] = static_cast<float>(mean);
-      save_invstd[c] = static_cast<float>(invstd);
-      running_mean[c] = static_cast<float>((1.0 - m) * running_mean[c] + m * mean);
-      running_var[c] = static_cast<float>((1.0 - m) * running_var[c] + m * var * unbias);
-      const double a = scale[c] * invstd;
-      AffineChannel(g, c, x, static_cast<float>(a), static_cast<float>(shift[c] - mean * a), y);
-    }
+    ForTiles(begin, end, tile, [&](int t0, int t1) {
+      // Sums of x - k, k the channel's first value.
+      BlockSums sums[kMaxTile];
+      float k[kMaxTile];
+      for (int c = t0; c < t1; ++c) k[c - t0] = x[RowOffset(g, 0, c)];
+      for (int n = 0; n < g.batch; ++n) {
+        for (int c = t0; c < t1; ++c) {
+          const float* row = x + RowOffset(g, n, c);
+          const Vec kv = simd::Splat(k[c - t0]);
+          // Padding lanes hold k, whose shifted value is 0.
+          sums[c - t0].AddRows(row, row, g.inner, kv, kv, [kv](Vec u, Vec, Vec& a, Vec& b) {
+            const Vec d = u - kv;
+            a += d;
+            b += d * d;
+          });
+        }
+      }
+      float a[kMaxTile], b[kMaxTile];
+      for (int c = t0; c < t1; ++c) {
+        BlockSums& s = sums[c - t0];
+        const double shifted_mean = s.first() / count;
+        const double var = std::max(0.0, s.second() / count - shifted_mean * shifted_mean);
+        const double mean = k[c - t0] + shifted_mean;
+        const double invstd = 1.0 / std::sqrt(var + g.epsilon);
+        save_mean[c] = static_cast<float>(mean);
+        save_invstd[c] = static_cast<float>(invstd);
+        running_mean[c] = static_cast<float>((1.0 - m) * running_mean[c] + m * mean);
+        running_var[c] = static_cast<float>((1.0 - m) * running_var[c] + m * var * unbias);
+        const double scaled = scale[c] * invstd;
+        a[c - t0] = static_cast<float>(scaled);
+        b[c - t0] = static_cast<float>(shift[c] - mean * scaled);
+      }
+      AffineTile(g, t0, t1, x, a, b, y);
+    });
   });
 }
 
@@ -144,13 +219,17 @@ void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, con
                                const float* scale, const float* shift, const float* running_mean,
                                const float* running_var, float* save_invstd, float* y) {
   ForChannels(pool, g, [&](int begin, int end) {
-    for (int c = begin; c < end; ++c) {
-      const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon);
-      save_invstd[c] = static_cast<float>(invstd);
-      const double a = scale[c] * invstd;
-      AffineChannel(g, c, x, static_cast<float>(a),
-                    static_cast<float>(shift[c] - running_mean[c] * a), y);
-    }
+    ForTiles(begin, end, kMaxTile, [&](int t0, int t1) {
+      float a[kMaxTile], b[kMaxTile];
+      for (int c = t0; c < t1; ++c) {
+        const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon);
+        save_invstd[c] = static_cast<float>(invstd);
+        const double scaled = scale[c] * invstd;
+        a[c - t0] = static_cast<float>(scaled);
+        b[c - t0] = static_cast<float>(shift[c] - running_mean[c] * scaled);
+      }
+      AffineTile(g, t0, t1, x, a, b, y);
+    });
   });
 }
 
@@ -160,36 +239,54 @@ void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float
                        float* d_shift) {
   const bool need_sums = batch_stats || d_scale != nullptr || d_shift != nullptr;
   const double count = g.per_channel();
+  const int tile = TileChannels(g, 2);
   ForChannels(pool, g, [&](int begin, int end) {
-    for (int c = begin; c < end; ++c) {
-      const float mean = save_mean[c];
-      const double invstd = save_invstd[c];
-      double s_dy = 0.0, s_dyx = 0.0;
+    ForTiles(begin, end, tile, [&](int t0, int t1) {
+      // Sums of d_y and of d_y * (x - mean).
+      BlockSums sums[kMaxTile];
       if (need_sums) {
         for (int n = 0; n < g.batch; ++n) {
-          const size_t at = RowOffset(g, n, c);
-          AddGradientSums(x + at, d_y + at, g.inner, mean, s_dy, s_dyx);
+          for (int c = t0; c < t1; ++c) {
+            const size_t at = RowOffset(g, n, c);
+            const Vec mv = simd::Splat(save_mean[c]);
+            // Padding lanes: d_y 0, x the mean.
+            sums[c - t0].AddRows(d_y + at, x + at, g.inner, Vec{}, mv,
+                                 [mv](Vec dy, Vec xv, Vec& a, Vec& b) {
+                                   a += dy;
+                                   b += dy * (xv - mv);
+                                 });
+          }
         }
       }
-      if (d_shift) d_shift[c] = static_cast<float>(s_dy);
-      if (d_scale) d_scale[c] = static_cast<float>(s_dyx * invstd);
-      if (!d_x) continue;
-      // With batch statistics, d_x = scale * invstd * (d_y - mean(d_y) -
-      // xhat * mean(d_y * xhat)), xhat = (x - mean) * invstd; without, the
-      // map is affine and only the first term remains.
-      const double a = scale[c] * invstd;
-      if (!batch_stats) {
-        AffineChannel(g, c, d_y, static_cast<float>(a), 0.0f, d_x);
-        continue;
+      // d_x = a * d_y + b * (x - mean) + off: with batch statistics,
+      // scale * invstd * (d_y - mean(d_y) - xhat * mean(d_y * xhat)) with
+      // xhat = (x - mean) * invstd; without, the map is affine and only
+      // a * d_y remains.
+      float a[kMaxTile], b[kMaxTile], off[kMaxTile];
+      for (int c = t0; c < t1; ++c) {
+        const double s_dy = need_sums ? sums[c - t0].first() : 0.0;
+        const double s_dyx = need_sums ? sums[c - t0].second() : 0.0;
+        const double invstd = save_invstd[c];
+        if (d_shift) d_shift[c] = static_cast<float>(s_dy);
+        if (d_scale) d_scale[c] = static_cast<float>(s_dyx * invstd);
+        const double scaled = scale[c] * invstd;
+        a[c - t0] = static_cast<float>(scaled);
+        b[c - t0] = batch_stats ? static_cast<float>(-scaled * invstd * invstd * s_dyx / count) : 0;
+        off[c - t0] = batch_stats ? static_cast<float>(-scaled * s_dy / count) : 0;
       }
-      const double b = -a * invstd * invstd * s_dyx / count;
-      const double off = -a * s_dy / count;
+      if (!d_x) return;
       for (int n = 0; n < g.batch; ++n) {
-        const size_t at = RowOffset(g, n, c);
-        BackwardRow(x + at, d_y + at, g.inner, static_cast<float>(a), static_cast<float>(b), mean,
-                    static_cast<float>(off), d_x + at);
+        for (int c = t0; c < t1; ++c) {
+          const size_t at = RowOffset(g, n, c);
+          if (batch_stats) {
+            BackwardRow(x + at, d_y + at, g.inner, a[c - t0], b[c - t0], save_mean[c], off[c - t0],
+                        d_x + at);
+          } else {
+            AffineRow(d_y + at, g.inner, a[c - t0], 0.0f, d_x + at);
+          }
+        }
       }
-    }
+    });
   });
 }
 
