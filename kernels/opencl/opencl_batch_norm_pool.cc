@@ -2,8 +2,6 @@
 // OpenCL backend (cl/batch_norm.cl, cl/avg_pool.cl, cl/elementwise.cl).
 #include "kernels/opencl/opencl_backend.h"
 
-#include <algorithm>
-
 namespace mt::kernels {
 namespace {
 
@@ -89,20 +87,24 @@ void OpenClBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x,
 void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
                                               View shift, View running_mean, View running_var,
                                               View save_invstd, View y) {
+  Call("batch_norm_invstd")
+      .Arg(running_var)
+      .Arg(save_invstd)
+      .Arg(g.channels)
+      .Arg(g.epsilon)
+      .Run(queue(), g.channels);
   const int total = g.batch * g.channels * g.inner;
   Call("batch_norm_forward_inference")
       .Arg(x)
       .Arg(scale)
       .Arg(shift)
       .Arg(running_mean)
-      .Arg(running_var)
       .Arg(save_invstd)
       .Arg(y)
       .Arg(total)
       .Arg(g.channels)
       .Arg(g.inner)
-      .Arg(g.epsilon)
-      .Run(queue(), std::max(total, g.channels));
+      .Run(queue(), total);
 }
 
 void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,

@@ -74,21 +74,27 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_f
   }
 }
 
-// Elementwise with the running statistics; the first `channels` items also
-// save 1 / sqrt(var + eps) for a frozen layer's backward pass.
+// Evaluation (or a frozen layer) in two launches: 1 / sqrt(var + eps) per
+// channel, saved for a frozen layer's backward pass, then an elementwise map
+// that reads it (a square root per element made PoCL's loop ten times slower).
+__kernel void batch_norm_invstd(__global const float* rvar, int rvar_off, __global float* sinvstd,
+                                int sinvstd_off, int channels, float eps) {
+  const int c = get_global_id(0);
+  if (c >= channels) return;
+  sinvstd[sinvstd_off + c] = 1.0f / sqrt(rvar[rvar_off + c] + eps);
+}
+
 __kernel void batch_norm_forward_inference(__global const float* x, int x_off,
                                            __global const float* scale, int scale_off,
                                            __global const float* shift, int shift_off,
                                            __global const float* rmean, int rmean_off,
-                                           __global const float* rvar, int rvar_off,
-                                           __global float* sinvstd, int sinvstd_off,
+                                           __global const float* sinvstd, int sinvstd_off,
                                            __global float* y, int y_off, int total, int channels,
-                                           int inner, float eps) {
+                                           int inner) {
   const int i = get_global_id(0);
-  if (i < channels) sinvstd[sinvstd_off + i] = 1.0f / sqrt(rvar[rvar_off + i] + eps);
   if (i >= total) return;
   const int c = (i / inner) % channels;
-  const float a = scale[scale_off + c] * (1.0f / sqrt(rvar[rvar_off + c] + eps));
+  const float a = scale[scale_off + c] * sinvstd[sinvstd_off + c];
   const float b = shift[shift_off + c] - rmean[rmean_off + c] * a;
   y[y_off + i] = x[x_off + i] * a + b;
 }
