@@ -1,0 +1,26 @@
+// A model as files carry it: the spec, and the weights when the file has
+// them (an ONNX model or a checkpoint does, a text spec does not).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model.pb.h"
+
+namespace mt {
+
+// The model's two host-side buffers, in its own layout (core/model/model.h):
+// the parameters, layer by layer, and batch norm's running statistics.
+struct ModelWeights {
+  std::vector<float> params;
+  std::vector<float> running_stats;
+};
+
+struct LoadedModel {
+  proto::ModelSpec spec;
+  std::optional<ModelWeights> weights;  // absent for a text spec or a preset
+  std::string origin;                   // the path or preset it came from
+};
+
+}  // namespace mt

@@ -1,0 +1,22 @@
+// mt models as ONNX (opset 13, IR version 7): a graph ONNX Runtime runs
+// unchanged, with the batch dimension symbolic ("N") and the weights as
+// initializers named after the layers ("conv1.weight"). Batch norm is the
+// inference form with the running statistics; dropout stays a Dropout node
+// (an identity in inference) so that importing the file gives the same spec.
+#pragma once
+
+#include <string>
+
+#include "model_io/model_weights.h"
+#include "model_io/onnx_error.h"
+
+namespace mt {
+
+constexpr int kOnnxExportOpset = 13;
+
+// Throws OnnxError when the spec does not build or the weights do not fit it.
+std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& weights);
+// Written atomically.
+void ExportOnnx(const proto::ModelSpec& spec, const ModelWeights& weights, const std::string& path);
+
+}  // namespace mt

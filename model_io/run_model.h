@@ -1,0 +1,42 @@
+// The model a training run starts from and the one it leaves behind, shared
+// by mthub and mtworker --standalone.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/fine_tuning.h"
+#include "core/model/model.h"
+#include "model_io/model_file.h"
+
+namespace mt {
+
+struct RunModel {
+  proto::ModelSpec spec;
+  // Weights to start from: --init-from's, else the model file's own (an
+  // .onnx or .mtc --model), else none (initialised from the seed).
+  std::optional<ModelWeights> initial;
+  std::string initial_origin;
+  std::vector<std::string> frozen;  // layer names (FrozenLayers)
+};
+
+// Loads --model (preset, text spec, .onnx or .mtc) and --init-from, whose
+// weights must fit --model's layers. Throws (OnnxError, CheckpointError,
+// ModelSpecError, std::invalid_argument) naming the file and the layer.
+RunModel LoadRunModel(const std::string& model, const FineTuning& tuning);
+
+ModelWeights WeightsOf(const Model& model);
+void SetWeights(Model& model, const ModelWeights& weights);
+
+// Where a run keeps its final model: `export_path` when given; else
+// final.onnx in `run_dir` (the checkpoint directory) when there is one; else
+// STATE_DIR/models/NAME-YYYYmmdd-HHMMSS.onnx.
+std::string FinalModelPath(const std::string& export_path, const std::string& run_dir,
+                           const std::string& state_dir, const std::string& model_name);
+// Writes `model` to `path` (by extension, model_file.h), creating its
+// directory; throws std::runtime_error when it cannot.
+SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec,
+                          const Model& model);
+
+}  // namespace mt
