@@ -14,6 +14,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   dataset-fashion-mnist
   clang libclang-rt-14-dev
+  libonnx-dev python3-onnx
 )
 for arg in "$@"; do
   case "$arg" in
