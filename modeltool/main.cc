@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   mt::cli::Configure(app,
                      "mtmodel info FILE [--json]\n"
                      "       mtmodel convert IN OUT [--seed N]\n"
-                     "       mtmodel eval FILE --dataset D [--report R] [--batch B]");
+                     "       mtmodel eval FILE --dataset D [--report R] [--batch B] [--threads N]");
   app.description(
       "Models as files: .onnx (ONNX), .mtc (mt checkpoints), text specs and presets. Commands: "
       "info (layers, shapes, parameters, FLOPs), convert (between the formats, by extension), "

@@ -21,7 +21,7 @@ const std::string kFashion = "/usr/share/datasets/fashion-mnist";
 
 std::string Tool() { return test_support::BinaryPath("modeltool/mtmodel"); }
 
-test_support::ProcessResult Run(std::vector<std::string> args, double timeout = 120) {
+test_support::ProcessResult Mtmodel(std::vector<std::string> args, double timeout = 120) {
   args.insert(args.begin(), Tool());
   return RunProcess(args, timeout);
 }
@@ -38,29 +38,29 @@ class MtModel : public ::testing::Test {
 };
 
 TEST_F(MtModel, HelpAndUsageErrors) {
-  auto r = Run({"--help"});
+  auto r = Mtmodel({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("mtmodel info FILE"));
-  r = Run({"convert", "--help"});
+  r = Mtmodel({"convert", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--seed"));
-  EXPECT_EQ(Run({}).exit_code, 2);
-  EXPECT_EQ(Run({"frobnicate"}).exit_code, 2);
-  EXPECT_EQ(Run({"info"}).exit_code, 2);
-  r = Run({"eval", "lenet5"});
+  EXPECT_EQ(Mtmodel({}).exit_code, 2);
+  EXPECT_EQ(Mtmodel({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(Mtmodel({"info"}).exit_code, 2);
+  r = Mtmodel({"eval", "lenet5"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--dataset"));
-  r = Run({"convert", "lenet5", Path("x.onxx")});
+  r = Mtmodel({"convert", "lenet5", Path("x.onxx")});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("unknown extension"));
 }
 
 TEST_F(MtModel, InfoTableAndJson) {
-  auto r = Run({"info", "lenet5"});
+  auto r = Mtmodel({"info", "lenet5"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("conv1"));
   EXPECT_THAT(r.output, HasSubstr("61706"));  // lenet5's parameters
-  r = Run({"info", "lenet5", "--json"});
+  r = Mtmodel({"info", "lenet5", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["totals"]["params"], 61706);
@@ -70,32 +70,32 @@ TEST_F(MtModel, InfoTableAndJson) {
 }
 
 TEST_F(MtModel, ConvertRoundTripsAndSaysWhatItDid) {
-  auto r = Run({"convert", "lenet5", Path("a.onnx"), "--seed", "5"});
+  auto r = Mtmodel({"convert", "lenet5", Path("a.onnx"), "--seed", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("freshly initialised"));
-  ASSERT_EQ(Run({"convert", Path("a.onnx"), Path("b.onnx")}).exit_code, 0);
+  ASSERT_EQ(Mtmodel({"convert", Path("a.onnx"), Path("b.onnx")}).exit_code, 0);
   EXPECT_EQ(ReadAll(Path("a.onnx")), ReadAll(Path("b.onnx")));
-  ASSERT_EQ(Run({"convert", Path("a.onnx"), Path("a.mtc")}).exit_code, 0);
-  ASSERT_EQ(Run({"convert", Path("a.mtc"), Path("c.onnx")}).exit_code, 0);
+  ASSERT_EQ(Mtmodel({"convert", Path("a.onnx"), Path("a.mtc")}).exit_code, 0);
+  ASSERT_EQ(Mtmodel({"convert", Path("a.mtc"), Path("c.onnx")}).exit_code, 0);
   EXPECT_EQ(ReadAll(Path("a.onnx")), ReadAll(Path("c.onnx")));
-  r = Run({"convert", Path("a.onnx"), Path("a.pbtxt")});
+  r = Mtmodel({"convert", Path("a.onnx"), Path("a.pbtxt")});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("not kept"));
   EXPECT_THAT(ReadAll(Path("a.pbtxt")), HasSubstr("name: \"fc3\""));
-  r = Run({"info", Path("a.onnx")});
+  r = Mtmodel({"info", Path("a.onnx")});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("with weights"));
 }
 
 TEST_F(MtModel, RuntimeFailuresExitOne) {
-  auto r = Run({"info", Path("missing.onnx")});
+  auto r = Mtmodel({"info", Path("missing.onnx")});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("missing.onnx"));
   { std::ofstream(Path("junk.onnx")) << "not a model"; }
-  r = Run({"convert", Path("junk.onnx"), Path("out.mtc")});
+  r = Mtmodel({"convert", Path("junk.onnx"), Path("out.mtc")});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("not an ONNX model"));
-  r = Run({"eval", "lenet5", "--dataset", kFashion});
+  r = Mtmodel({"eval", "lenet5", "--dataset", kFashion});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("has no weights"));
   EXPECT_THAT(r.output, Not(HasSubstr("Sanitizer")));
@@ -103,9 +103,9 @@ TEST_F(MtModel, RuntimeFailuresExitOne) {
 
 TEST_F(MtModel, EvalReportsAccuracyAndLoss) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << kFashion << " not installed";
-  ASSERT_EQ(Run({"convert", "lenet5", Path("m.onnx")}).exit_code, 0);
-  const auto r = Run({"eval", Path("m.onnx"), "--dataset", kFashion, "--report", Path("r.json"),
-                      "--batch", "500", "--threads", "2"});
+  ASSERT_EQ(Mtmodel({"convert", "lenet5", Path("m.onnx")}).exit_code, 0);
+  const auto r = Mtmodel({"eval", Path("m.onnx"), "--dataset", kFashion, "--report", Path("r.json"),
+                          "--batch", "500", "--threads", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = test_support::ReadJson(Path("r.json"));
   EXPECT_EQ(j["samples"], 10000);
@@ -114,8 +114,8 @@ TEST_F(MtModel, EvalReportsAccuracyAndLoss) {
   EXPECT_GT(j["test_loss"].get<double>(), 0.0);
   EXPECT_EQ(j["model"], "lenet5");
   // A model for other data is refused.
-  ASSERT_EQ(Run({"convert", "mentee", Path("cifar.onnx")}).exit_code, 0);
-  const auto wrong = Run({"eval", Path("cifar.onnx"), "--dataset", kFashion});
+  ASSERT_EQ(Mtmodel({"convert", "mentee", Path("cifar.onnx")}).exit_code, 0);
+  const auto wrong = Mtmodel({"eval", Path("cifar.onnx"), "--dataset", kFashion});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
   EXPECT_THAT(wrong.output, HasSubstr("3x32x32"));
 }
