@@ -6,6 +6,7 @@
 #include <map>
 
 #include "model_io/onnx_importer.h"
+#include "model_io/onnx_shape_ops.h"
 
 namespace mt {
 namespace {
@@ -21,8 +22,8 @@ float ScalarOf(const OnnxNode& n, const OnnxConstant& c, const std::string& role
 int SquareAttr(const OnnxNode& n, const char* name, int fallback) {
   const std::vector<int64_t> v = n.Ints(name);
   if (v.empty()) return fallback;
-  if (v.size() != 2 || v[0] != v[1] || v[0] < 0 || v[0] > (1 << 16))
-    n.Fail(std::string("attribute '") + name + "' must be two equal sizes (square), got " +
+  if (v.size() != 2 || v[0] != v[1] || v[0] < 1 || v[0] > (1 << 16))
+    n.Fail(std::string("attribute '") + name + "' must be two equal positive sizes (square), got " +
            DimsText(v));
   return static_cast<int>(v[0]);
 }
@@ -251,11 +252,18 @@ void Reshape(OnnxImporter& im, const OnnxNode& n) {
   const ImportedValue& x = im.Value(n, 0);
   const OnnxConstant& shape = im.Constant(n, 1, "shape");
   const std::vector<int64_t>& s = shape.ints;
-  const bool to_flat = !shape.is_float && s.size() == 2 && s[1] == -1 && s[0] >= 0;
+  const bool to_flat =
+      !shape.is_float && s.size() == 2 && s[1] == -1 && (s[0] >= 0 || s[0] == kBatchDim);
   const bool to_count = !shape.is_float && s.size() == 2 && s[0] == -1 && s[1] > 0;
-  if (!to_flat && !to_count)
-    n.Fail("only a reshape to [N, features] is supported ([0, -1], [N, -1] or [-1, C]), got " +
-           DimsText(shape.ints));
+  if (!to_flat && !to_count) {
+    std::string text;
+    for (int64_t d : s)
+      text += (text.empty() ? "" : ", ") + (d == kBatchDim     ? "N"
+                                            : d == kUnknownDim ? "?"
+                                                               : std::to_string(d));
+    n.Fail("only a reshape to [N, features] is supported ([0, -1], [N, -1] or [-1, C]), got [" +
+           text + "]");
+  }
   if (s[0] == 0 && n.Int("allowzero", 0) != 0) n.Fail("allowzero with a 0 dimension");
   if (to_count) im.ExpectCount(n, x.layer, s[1]);
   Flatten(im, n, x);
@@ -371,10 +379,12 @@ const std::map<std::string, Translate>& Translations() {
       {"AveragePool", [](OnnxImporter& im, const OnnxNode& n) { Pool(im, n, false); }},
       {"BatchNormalization", BatchNormalization},
       {"Clip", Clip},
+      {"Concat", ImportConcat},
       {"Constant", Constant},
       {"Conv", Conv},
       {"Dropout", Dropout},
       {"Flatten", FlattenOp},
+      {"Gather", ImportGather},
       {"Gemm", Gemm},
       {"GlobalAveragePool", GlobalAveragePool},
       {"Identity", Identity},
@@ -383,6 +393,8 @@ const std::map<std::string, Translate>& Translations() {
       {"Pad", Pad},
       {"Relu", Relu},
       {"Reshape", Reshape},
+      {"Shape", ImportShape},
+      {"Unsqueeze", ImportUnsqueeze},
       {"Add", Sum},
       {"Sum", Sum},
   };

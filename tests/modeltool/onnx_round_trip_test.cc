@@ -143,3 +143,37 @@ TEST(OnnxImport, OldStyleClipAttributesAndInitializersAsInputs) {
 
 }  // namespace
 }  // namespace mt
+
+namespace mt {
+namespace {
+
+// x.view(x.size(0), -1) with a dynamic batch, as torch.onnx.export writes
+// it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+TEST(OnnxImport, ViewWithTheBatchSizeFromShapeOps) {
+  test_support::OnnxBuilder b({1, 3, 3});
+  b.Weight("w", {2, 1, 3, 3}, test_support::Iota(18));
+  b.Node("Conv", "/conv/Conv", {"x", "w"}, "c");
+  b.Node("Shape", "/Shape", {"c"}, "s");
+  auto& zero = *b.g.add_initializer();
+  zero.set_name("zero");
+  zero.set_data_type(onnx::TensorProto::INT64);
+  zero.add_int64_data(0);  // a scalar
+  b.Node("Gather", "/Gather", {"s", "zero"}, "n");
+  b.Ints("axes", {0});
+  b.Node("Unsqueeze", "/Unsqueeze", {"n", "axes"}, "n1");
+  b.Ints("minus_one", {-1});
+  test_support::SetInt(b.Node("Concat", "/Concat", {"n1", "minus_one"}, "shape"), "axis", 0);
+  b.Node("Reshape", "/Reshape", {"c", "shape"}, "flat");
+  b.Weight("fc.w", {3, 2}, test_support::Iota(6));
+  auto& gemm = b.Node("Gemm", "/fc/Gemm", {"flat", "fc.w"}, "y");
+  test_support::SetInt(gemm, "transB", 1);
+  b.Output("y");
+  const LoadedModel m = ImportOnnxBytes(b.Bytes(), "view.onnx");
+  ASSERT_EQ(m.spec.layer_size(), 3);
+  EXPECT_TRUE(m.spec.layer(0).conv().no_bias());
+  EXPECT_TRUE(m.spec.layer(1).has_flatten());
+  EXPECT_EQ(m.spec.layer(2).name(), "fc");
+}
+
+}  // namespace
+}  // namespace mt
