@@ -13,6 +13,7 @@
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 #include "hub/model_health.h"
+#include "model_io/run_model.h"
 #include "tls/server_credentials.h"
 
 namespace mt {
@@ -48,14 +49,28 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
     throw std::invalid_argument("--resume needs a checkpoint directory");
   if (!config_.checkpoint_dir.empty())
     EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
-  spec_ = LoadModelSpec(config_.model);
+  RunModel run = LoadRunModel(config_.model, config_.tuning);
+  spec_ = run.spec;
   // The hub needs only the training set's size; the workers read the samples.
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
   test_ = LoadDataset(config_.dataset, Split::kTest);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
-  master_ =
-      std::make_unique<MasterModel>(spec_, config_.optimizer, ParseCompression(config_.compression),
-                                    static_cast<int>(config_.threads), config_.seed, kEvalBatch);
+  master_ = std::make_unique<MasterModel>(
+      spec_, config_.optimizer, ParseCompression(config_.compression),
+      static_cast<int>(config_.threads), config_.seed, kEvalBatch, run.frozen);
+  if (run.initial && !config_.resume) {
+    SetWeights(master_->model(), *run.initial);
+    spdlog::info("initial weights from {}", run.initial_origin);
+  }
+  // Batch norm's statistics are recomputed on the hub from training samples
+  // (core/train/recalibrate.h), so only a model with them loads the set here.
+  if (master_->model().RunningStatCount() > 0)
+    calibration_ = LoadDataset(config_.dataset, Split::kTrain);
+  if (!run.frozen.empty()) {
+    const size_t exchanged = master_->param_count() - master_->exchanged_begin();
+    spdlog::info("frozen: {} layer(s); {} of {} parameters travel each step", run.frozen.size(),
+                 exchanged, master_->param_count());
+  }
   if (master_->model().input_shape() != train.sample)
     throw std::runtime_error("dataset " + config_.dataset + " has samples of " +
                              train.sample.ToString() + " but model " + spec_.name() + " takes " +
@@ -188,9 +203,28 @@ int Hub::Run() {
                        metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
   // Diverged weights would only be resumed into the same failure; the
   // last checkpoint before it is the one to go back to.
-  if (broken.empty()) SaveCheckpoint();
+  if (broken.empty()) {
+    SaveCheckpoint();
+    SaveFinal();
+  }
   WriteReport(train_seconds);
+  if (!final_model_path_.empty()) spdlog::info("final model: {}", final_model_path_);
   return broken.empty() ? 0 : 1;
+}
+
+void Hub::SaveFinal() {
+  RecalibrateRunningStats(coordinator_->steps_done());
+  const std::string state_dir =
+      config_.tls.state_dir.empty() ? tls::DefaultStateDir() : config_.tls.state_dir;
+  const std::string path =
+      FinalModelPath(config_.export_path, config_.checkpoint_dir, state_dir, spec_.name());
+  try {
+    SaveFinalModel(path, spec_, master_->model());
+    final_model_path_ = path;
+  } catch (const std::exception& e) {
+    // The run itself succeeded; its checkpoint (if any) still holds the weights.
+    spdlog::error("could not write the final model to {}: {}", path, e.what());
+  }
 }
 
 void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
@@ -211,6 +245,7 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
 void Hub::SaveCheckpoint() {
   if (config_.checkpoint_dir.empty()) return;
   const int64_t step = coordinator_->steps_done();
+  RecalibrateRunningStats(step);
   try {
     const std::string path =
         master_->SaveCheckpoint(config_.checkpoint_dir, step, plan_->EpochOf(step), config_.seed);

@@ -57,12 +57,18 @@ class Hub {
   void CheckTarget(const EvalPoint& eval);
   void RecordStep(const StepCoordinator::StepOutcome& outcome);
   void SaveCheckpoint();
+  // The final model where the run keeps it (run_model.h); logged, not fatal.
+  void SaveFinal();
+  // Batch norm statistics for the master weights (core/train/recalibrate.h),
+  // before they are evaluated, checkpointed or exported.
+  void RecalibrateRunningStats(int64_t step);
   void WriteReport(double train_seconds);
 
   HubConfig config_;
   proto::ModelSpec spec_;
   std::unique_ptr<Dataset> test_;
-  std::unique_ptr<RunPlan> plan_;  // once the training set's size is known
+  std::unique_ptr<Dataset> calibration_;  // the training set, for models with batch norm
+  std::unique_ptr<RunPlan> plan_;         // once the training set's size is known
   std::unique_ptr<MasterModel> master_;
   RunMetrics metrics_;
   HubEventSink* events_;
@@ -79,7 +85,8 @@ class Hub {
   double best_test_loss_ = 1e300;
   int64_t epochs_without_improvement_ = 0;
   std::string stop_reason_;
-  std::string tls_fingerprint_;  // of the certificate the hub presents; "" in plaintext
+  std::string final_model_path_;  // "" until written
+  std::string tls_fingerprint_;   // of the certificate the hub presents; "" in plaintext
   double last_loss_ = 0;
   std::chrono::steady_clock::time_point train_started_;
   std::vector<EvalPoint> eval_history_;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
 #include "tls/tls_options.h"
 
@@ -16,6 +17,8 @@ struct HubConfig {
   int port = 50051;  // 0: any free port (see Hub::port())
   std::string model = "lenet5";
   std::string dataset = "fashion-mnist";
+  FineTuning tuning;         // --init-from, --freeze, --train-only
+  std::string export_path;   // "": the final model goes to checkpoint_dir or state/models
   int64_t global_batch = 0;  // 0: 64 per worker
   // Fixed per-worker shares of the global batch in join order (tests and
   // benchmarks); empty: equal shares.

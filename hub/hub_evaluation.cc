@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/train/evaluate.h"
+#include "core/train/recalibrate.h"
 #include "core/util/process_stats.h"
 #include "hub/hub.h"
 
@@ -16,7 +17,16 @@ bool Hub::EvaluationDue(int64_t steps_done) const {
          (config_.eval_every > 0 && steps_done % config_.eval_every == 0);
 }
 
+void Hub::RecalibrateRunningStats(int64_t step) {
+  if (!calibration_) return;
+  const double cpu_start = ThreadCpuSeconds();
+  // 40 batches: layer momentum 0.1 leaves 1.5% of the reset statistics.
+  mt::RecalibrateRunningStats(master_->model(), *calibration_, 40, config_.seed ^ step);
+  metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
+}
+
 void Hub::Evaluate(int64_t steps_done, bool run_ended) {
+  RecalibrateRunningStats(steps_done);
   const double cpu_start = ThreadCpuSeconds();
   const EvalResult r = mt::Evaluate(master_->model(), *test_);
   metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;

@@ -157,6 +157,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::Section(app, "Model, data and training");
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
+  cli::AddFineTuning(app, cfg.tuning, cfg.export_path);
   app.add_option("--patience", cfg.patience,
                  "stop when the test loss has not improved for this many epochs (0: never)")
       ->transform(Integer(0));
@@ -206,6 +207,10 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                          " differ; give one directory");
       cfg.checkpoint_dir = resume_dir;
       cfg.resume = true;
+      if (!cfg.tuning.init_from.empty())
+        throw UsageError(
+            "--resume and --init-from: --resume continues a run, --init-from "
+            "starts a new one from a model's weights; give one");
     }
     cfg.token = cli::ResolveToken(token);
     cli::ApplyLogLevel(options.log_level);

@@ -13,19 +13,30 @@
 namespace mt {
 
 MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
-                         Compression compression, int threads, uint64_t seed, int eval_batch)
-    : backend_(threads), spec_text_(ModelSpecToText(spec)), compression_(compression) {
-  model_ = BuildModel(spec, backend_);
-  model_->Reserve(eval_batch);
+                         Compression compression, int threads, uint64_t seed, int eval_batch,
+                         const std::vector<std::string>& frozen)
+    : backend_(threads),
+      spec_text_(ModelSpecToText(spec)),
+      frozen_(frozen),
+      compression_(compression) {
+  model_ = BuildModel(spec, backend_, {}, frozen_);
+  // Evaluation batches as large as asked, but within 256 MiB of
+  // activations: a MobileNet takes megabytes per sample.
+  const size_t per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
+  const size_t fits = (size_t{256} << 20) / std::max<size_t>(per_sample, 1);
+  model_->Reserve(static_cast<int>(std::clamp<size_t>(fits, 16, static_cast<size_t>(eval_batch))));
   model_->InitParams(seed);
   optimizer_ = MakeOptimizer(optimizer, backend_, model_->ParamCount());
+  const auto trained = model_->TrainedRanges();
+  if (!frozen_.empty()) optimizer_->set_trained_ranges(trained);
   const size_t model_per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
   bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
   const size_t slots = optimizer_->SaveState().slots.size();
   fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample +
                  2 * (model_->ParamCount() + slots) * sizeof(float);
   if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
-  segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount());
+  segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
+                                     trained.empty() ? 0 : trained.front().first);
   encoded_average_.resize(segments_.size());
 }
 
@@ -114,6 +125,9 @@ void MasterModel::Restore(const Checkpoint& ck, const std::string& origin) {
   if (ck.weights.size() != model_->ParamCount())
     throw std::runtime_error("checkpoint " + origin + ": weight count does not match the model");
   model_->SetParams(ck.weights.data());
+  // A checkpoint from before running statistics travelled keeps the start's.
+  if (ck.running_stats.size() == model_->RunningStatCount())
+    model_->SetRunningStats(ck.running_stats.data());
   optimizer_->LoadState(ck.optimizer);
 }
 

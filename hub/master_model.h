@@ -23,14 +23,20 @@ class MasterModel {
  public:
   // Builds the model with initial weights from `seed`, reserved for
   // evaluation batches of `eval_batch`.
+  // `frozen` names layers that keep their weights: the optimizer leaves them
+  // and the segments start at the lowest trained layer's parameters.
   MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
-              Compression compression, int threads, uint64_t seed, int eval_batch);
+              Compression compression, int threads, uint64_t seed, int eval_batch,
+              const std::vector<std::string>& frozen = {});
 
   size_t param_count() const { return model_->ParamCount(); }
   Model& model() { return *model_; }
   const Optimizer& optimizer() const { return *optimizer_; }
   Compression compression() const { return compression_; }
   const std::string& spec_text() const { return spec_text_; }
+  const std::vector<std::string>& frozen() const { return frozen_; }
+  // The floats that travel each step: segments cover [this, param_count()).
+  size_t exchanged_begin() const { return segments_.back().begin; }
 
   // What a worker needs in memory besides its batch, and per sample of it:
   // the model at its batch, its batch buffer, the optimizer's slots and a
@@ -82,6 +88,7 @@ class MasterModel {
  private:
   kernels::CpuBackend backend_;
   std::string spec_text_;
+  std::vector<std::string> frozen_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   Compression compression_;

@@ -85,6 +85,10 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
   reply->set_overlap_rounds(config_.rounds_overlap());
   reply->set_session_secret(slot->session_secret);
+  for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
+  std::vector<float> stats(master_.model().RunningStatCount());
+  master_.model().GetRunningStats(stats.data());
+  reply->mutable_running_stats()->Add(stats.begin(), stats.end());
   return HubStatus::Ok();
 }
 

@@ -24,7 +24,9 @@ namespace mt::wire {
 //    (JoinReply.segments), so they overlap the backward pass.
 // 7: rounds overlap the exchange (JoinReply.overlap_rounds); workers report
 //    the exchange they saw (GradientChunk.exchange_ms).
-constexpr uint32_t kProtocolVersion = 8;
+// 9: graph models; frozen layers (JoinReply.frozen_layers) below the
+//    lowest trained one send nothing; running statistics at join.
+constexpr uint32_t kProtocolVersion = 9;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
@@ -71,9 +73,10 @@ constexpr size_t kMinSegmentFloats = 16 * 1024;
 // below it are still computing. `layer_begins` are the layers' first
 // parameters, ascending. The segments are contiguous and descending: the
 // first ends at `total`, each ends where the one before began, the last
-// begins at 0 (it also carries the step's report).
-inline std::vector<Segment> GradientSegments(const std::vector<size_t>& layer_begins,
-                                             size_t total) {
+// begins at `first` (it also carries the step's report). Parameters below
+// `first` (frozen layers under the lowest trained one) never travel.
+inline std::vector<Segment> GradientSegments(const std::vector<size_t>& layer_begins, size_t total,
+                                             size_t first = 0) {
   std::vector<Segment> out;
   size_t end = total;
   auto close = [&](size_t begin) {
@@ -86,26 +89,27 @@ inline std::vector<Segment> GradientSegments(const std::vector<size_t>& layer_be
     end = begin;
   };
   for (auto it = layer_begins.rbegin(); it != layer_begins.rend(); ++it)
-    if (*it > 0 && *it < end && end - *it >= kMinSegmentFloats) close(*it);
-  if (end > 0 || out.empty()) close(0);
+    if (*it > first && *it < end && end - *it >= kMinSegmentFloats) close(*it);
+  if (end > first || out.empty()) close(first);
   return out;
 }
 
 // The segments named by their first floats in travel order (as JoinReply
-// carries them), or an empty vector when they do not tile [0, total) in
+// carries them), or an empty vector when they do not tile [first, total) in
 // descending order with at most kChunkFloats each.
-inline std::vector<Segment> SegmentsFromBegins(const std::vector<uint64_t>& begins, size_t total) {
-  if (total == 0)
-    return begins.size() == 1 && begins[0] == 0 ? std::vector<Segment>{{0, 0}}
-                                                : std::vector<Segment>{};
+inline std::vector<Segment> SegmentsFromBegins(const std::vector<uint64_t>& begins, size_t total,
+                                               size_t first = 0) {
+  if (total == first)
+    return begins.size() == 1 && begins[0] == first ? std::vector<Segment>{{first, first}}
+                                                    : std::vector<Segment>{};
   std::vector<Segment> out;
   size_t end = total;
   for (uint64_t b : begins) {
-    if (end == 0 || b >= end || end - b > kChunkFloats) return {};
+    if (end == first || b >= end || b < first || end - b > kChunkFloats) return {};
     out.push_back({static_cast<size_t>(b), end});
     end = static_cast<size_t>(b);
   }
-  if (end != 0) return {};
+  if (end != first) return {};
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -52,14 +53,25 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
                                                    : join.global_batch());
   spec.seed = join.seed();
   spec.memory_budget_bytes = cfg.memory_budget_bytes;
-  if (kept && kept->Serves(spec)) return *kept;
-  if (kept) spdlog::info("the hub's model, data or optimizer changed: building the trainer anew");
-  kept.reset();  // the old one's memory goes before the new one's comes
-  kept = std::make_unique<LocalTrainer>(devices, spec);
-  if (kept->model().ParamCount() != join.param_count())
-    throw std::runtime_error("model from the hub has " +
-                             std::to_string(kept->model().ParamCount()) + " parameters here but " +
-                             std::to_string(join.param_count()) + " at the hub");
+  spec.frozen.assign(join.frozen_layers().begin(), join.frozen_layers().end());
+  if (!kept || !kept->Serves(spec)) {
+    if (kept) spdlog::info("the hub's model, data or optimizer changed: building the trainer anew");
+    kept.reset();  // the old one's memory goes before the new one's comes
+    kept = std::make_unique<LocalTrainer>(devices, spec);
+  }
+  Model& model = kept->model();
+  if (model.ParamCount() != join.param_count())
+    throw std::runtime_error("model from the hub has " + std::to_string(model.ParamCount()) +
+                             " parameters here but " + std::to_string(join.param_count()) +
+                             " at the hub");
+  if (static_cast<size_t>(join.running_stats_size()) != model.RunningStatCount())
+    throw std::runtime_error("hub sent " + std::to_string(join.running_stats_size()) +
+                             " running statistics for a model with " +
+                             std::to_string(model.RunningStatCount()));
+  for (float v : join.running_stats())
+    if (!std::isfinite(v))
+      throw std::runtime_error("hub sent running statistics that are not finite");
+  model.SetRunningStats(join.running_stats().data());
   return *kept;
 }
 

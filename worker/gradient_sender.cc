@@ -8,16 +8,18 @@
 namespace mt {
 
 GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
-                               const std::string& corruption)
+                               size_t exchanged_begin, const std::string& corruption)
     : stream_(stream),
-      segments_(
-          wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()}, param_count)),
+      segments_(wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()},
+                                         param_count, exchanged_begin)),
       compression_(FromProto(join.compression())),
       corruption_(ParseGradientCorruption(corruption)) {
   if (corruption_.active()) corrupted_.assign(param_count, 0.0f);
   if (segments_.empty())
-    throw std::runtime_error("the hub's gradient segments do not cover the model's " +
-                             std::to_string(param_count) + " parameters");
+    throw std::runtime_error(
+        "the hub's gradient segments do not cover the model's trained "
+        "parameters " +
+        std::to_string(exchanged_begin) + " to " + std::to_string(param_count));
   if (compression_ != Compression::kNone) residual_.assign(param_count, 0.0f);
 }
 

@@ -27,11 +27,12 @@ class GradientSender final : public GradientListener {
  public:
   using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
 
-  // Throws when the hub's segments do not tile `param_count` floats, or
-  // `corruption` (mtworker --corrupt-gradients, for testing the hub's
-  // defences; "" for none) is not one it knows.
+  // Throws when the hub's segments do not tile floats [exchanged_begin,
+  // param_count) (from the lowest trained layer up), or `corruption`
+  // (mtworker --corrupt-gradients, for testing the hub's defences; "" for
+  // none) is not one it knows.
   GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
-                 const std::string& corruption = "");
+                 size_t exchanged_begin = 0, const std::string& corruption = "");
 
   const std::vector<wire::Segment>& segments() const { return segments_; }
   Compression compression() const { return compression_; }

@@ -20,6 +20,13 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// Where the floats that travel begin: the lowest trained layer's parameters.
+size_t ExchangedBegin(const Model& model) {
+  const auto trained = model.TrainedRanges();
+  if (trained.empty()) throw HubProtocolError("the hub froze every layer: nothing would train");
+  return trained.front().first;
+}
+
 }  // namespace
 
 HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
@@ -32,7 +39,8 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
       totals_(totals),
       control_(control),
       events_(events),
-      sender_(stream, join, trainer.model().ParamCount(), cfg.corrupt_gradients),
+      sender_(stream, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model()),
+              cfg.corrupt_gradients),
       pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == "cpu") {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));

@@ -18,6 +18,8 @@
 #include "core/train/run_plan.h"
 #include "core/train/run_summary.h"
 #include "core/util/atomic_file.h"
+#include "model_io/run_model.h"
+#include "tls/tls_options.h"
 #include "worker/compute_devices.h"
 #include "worker/local_trainer.h"
 
@@ -48,6 +50,8 @@ int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::stri
     throw std::runtime_error("checkpoint " + latest + ": weight count does not match the model");
   plan.CheckResumable(ck.step, latest);
   t.model().SetParams(ck.weights.data());
+  if (ck.running_stats.size() == t.model().RunningStatCount())
+    t.model().SetRunningStats(ck.running_stats.data());
   t.optimizer().LoadState(ck.optimizer);
   spdlog::info("resumed from {} at step {}", latest, ck.step);
   return ck.step;
@@ -59,10 +63,13 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   // The device first: a --device this machine cannot honour fails at once.
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
-  const proto::ModelSpec spec = LoadModelSpec(cfg.model);
+  const RunModel run = LoadRunModel(cfg.model, cfg.tuning);
+  const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
   const int batch = static_cast<int>(cfg.batch);
-  LocalTrainer trainer(devices, TrainerSpec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed});
+  TrainerSpec trainer_spec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed};
+  trainer_spec.frozen = run.frozen;
+  LocalTrainer trainer(devices, trainer_spec);
   const auto test = LoadDataset(cfg.dataset, Split::kTest);
   CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
   Model& model = trainer.model();
@@ -82,9 +89,22 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.details["batch"] = cfg.batch;
   summary.details["opencl_device"] = devices.opencl_name();
 
+  summary.details["frozen_layers"] = run.frozen;
+  size_t trained = 0;
+  for (const auto& [begin, end] : model.TrainedRanges()) trained += end - begin;
+  summary.details["trained_parameters"] = trained;
+
   int64_t step = 0;
-  if (cfg.resume)
+  if (cfg.resume) {
     summary.resumed_from_step = step = std::max<int64_t>(0, Resume(cfg, plan, spec_text, trainer));
+  } else if (run.initial) {
+    SetWeights(model, *run.initial);
+    summary.details["initial_weights"] = run.initial_origin;
+    spdlog::info("initial weights from {}", run.initial_origin);
+  }
+  if (!run.frozen.empty())
+    spdlog::info("frozen: {} layer(s); {} of {} parameters train", run.frozen.size(), trained,
+                 model.ParamCount());
 
   spdlog::info(
       "standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} steps in "
@@ -173,12 +193,19 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   }
   if (summary.stop_reason.empty()) summary.stop_reason = "training complete";
   summary.steps = step;
+  const std::string final_path =
+      FinalModelPath(cfg.export_path, cfg.checkpoint_dir,
+                     cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, spec.name());
+  const SavedModel saved = SaveFinalModel(final_path, spec, model);
+  summary.details["model_file"] = final_path;
   if (!summary.epochs.empty()) {
     summary.test_accuracy = summary.epochs.back().test_accuracy;
     summary.test_loss = summary.epochs.back().test_loss;
     summary.train_loss = summary.epochs.back().train_loss;
   }
   if (!cfg.report_path.empty()) summary.Write(cfg.report_path);
+  spdlog::info("final model: {}{}", final_path,
+               saved.weights_dropped ? " (a text spec: the weights are not in it)" : "");
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
 
 namespace mt {
@@ -23,6 +24,9 @@ struct StandaloneConfig {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;  // steps; 0: at each epoch end only
   bool resume = false;
+  FineTuning tuning;        // --init-from, --freeze, --train-only
+  std::string export_path;  // "": final model to the checkpoint dir or state_dir/models
+  std::string state_dir;    // "": DefaultStateDir()
   std::string report_path;
   double log_every_seconds = 2.0;
 };

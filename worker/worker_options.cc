@@ -165,12 +165,17 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "also checkpoint every N steps (0: epoch ends only)")
       ->transform(Integer(0));
   app.add_flag("--resume", alone.resume, "continue from the newest checkpoint in --checkpoint-dir");
+  cli::AddFineTuning(app, alone.tuning, alone.export_path);
 
   return cli::Parse(app, argc, argv, [&] {
     CheckModes(app, options.standalone);
     if (options.standalone) {
       if (alone.resume && alone.checkpoint_dir.empty())
         throw UsageError("--resume needs --checkpoint-dir");
+      if (alone.resume && !alone.tuning.init_from.empty())
+        throw UsageError(
+            "--resume and --init-from: --resume continues a run, --init-from "
+            "starts a new one from a model's weights; give one");
     } else {
       try {
         CheckHubAddress(hub_mode.hub);

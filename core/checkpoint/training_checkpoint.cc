@@ -14,6 +14,8 @@ std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& sp
   ck.seed = at.seed;
   ck.weights.resize(model.ParamCount());
   model.GetParams(ck.weights.data());
+  ck.running_stats.resize(model.RunningStatCount());
+  model.GetRunningStats(ck.running_stats.data());
   ck.optimizer = optimizer.SaveState();
   const std::string path = CheckpointPath(dir, at.step);
   SaveCheckpoint(path, ck);

@@ -138,6 +138,9 @@ class Model {
   // Forward in evaluation mode; writes the predicted class of each sample of
   // the current batch to `predictions` (may be null). Returns the summed loss.
   double Evaluate(int32_t* predictions);
+  // Forward in training mode with no backward pass: batch norm's running
+  // statistics move toward the current batch's (recalibration).
+  void UpdateRunningStats(uint64_t seed) { ForwardAndLoss(ForwardContext{true, seed}, nullptr); }
   // The logits of the last pass ([batch][classes] floats) to host memory.
   void GetLogits(float* host) const;
 
