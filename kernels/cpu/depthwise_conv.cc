@@ -190,23 +190,23 @@ void DotAnyTaps(const float* z, const float* base, const int* off, int taps, int
   }
 }
 
-// Even and odd lanes of the 2L floats in (a, b), and the inverse: the
-// stride-2 split of a row into its two column phases, with vector shuffles
-// (a scalar strided loop made stride-2 layers 3x slower than stride 1).
-using IndexVec = int __attribute__((vector_size(kLanes * sizeof(int))));
+// Even and odd lanes of the 2L floats in (a, b): the stride-2 split of a
+// row into its two column phases, with vector shuffles (a scalar strided
+// loop made stride-2 layers 3x slower than stride 1). __builtin_shufflevector
+// takes constant lanes and is in both GCC (12 on) and Clang.
 template <size_t... I>
 inline Vec Evens(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shuffle(a, b, IndexVec{static_cast<int>(2 * I)...});
+  return __builtin_shufflevector(a, b, static_cast<int>(2 * I)...);
 }
 template <size_t... I>
 inline Vec Odds(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shuffle(a, b, IndexVec{static_cast<int>(2 * I + 1)...});
+  return __builtin_shufflevector(a, b, static_cast<int>(2 * I + 1)...);
 }
-// Lanes 0, L, 1, L + 1, ... of (a, b), starting at lane `first` of a.
-template <size_t... I>
-inline Vec Interleave(Vec a, Vec b, int first, std::index_sequence<I...>) {
-  return __builtin_shuffle(a, b,
-                           IndexVec{static_cast<int>(first + I / 2 + (I % 2 ? kLanes : 0))...});
+// Lanes first, L + first, first + 1, L + first + 1, ... of (a, b): the
+// interleave of the low (first 0) or high (first L / 2) halves.
+template <int kFirst, size_t... I>
+inline Vec Interleave(Vec a, Vec b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, static_cast<int>(kFirst + I / 2 + (I % 2 ? kLanes : 0))...);
 }
 constexpr auto kLaneSeq = std::make_index_sequence<kLanes>{};
 
@@ -226,8 +226,8 @@ void MergeRow2(const float* even, const float* odd, int n, float* dst) {
   int j = 0;
   for (; 2 * (j + kLanes) <= n; j += kLanes) {
     const Vec e = simd::Load(even + j), o = simd::Load(odd + j);
-    simd::Store(dst + 2 * j, Interleave<>(e, o, 0, kLaneSeq));
-    simd::Store(dst + 2 * j + kLanes, Interleave<>(e, o, kLanes / 2, kLaneSeq));
+    simd::Store(dst + 2 * j, Interleave<0>(e, o, kLaneSeq));
+    simd::Store(dst + 2 * j + kLanes, Interleave<kLanes / 2>(e, o, kLaneSeq));
   }
   for (int i = 2 * j; i < n; ++i) dst[i] = (i % 2 ? odd : even)[i / 2];
 }
