@@ -19,8 +19,10 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning) {
       throw std::invalid_argument("--init-from " + tuning.init_from +
                                   ": holds no weights (a text spec or preset); give an .onnx "
                                   "or .mtc file");
-    const BuiltModel built = BuildOnCpu(run.spec);
-    CheckWeightsFit(*built.model, run.spec, *from.weights, "--init-from " + tuning.init_from);
+    const BuiltModel into = BuildOnCpu(run.spec), source = BuildOnCpu(from.spec);
+    const std::string origin = "--init-from " + tuning.init_from;
+    CheckSameLayout(*into.model, run.spec, *source.model, origin);
+    CheckWeightsFit(*into.model, run.spec, *from.weights, origin);
     run.initial = std::move(from.weights);
     run.initial_origin = tuning.init_from;
   } else if (loaded.weights) {

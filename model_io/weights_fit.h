@@ -24,4 +24,12 @@ BuiltModel BuildOnCpu(const proto::ModelSpec& spec);
 void CheckWeightsFit(const Model& model, const proto::ModelSpec& spec, const ModelWeights& weights,
                      const std::string& origin);
 
+// Throws std::invalid_argument, naming `origin` and the first pair of layers
+// that differ, unless `from`'s layers with weights have the same types and
+// sizes, in the same order, as `into`'s: the weights of one then mean the
+// same in the other (names may differ; an ONNX import names layers after
+// the graph's nodes).
+void CheckSameLayout(const Model& into, const proto::ModelSpec& into_spec, const Model& from,
+                     const std::string& origin);
+
 }  // namespace mt
