@@ -83,6 +83,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
                                                    metrics_, events_);
   if (config_.resume) ResumeFromCheckpoint();
+  PublishRunningStats();
 }
 
 Hub::~Hub() = default;

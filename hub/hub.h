@@ -62,6 +62,8 @@ class Hub {
   // Batch norm statistics for the master weights (core/train/recalibrate.h),
   // before they are evaluated, checkpointed or exported.
   void RecalibrateRunningStats(int64_t step);
+  // Hands the master's running statistics to the coordinator for Joins.
+  void PublishRunningStats();
   void WriteReport(double train_seconds);
 
   HubConfig config_;

@@ -23,6 +23,13 @@ void Hub::RecalibrateRunningStats(int64_t step) {
   // 40 batches: layer momentum 0.1 leaves 1.5% of the reset statistics.
   mt::RecalibrateRunningStats(master_->model(), *calibration_, 40, config_.seed ^ step);
   metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
+  PublishRunningStats();
+}
+
+void Hub::PublishRunningStats() {
+  std::vector<float> stats(master_->model().RunningStatCount());
+  master_->model().GetRunningStats(stats.data());
+  coordinator_->PublishRunningStats(std::move(stats));
 }
 
 void Hub::Evaluate(int64_t steps_done, bool run_ended) {

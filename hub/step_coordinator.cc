@@ -25,6 +25,11 @@ void StepCoordinator::StartAt(int64_t step) {
   step_ = step;
 }
 
+void StepCoordinator::PublishRunningStats(std::vector<float> stats) {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_stats_ = std::move(stats);
+}
+
 bool StepCoordinator::WaitForWorkers() {
   std::unique_lock<std::mutex> lock(mu_);
   return WaitForParticipants(lock, config_.workers, [&](int n) {

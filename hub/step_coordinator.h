@@ -77,6 +77,10 @@ class StepCoordinator {
   // ---- The run thread. ----
   // Continue a resumed run at `step` (before the first step).
   void StartAt(int64_t step);
+  // The running statistics (batch norm) joining workers get: a copy taken
+  // by the run thread after it recomputes them, so a Join never reads the
+  // model while the run thread writes it.
+  void PublishRunningStats(std::vector<float> stats);
   // Until --workers workers are ready; false when stopped first.
   bool WaitForWorkers();
   // False when stopped before the step could start.
@@ -195,6 +199,7 @@ class StepCoordinator {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::vector<float> running_stats_;  // what Join sends (guarded by mu_)
   Membership membership_;
   BatchController controller_;
   SyncPeriod sync_;

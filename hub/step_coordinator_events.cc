@@ -86,9 +86,7 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_overlap_rounds(config_.rounds_overlap());
   reply->set_session_secret(slot->session_secret);
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
-  std::vector<float> stats(master_.model().RunningStatCount());
-  master_.model().GetRunningStats(stats.data());
-  reply->mutable_running_stats()->Add(stats.begin(), stats.end());
+  reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());
   return HubStatus::Ok();
 }
 
