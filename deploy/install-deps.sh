@@ -24,6 +24,11 @@ for arg in "$@"; do
   esac
 done
 
+# Node runs ONNX Runtime (WASM) for the export tests. Debian's nodejs and
+# npm only where there is no node at all: a Node from elsewhere (NodeSource)
+# bundles its own npm, which Debian's npm package would conflict with.
+command -v npm >/dev/null || packages+=(nodejs npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
