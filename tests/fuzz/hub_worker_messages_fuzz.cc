@@ -11,12 +11,7 @@
 // StreamClosed returned for it (in mthub, a use after free), send a
 // non-finite result or lose or overrun a step.
 //
-// The input is read with FuzzedDataProvider as integers only, which it
-// takes from the input's end: a script is its input reversed. A header of
-// 5 bytes picks the run (model, compression, aggregation, --sync-every,
-// workers, batch, run length, ...); then each op is 3 bytes, opcode,
-// target and `how` (0: as an honest worker does it), followed by the
-// details a non-zero `how` asks for.
+// The script's format is in tests/fuzz/hub_worker_script.h.
 //
 // Deterministic but for one op, the threaded barrier: the run thread waits
 // at the barrier (bounded) while a second thread brings the step's last
@@ -25,22 +20,16 @@
 //
 // MT_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/
 // hub_worker_messages_fuzz) and exits.
-#include <fuzzer/FuzzedDataProvider.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cfloat>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -50,126 +39,32 @@
 #include "core/model/model_spec.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
+#include "tests/fuzz/hub_worker_fakes.h"
+#include "tests/fuzz/hub_worker_script.h"
 
 namespace {
 
 using mt::HubStatus;
 using mt::WorkerSlot;
 namespace proto = mt::proto;
-
-// 15 parameters, one gradient segment: the fast case.
-constexpr const char* kTinyModel = R"(name: "tiny" input { channels: 1 height: 1 width: 4 }
-  layer { name: "flat" flatten {} } layer { name: "fc" dense { units: 3 } })";
-// 17K parameters in two segments (wire::kMinSegmentFloats): results go out
-// segment by segment while the other is still due. Under 128 KiB a buffer,
-// so ASan's allocator reuses memory instead of mapping it afresh per input.
-constexpr const char* kTwoSegmentModel = R"(name: "two" input { channels: 1 height: 1 width: 4 }
-  layer { name: "flat" flatten {} } layer { name: "fc1" dense { units: 128 } }
-  layer { name: "relu" relu {} } layer { name: "fc2" dense { units: 128 } })";
+using namespace mt_fuzz::hub_worker_ops;  // NOLINT: the script's opcodes
+using mt_fuzz::CheckingEncoder;
+using mt_fuzz::CountingSink;
+using mt_fuzz::Fail;
+using mt_fuzz::FakeStream;
+using mt_fuzz::MutateChunk;
+using mt_fuzz::Script;
+using mt_fuzz::SlotView;
 
 proto::ModelSpec* g_models[2];
 // MT_FUZZ_VERBOSE: a line per op (its time) and per input (the steps it
 // reached), to check what a seed does and why an input is slow.
 bool g_verbose = false;
 
-enum Op : uint8_t {
-  kJoin,
-  kHello,
-  kChunk,     // one chunk, honest or mutated
-  kGradient,  // the rest of the step's gradient, honestly
-  kLeave,
-  kClose,     // the stream ends (how & 1: broken, else closed by the worker)
-  kBreak,     // the link refuses sends from now on, as a broken one does
-  kPublish,   // the run thread: PublishStep (WaitForWorkers first)
-  kBarrier,   // the run thread: CompleteStep, deadline already past
-  kThreaded,  // CompleteStep while another thread completes the step
-  kStop,      // RequestStop
-  kFinish,    // the run ends: Finish, as mthub after its loop
-  kOps
-};
 constexpr int kMaxOps = 400, kMaxJoins = 12, kMaxStreams = 16;
 // The threaded barrier's deadline for a whole round: generous for honest
 // chunks, small against -timeout.
 constexpr double kThreadedDeadlineSeconds = 0.5;
-
-[[noreturn]] void Fail(const char* what) {
-  std::fprintf(stderr, "hub_worker_messages_fuzz: %s\n", what);
-  std::abort();
-}
-
-// Reads the script (see the top of the file).
-class Script {
- public:
-  Script(const uint8_t* data, size_t size) : in_(data, size) {}
-  bool more() { return in_.remaining_bytes() > 0; }
-  uint8_t U8() { return in_.ConsumeIntegral<uint8_t>(); }
-  uint16_t U16() { return in_.ConsumeIntegral<uint16_t>(); }
-  uint32_t U32() { return in_.ConsumeIntegral<uint32_t>(); }
-  uint64_t U64() { return in_.ConsumeIntegral<uint64_t>(); }
-  // Any bit pattern: NaNs, infinities and denormals come for free.
-  float F32() {
-    const uint32_t bits = U32();
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  double F64() {
-    const uint64_t bits = U64();
-    double d;
-    std::memcpy(&d, &bits, sizeof d);
-    return d;
-  }
-  std::string Str(size_t max) {
-    std::string s(U8() % (max + 1), '\0');
-    for (char& c : s) c = static_cast<char>(U8());
-    return s;
-  }
-
- private:
-  FuzzedDataProvider in_;
-};
-
-// The hub keeps nothing of what it sends but this check: an average is
-// checked before it goes out, so a result is always finite.
-class CheckingEncoder final : public mt::MessageEncoder {
- public:
-  mt::Encoded Encode(const proto::HubMessage& m) override {
-    if (m.has_result())
-      for (float v : m.result().values())
-        if (!std::isfinite(v)) Fail("the hub sent a non-finite result");
-    return std::make_shared<mt::EncodedMessage>();
-  }
-};
-
-// One Train stream. It outlives StreamClosed (a TrainStream does not), so
-// a send after that is caught here rather than as a use after free.
-class FakeStream final : public mt::WorkerLink {
- public:
-  bool Send(mt::Encoded) override {
-    if (closed) Fail("the hub sent on a stream after StreamClosed returned");
-    return !broken;
-  }
-  int worker_id = -1;
-  bool open = true;  // the harness's view: the worker may still send
-  std::atomic<bool> broken{false}, closed{false};
-};
-
-class CountingSink final : public mt::HubEventSink {
- public:
-  void OnEvent(const mt::HubEvent& e) override {
-    if (e.kind == mt::HubEvent::Kind::kStepPublished) ++published;
-  }
-  std::atomic<int> published{0};
-};
-
-// What the hub knows of a worker, read under its lock: where an honest
-// worker's next chunk goes.
-struct SlotView {
-  WorkerSlot::State state = WorkerSlot::State::kGone;
-  bool due = false;  // in the step, its gradient not yet whole
-  size_t next = 0;   // the segment expected next
-  proto::Assignment a;
-};
 
 class Harness {
  public:
@@ -458,45 +353,8 @@ class Harness {
     Deliver(s, c);
   }
 
-  // What a hostile or broken worker changes in a chunk (how's bits).
   void Mutate(proto::GradientChunk& c, uint8_t how) {
-    const bool plain = master_->compression() == mt::Compression::kNone;
-    if (how & 2) c.set_step(c.step() + static_cast<int8_t>(in_.U8()));
-    if (how & 4) c.set_offset(in_.U8() & 1 ? in_.U64() : c.offset() + in_.U8() - 128);
-    if (how & 8) {  // a few values replaced: non-finite, huge, tiny, any bits
-      const float specials[] = {NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, 1e30f, FLT_MIN / 4};
-      for (int n = in_.U8() % 4; n > 0; --n) {
-        const size_t at = in_.U16();
-        const uint8_t kind = in_.U8();
-        const float v = kind < 7 ? specials[kind] : in_.F32();
-        if (plain && c.values_size() > 0)
-          c.mutable_values()->Set(static_cast<int>(at % c.values_size()), v);
-        else if (!plain && !c.packed().empty())
-          (*c.mutable_packed())[at % c.packed().size()] = static_cast<char>(kind);
-      }
-    }
-    if (how & 16) {  // the payload's length, or both forms of it
-      switch (in_.U8() % 4) {
-        case 0: c.clear_values(), c.clear_packed(); break;
-        case 1: plain ? c.add_values(0.5f) : c.mutable_packed()->push_back('\x7f'); break;
-        case 2:
-          if (plain && c.values_size() > 0) c.mutable_values()->RemoveLast();
-          if (!plain && !c.packed().empty()) c.mutable_packed()->pop_back();
-          break;
-        case 3: plain ? c.set_packed(in_.Str(16)) : c.add_values(in_.F32()); break;
-      }
-    }
-    if (how & 32) c.set_last(!c.last());
-    if (how & 64) {  // the step report
-      const uint8_t which = in_.U8();
-      const int32_t batches[] = {0, -1, INT_MAX, INT_MIN, c.batch() + 1, c.batch()};
-      c.set_batch(which % 7 < 6 ? batches[which % 7] : static_cast<int32_t>(in_.U32()));
-      if (which & 8) c.set_loss_sum(in_.F64());
-      if (which & 16) c.set_compute_ms(in_.F64());
-      if (which & 32) c.set_exchange_ms(in_.F64());
-      if (which & 64) c.set_weights_digest(in_.U64());
-      if (which & 128) c.clear_weights_digest();
-    }
+    MutateChunk(in_, master_->compression() == mt::Compression::kNone, c, how);
   }
 
   // The rest of the step's gradient, as an honest worker sends it; a
@@ -617,133 +475,17 @@ class Harness {
   std::vector<float> values_;
 };
 
-// ---- Seeds: scripts written as the harness reads them (reversed). ----
-
-class SeedWriter {
- public:
-  SeedWriter& U8(uint8_t v) {
-    bytes_.push_back(v);
-    return *this;
-  }
-  SeedWriter& U64(uint64_t v) {  // most significant byte first, as it is read
-    for (int i = 7; i >= 0; --i) U8(static_cast<uint8_t>(v >> (8 * i)));
-    return *this;
-  }
-  SeedWriter& Act(Op op, uint8_t target = 0, uint8_t how = 0) { return U8(op).U8(target).U8(how); }
-  SeedWriter& Workers(int n) {  // Join and Hello, honestly
-    for (int i = 0; i < n; ++i) Act(kJoin, static_cast<uint8_t>(i));
-    for (int i = 0; i < n; ++i) Act(kHello, static_cast<uint8_t>(i));
-    return *this;
-  }
-  // All n send the whole gradient; threaded, the last one's comes while
-  // the run thread waits at the barrier.
-  SeedWriter& Step(int n, bool threaded = false) {
-    Act(kPublish);
-    for (int i = 0; i < (threaded ? n - 1 : n); ++i) Act(kGradient, static_cast<uint8_t>(i));
-    return Act(threaded ? kThreaded : kBarrier);
-  }
-  void Write(const std::string& path) const {
-    std::string out(bytes_.rbegin(), bytes_.rend());
-    std::ofstream(path, std::ios::binary) << out;
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-// Header bytes: b0 = model | compression << 1 (and aggregation, sync in
-// its higher multiples, see Harness), b1 = workers - 1 + ..., b2 = batch
-// extra, b3 = steps - 1 + ..., b4 = eval/checkpoint/optimizer.
-SeedWriter Header(uint8_t b0, uint8_t b1, uint8_t b2 = 6, uint8_t b3 = 27, uint8_t b4 = 0) {
-  SeedWriter w;
-  w.U8(b0).U8(b1).U8(b2).U8(b3).U8(b4);
-  return w;
-}
-
-void WriteSeeds(const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  auto put = [&](const std::string& name, const SeedWriter& w) { w.Write(dir + "/" + name); };
-  // b0: bit 0 the two-segment model; (b0 >> 1) = compression + 3 * aggregation + 12 * sync.
-  const uint8_t two = 1, fp16 = 1 << 1, int8 = 2 << 1, mean = 3 << 1, sync2 = 24 << 1;
-  SeedWriter w = Header(0, 0);
-  w.Workers(1).Step(1).Step(1).Step(1).Step(1).Act(kFinish);
-  put("one-worker", w);
-  w = Header(two, 2);  // three workers, two segments, auto aggregation
-  w.Workers(3).Step(3).Step(3, true).Step(3, true).Step(3);
-  put("three-workers-threaded", w);
-  w = Header(two | int8, 1);
-  w.Workers(2).Step(2).Step(2, true).Step(2);
-  put("int8-two-segments", w);
-  w = Header(fp16 | mean | sync2, 1, 6, 31);
-  w.Workers(2).Step(2).Step(2).Step(2, true);
-  put("fp16-local-sgd", w);
-  w = Header(0, 1);  // one is left out, comes back with its late gradient
-  w.Workers(2).Act(kPublish).Act(kGradient, 0).Act(kBarrier).Act(kChunk, 1).Step(2);
-  put("late-and-back", w);
-  w = Header(0, 1);  // a NaN at position 1, then a non-finite loss
-  w.Workers(2).Act(kPublish).Act(kChunk, 0, 8).U8(1).U8(0).U8(1).U8(0);
-  w.Act(kGradient, 1).Act(kBarrier).Act(kJoin, 0).Act(kHello, 2).Act(kPublish);
-  w.Act(kChunk, 1, 64).U8(12).U64(0x7ff8000000000000);
-  w.Act(kGradient, 0).Act(kBarrier);
-  put("non-finite", w);
-  w = Header(two, 2);  // x FLT_MAX from one of three: refused mid-step
-  w.Workers(3).Act(kPublish).Act(kGradient, 0).Act(kChunk, 1, 128).U8(3).Act(kGradient, 2);
-  w.Act(kGradient, 1).Act(kBarrier).Step(2);
-  put("flt-max", w);
-  w = Header(0, 1);  // one leaves mid-step, its chunks still in flight
-  w.Workers(2).Act(kPublish).Act(kLeave, 1).Act(kChunk, 1).Act(kGradient, 0).Act(kBarrier);
-  w.Act(kClose, 1).Step(1);
-  put("leave-mid-step", w);
-  w = Header(0, 0);  // the stream breaks; the worker joins again
-  w.Workers(1).Step(1).Act(kBreak, 0).Act(kPublish).Act(kClose, 0, 1).Act(kBarrier);
-  w.Act(kJoin, 0).Act(kHello, 1).Step(1);
-  put("rejoin", w);
-  w = Header(0, 27);  // a token run: bad secret, wrong id, another's secret
-  w.Act(kJoin, 0).Act(kJoin, 1).Act(kHello, 0, 2).U8(3).U8('a').U8('b').U8('c');
-  w.Act(kHello, 0, 1).U8(0).U8(0).U8(0).U8(7).Act(kHello, 0, 4).U8(1);
-  w.Act(kJoin, 2, 2).U8(0).Act(kHello, 0).Act(kHello, 1).Step(1).Act(kLeave, 0, 2).U8(0);
-  put("bad-credentials", w);
-  w = Header(0, 9 + 1);  // digests every step, one wrong: a resync
-  w.Workers(2).Step(2).Act(kPublish).Act(kChunk, 0, 64).U8(68).U64(42);
-  w.Act(kGradient, 1).Act(kBarrier).Step(2);
-  put("digest", w);
-  w = Header(two, 1);  // a stop at the barrier, then the end
-  w.Workers(2).Act(kPublish).Act(kGradient, 0).Act(kStop).Act(kBarrier).Act(kPublish).Act(kFinish);
-  put("stop", w);
-  w = Header(0, 2);  // every worker's gradient is NaN: the model diverged
-  w.Workers(3).Act(kPublish);
-  for (int i = 0; i < 3; ++i) w.Act(kChunk, 0, 8).U8(1).U8(0).U8(0).U8(0);
-  w.Act(kBarrier).Act(kPublish).Act(kFinish);
-  put("diverged", w);
-  // A whole run, most steps completed by the transport's thread, two
-  // workers late now and then: long, so that inputs may grow long.
-  w = Header(0, 2, 6, 11);
-  w.Workers(3);
-  for (int step = 0; step < 12; ++step) {
-    if (step % 3 == 2)
-      w.Act(kPublish).Act(kGradient, 0).Act(kBarrier).Act(kChunk, 1).Act(kChunk, 2);
-    else
-      w.Step(3, true);
-  }
-  put("long-run", w);
-  // Local SGD, outer momentum 0.9: FLT_MAX changes two rounds running
-  // overflowed the velocity, and the hub sent an infinite result (fixed).
-  w = Header(144, 0);
-  w.Workers(1);
-  for (int i = 0; i < 3; ++i) w.Act(kPublish).Act(kChunk, 0, 128).U8(3).Act(kBarrier);
-  w.Act(kPublish);
-  put("outer-momentum-overflow", w);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   spdlog::set_level(spdlog::level::off);
   g_verbose = std::getenv("MT_FUZZ_VERBOSE") != nullptr;
-  g_models[0] = new proto::ModelSpec(mt::ParseModelSpec(kTinyModel, "the fuzzer's tiny model"));
-  g_models[1] = new proto::ModelSpec(mt::ParseModelSpec(kTwoSegmentModel, "the fuzzer's model"));
+  g_models[0] =
+      new proto::ModelSpec(mt::ParseModelSpec(mt_fuzz::kTinyModel, "the fuzzer's tiny model"));
+  g_models[1] =
+      new proto::ModelSpec(mt::ParseModelSpec(mt_fuzz::kTwoSegmentModel, "the fuzzer's model"));
   if (const char* seeds = std::getenv("MT_FUZZ_WRITE_SEEDS")) {
-    WriteSeeds(seeds);
+    mt_fuzz::WriteHubWorkerSeeds(seeds);
     std::exit(0);
   }
   return 0;
