@@ -35,11 +35,11 @@ void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path) 
       ->type_name("FILE");
   app.add_option("--freeze", tuning.freeze,
                  "layers whose weights stay as they are (comma-separated names; see mtmodel info)")
-      ->type_name("LAYER,...")
+      ->type_name("LAYER")
       ->delimiter(',');
   app.add_option("--train-only", tuning.train_only,
                  "train only these layers and freeze every other layer with weights")
-      ->type_name("LAYER,...")
+      ->type_name("LAYER")
       ->delimiter(',')
       ->excludes("--freeze");
   app.add_option("--export", export_path,
