@@ -121,10 +121,12 @@ void Model::Reserve(int capacity) {
   if (loss_bridge_ || !needs_grad_[n]) loss_grad_ = loss_backend_->Allocate(logits);
   staging_.resize(staging);
   for (BackendBuffers& b : backends_) {
-    b.grads.resize(b.grad_count);
-    for (auto& g : b.grads) g = b.backend->Allocate(max_activation_ * capacity);
-    b.scratch.resize(b.scratch_count);
-    for (auto& g : b.scratch) g = b.backend->Allocate(max_activation_ * capacity);
+    b.grads.resize(b.grad_sizes.size());
+    for (size_t j = 0; j < b.grads.size(); ++j)
+      b.grads[j] = b.backend->Allocate(std::max<size_t>(b.grad_sizes[j] * capacity, 1));
+    b.scratch.resize(b.scratch_sizes.size());
+    for (size_t j = 0; j < b.scratch.size(); ++j)
+      b.scratch[j] = b.backend->Allocate(std::max<size_t>(b.scratch_sizes[j] * capacity, 1));
   }
   labels_ = loss_backend_->Allocate(capacity);
   predictions_ = loss_backend_->Allocate(capacity);
@@ -144,7 +146,8 @@ size_t Model::MemoryBytes(int capacity) const {
   if (&ValueBackend(static_cast<int>(n)) != loss_backend_ || !needs_grad_[n])
     per_sample += shapes_[n].count();
   for (const BackendBuffers& b : backends_)
-    per_sample += (b.grad_count + b.scratch_count) * max_activation_;
+    for (const std::vector<size_t>* sizes : {&b.grad_sizes, &b.scratch_sizes})
+      for (size_t floats : *sizes) per_sample += floats;
   size_t fixed = 2 * param_count_ + stat_count_;
   for (const Mirror& m : mirrors_) fixed += 2 * (m.end - m.begin);
   size_t bytes = (fixed + per_sample * capacity) * sizeof(float);

@@ -170,7 +170,9 @@ class Model {
     kernels::Backend* backend;
     std::vector<std::unique_ptr<kernels::Buffer>> grads;    // the pool
     std::vector<std::unique_ptr<kernels::Buffer>> scratch;  // per input position
-    size_t grad_count = 0, scratch_count = 0;               // what the plan needs
+    // What the plan needs: floats per sample of each buffer (a scratch
+    // buffer's index is the input position it serves; 0: unused).
+    std::vector<size_t> grad_sizes, scratch_sizes;
   };
 
   // Values: 0 is the model's input, v > 0 is layer v - 1's output.

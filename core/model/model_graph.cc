@@ -133,7 +133,7 @@ void Model::PlanGradients() {
   const size_t n = layers_.size();
   for (size_t i = 0; i <= n; ++i) {
     kernels::Backend* b = i < n ? placement_[i] : loss_backend_;
-    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, 0, 0});
+    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}});
   }
   // A value needs a gradient when the layer that made it trains or reads one
   // that does; the model's input never does.
@@ -144,18 +144,41 @@ void Model::PlanGradients() {
     for (int v : input_values_[i]) needs = needs || needs_grad_[v];
     needs_grad_[i + 1] = needs;
   }
+  // A buffer grows to the largest value it ever holds; a value takes the
+  // smallest free buffer that already holds it, else the largest (grown).
   std::vector<std::vector<int>> free_slots(backends_.size());
-  auto take = [&](kernels::Backend* b) {
+  auto take = [&](kernels::Backend* b, size_t floats) {
     const int bi = BackendIndex(b);
-    BackendBuffers& pool = backends_[bi];
-    if (free_slots[bi].empty()) free_slots[bi].push_back(static_cast<int>(pool.grad_count++));
-    const int index = free_slots[bi].back();
-    free_slots[bi].pop_back();
+    std::vector<size_t>& sizes = backends_[bi].grad_sizes;
+    std::vector<int>& free = free_slots[bi];
+    if (free.empty()) {
+      free.push_back(static_cast<int>(sizes.size()));
+      sizes.push_back(0);
+    }
+    auto best = free.end();
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      const size_t have = sizes[*it];
+      if (best == free.end()) {
+        best = it;
+        continue;
+      }
+      const size_t was = sizes[*best];
+      const bool fits = have >= floats, best_fits = was >= floats;
+      if ((fits && (!best_fits || have < was)) || (!fits && !best_fits && have > was)) best = it;
+    }
+    const int index = *best;
+    free.erase(best);
+    sizes[index] = std::max(sizes[index], floats);
     return GradSlot{bi, index};
+  };
+  auto grow_scratch = [&](kernels::Backend* b, size_t k, size_t floats) {
+    std::vector<size_t>& sizes = backends_[BackendIndex(b)].scratch_sizes;
+    if (sizes.size() <= k) sizes.resize(k + 1, 0);
+    sizes[k] = std::max(sizes[k], floats);
   };
   grad_slot_.assign(n + 1, GradSlot{});
   routes_.assign(n, {});
-  if (needs_grad_[n]) grad_slot_[n] = take(&ValueBackend(static_cast<int>(n)));
+  if (needs_grad_[n]) grad_slot_[n] = take(&ValueBackend(static_cast<int>(n)), shapes_[n].count());
   for (size_t i = n; i-- > 0;) {
     routes_[i].assign(input_values_[i].size(), GradRoute::kNone);
     if (!needs_grad_[i + 1]) continue;
@@ -169,21 +192,20 @@ void Model::PlanGradients() {
       } else if (in_place_[i]) {
         route = GradRoute::kInPlace;
         grad_slot_[v] = grad_slot_[i + 1];
+        size_t& size = backends_[grad_slot_[v].backend].grad_sizes[grad_slot_[v].index];
+        size = std::max(size, shapes_[v].count());
         handed_down = true;
       } else {
         route = &ValueBackend(v) == placement_[i] ? GradRoute::kDirect : GradRoute::kCopy;
-        grad_slot_[v] = take(&ValueBackend(v));
+        grad_slot_[v] = take(&ValueBackend(v), shapes_[v].count());
       }
       // Contributions that do not land in place go through a scratch buffer
       // per input position on the layer's backend (and on the value's, to add
       // a gradient that crossed backends).
       if (route == GradRoute::kCopy || route == GradRoute::kAccumulate) {
-        BackendBuffers& mine = backends_[BackendIndex(placement_[i])];
-        mine.scratch_count = std::max(mine.scratch_count, k + 1);
-        if (route == GradRoute::kAccumulate && &ValueBackend(v) != placement_[i]) {
-          BackendBuffers& theirs = backends_[grad_slot_[v].backend];
-          theirs.scratch_count = std::max(theirs.scratch_count, k + 1);
-        }
+        grow_scratch(placement_[i], k, shapes_[v].count());
+        if (route == GradRoute::kAccumulate && &ValueBackend(v) != placement_[i])
+          grow_scratch(&ValueBackend(v), k, shapes_[v].count());
       }
     }
     if (!handed_down) free_slots[grad_slot_[i + 1].backend].push_back(grad_slot_[i + 1].index);
