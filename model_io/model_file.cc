@@ -42,6 +42,12 @@ ModelFileKind ModelFileKindOf(const std::string& path) {
   return ModelFileKind::kTextSpec;
 }
 
+bool HasModelFileExtension(const std::string& path) {
+  for (const char* ext : {".onnx", ".mtc", ".txt", ".pbtxt", ".spec"})
+    if (EndsWith(path, ext)) return true;
+  return false;
+}
+
 LoadedModel LoadModelFile(const std::string& path_or_preset) {
   switch (ModelFileKindOf(path_or_preset)) {
     case ModelFileKind::kOnnx: return ImportOnnx(path_or_preset);

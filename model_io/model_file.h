@@ -13,6 +13,9 @@ enum class ModelFileKind { kOnnx, kCheckpoint, kTextSpec };
 
 // By extension: .onnx, .mtc, else a text spec (.txt, .pbtxt, .spec, a preset).
 ModelFileKind ModelFileKindOf(const std::string& path);
+// Whether `path` ends in one of the extensions above (.onnx, .mtc, .txt,
+// .pbtxt, .spec): what a file to write must name.
+bool HasModelFileExtension(const std::string& path);
 
 // Throws OnnxError, CheckpointError or ModelSpecError naming the file.
 LoadedModel LoadModelFile(const std::string& path_or_preset);

@@ -7,33 +7,16 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "model_io/model_file.h"
+#include "model_io/run_model.h"
 #include "model_io/weights_fit.h"
 
 namespace mt {
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// A text spec by extension, so that a typo such as "model.onxx" is a usage
-// error rather than a text file the user did not mean.
-bool KnownTarget(const std::string& path) {
-  for (const char* ext : {".onnx", ".mtc", ".txt", ".pbtxt", ".spec"})
-    if (EndsWith(path, ext)) return true;
-  return false;
-}
-
 ModelWeights FreshWeights(const proto::ModelSpec& spec, uint64_t seed) {
   const BuiltModel built = BuildOnCpu(spec);
   built.model->InitParams(seed);
-  ModelWeights w;
-  w.params.resize(built.model->ParamCount());
-  w.running_stats.resize(built.model->RunningStatCount());
-  built.model->GetParams(w.params.data());
-  built.model->GetRunningStats(w.running_stats.data());
-  return w;
+  return WeightsOf(*built.model);
 }
 
 }  // namespace
@@ -51,7 +34,9 @@ CLI::App* AddConvertCommand(CLI::App& app, ConvertOptions& options) {
   cli::AddSeed(*cmd, options.seed, "the weights made for a source without any");
   cmd->set_help_flag("-h,--help", "this text");
   cmd->callback([&options] {
-    if (!KnownTarget(options.out))
+    // A text spec only by extension, so that a typo such as "model.onxx"
+    // is a usage error rather than a text file the user did not mean.
+    if (!HasModelFileExtension(options.out))
       throw cli::UsageError("OUT " + options.out +
                             ": unknown extension (use .onnx, .mtc, .txt, .pbtxt or .spec)");
   });

@@ -13,6 +13,7 @@
 #include "core/layers/batch_norm2d.h"
 #include "core/layers/global_avg_pool.h"
 #include "core/layers/relu6.h"
+#include "tests/support/backend_test.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/test_backends.h"
 
@@ -22,32 +23,25 @@ namespace {
 using test_support::CheckLayerGradients;
 using test_support::RandomVector;
 
-class BatchNormLayers : public ::testing::TestWithParam<std::string> {
+class BatchNormLayers : public test_support::BackendTest {
  protected:
-  void SetUp() override {
-    owned_ = test_support::MakeTestBackend(GetParam());
-    if (!owned_) GTEST_SKIP() << test_support::kNoOpenCl;
-  }
-  kernels::Backend& be() { return *owned_; }
-
   // Sets bn up for `in` on this backend with fresh running statistics
   // (mean 0, variance 1) in a buffer of their own.
   void Prepare(BatchNorm2D& bn, const Shape& in) {
-    bn.set_backend(&be());
+    bn.set_backend(&backend());
     bn.Setup(in);
     std::vector<float> host(bn.RunningStatCount());
     bn.InitRunningStats(host.data());
-    stats_ = be().Allocate(host.size());
-    be().Upload(host.data(), kernels::WholeOf(*stats_));
+    stats_ = backend().Allocate(host.size());
+    backend().Upload(host.data(), kernels::WholeOf(*stats_));
     bn.BindRunningStats(kernels::WholeOf(*stats_));
   }
   std::vector<float> Stats() {
     std::vector<float> h(stats_->count());
-    be().Download(kernels::WholeOf(*stats_), h.data());
+    backend().Download(kernels::WholeOf(*stats_), h.data());
     return h;
   }
 
-  std::unique_ptr<kernels::Backend> owned_;
   std::unique_ptr<kernels::Buffer> stats_;
 };
 
@@ -79,7 +73,7 @@ TEST_P(BatchNormLayers, BatchNormTrainingGradientsWithRespectToInputScaleAndShif
   BatchNorm2D bn(0.0f, 0.0f);
   Prepare(bn, Shape{3, 4, 5});
   // Inputs away from zero mean, as after a conv with a bias.
-  CheckLayerGradients(bn, Shape{3, 4, 5}, 3, be(), RandomVector(3 * 3 * 20, 21, 0.5f, 2.5f));
+  CheckLayerGradients(bn, Shape{3, 4, 5}, 3, backend(), RandomVector(3 * 3 * 20, 21, 0.5f, 2.5f));
 }
 
 TEST_P(BatchNormLayers, BatchNormOnFlatFeatures) {
@@ -88,7 +82,7 @@ TEST_P(BatchNormLayers, BatchNormOnFlatFeatures) {
   // Few values per channel make the map strongly curved: a smaller step.
   test_support::CheckOptions o;
   o.eps = 4e-3f;
-  CheckLayerGradients(bn, Shape{6}, 16, be(), RandomVector(16 * 6, 22, -2.0f, 2.0f), o);
+  CheckLayerGradients(bn, Shape{6}, 16, backend(), RandomVector(16 * 6, 22, -2.0f, 2.0f), o);
 }
 
 // A frozen layer in training is the affine map of its running statistics:
@@ -102,17 +96,17 @@ TEST_P(BatchNormLayers, FrozenBatchNormIsAFixedAffineMap) {
   Prepare(bn, sample);
   bn.set_frozen(true);
   const std::vector<float> stats = {0.3f, -0.2f, 1.5f, 0.6f};  // mean [2] then var [2]
-  be().Upload(stats.data(), kernels::WholeOf(*stats_));
+  backend().Upload(stats.data(), kernels::WholeOf(*stats_));
   const std::vector<float> params = {1.2f, -0.7f, 0.1f, 0.4f};  // scale [2] then shift [2]
-  auto p = be().Allocate(4), g = be().Allocate(4);
-  be().Upload(params.data(), kernels::WholeOf(*p));
+  auto p = backend().Allocate(4), g = backend().Allocate(4);
+  backend().Upload(params.data(), kernels::WholeOf(*p));
   const std::vector<float> sentinel(4, 0.0f);
-  be().Upload(sentinel.data(), kernels::WholeOf(*g));
+  backend().Upload(sentinel.data(), kernels::WholeOf(*g));
   bn.BindParams(kernels::WholeOf(*p), kernels::WholeOf(*g));
   bn.Reshape(batch);
 
-  auto in_b = be().Allocate(n), out_b = be().Allocate(n), d_out_b = be().Allocate(n),
-       d_in_b = be().Allocate(n);
+  auto in_b = backend().Allocate(n), out_b = backend().Allocate(n), d_out_b = backend().Allocate(n),
+       d_in_b = backend().Allocate(n);
   const Tensor in{sample.WithBatch(batch), kernels::WholeOf(*in_b)};
   const Tensor out{in.shape, kernels::WholeOf(*out_b)};
   const Tensor d_out{in.shape, kernels::WholeOf(*d_out_b)};
@@ -121,9 +115,9 @@ TEST_P(BatchNormLayers, FrozenBatchNormIsAFixedAffineMap) {
   const std::vector<float> r = RandomVector(n, 24);
   std::vector<float> y(n);
   auto objective = [&]() {
-    be().Upload(x.data(), in.view);
+    backend().Upload(x.data(), in.view);
     bn.Forward(in, out, ForwardContext{true, 0});
-    be().Download(out.view, y.data());
+    backend().Download(out.view, y.data());
     double s = 0;
     for (size_t i = 0; i < n; ++i) s += double(y[i]) * r[i];
     return s;
@@ -135,11 +129,11 @@ TEST_P(BatchNormLayers, FrozenBatchNormIsAFixedAffineMap) {
         (x[i] - stats[ch]) / std::sqrt(stats[c + ch] + 1e-5) * params[ch] + params[c + ch];
     ASSERT_NEAR(y[i], want, 1e-5) << i;
   }
-  be().Upload(r.data(), d_out.view);
+  backend().Upload(r.data(), d_out.view);
   bn.Backward(in, out, d_out, d_in);
   std::vector<float> analytic(n), grads(4);
-  be().Download(d_in.view, analytic.data());
-  be().Download(kernels::WholeOf(*g), grads.data());
+  backend().Download(d_in.view, analytic.data());
+  backend().Download(kernels::WholeOf(*g), grads.data());
   EXPECT_EQ(grads, sentinel) << "a frozen layer's parameter gradients stay zero";
   std::vector<float> x0 = x;
   test_support::CompareDerivatives("frozen batchnorm d_input", x0, analytic,
@@ -156,17 +150,17 @@ TEST_P(BatchNormLayers, RunningStatisticsFollowPyTorchAndServeEvaluation) {
   const float momentum = 0.25f, eps = 1e-4f;
   BatchNorm2D bn(eps, momentum);
   Prepare(bn, Shape{c, h, w});
-  auto p = be().Allocate(2 * c), g = be().Allocate(2 * c);
+  auto p = backend().Allocate(2 * c), g = backend().Allocate(2 * c);
   std::vector<float> params(2 * c);
   Rng rng(1);
   bn.InitParams(rng, params.data());
   EXPECT_EQ(params, std::vector<float>({1, 1, 1, 0, 0, 0}));
   EXPECT_EQ(Stats(), std::vector<float>({0, 0, 0, 1, 1, 1}));
   params = {0.5f, 2.0f, -1.0f, 0.1f, 0.2f, 0.3f};
-  be().Upload(params.data(), kernels::WholeOf(*p));
+  backend().Upload(params.data(), kernels::WholeOf(*p));
   bn.BindParams(kernels::WholeOf(*p), kernels::WholeOf(*g));
   bn.Reshape(batch);
-  auto in_b = be().Allocate(n), out_b = be().Allocate(n);
+  auto in_b = backend().Allocate(n), out_b = backend().Allocate(n);
   const Tensor in{Shape{c, h, w}.WithBatch(batch), kernels::WholeOf(*in_b)};
   const Tensor out{in.shape, kernels::WholeOf(*out_b)};
 
@@ -174,14 +168,14 @@ TEST_P(BatchNormLayers, RunningStatisticsFollowPyTorchAndServeEvaluation) {
   std::vector<float> y(n);
   for (int step = 0; step < 3; ++step) {
     const std::vector<float> x = RandomVector(n, 30 + step, -1.0f + step, 3.0f + step);
-    be().Upload(x.data(), in.view);
+    backend().Upload(x.data(), in.view);
     bn.Forward(in, out, ForwardContext{true, 0});
     const ChannelStats s = StatsOf(x, batch, c, inner);
     for (int ch = 0; ch < c; ++ch) {
       rm[ch] = (1 - momentum) * rm[ch] + momentum * s.mean[ch];
       rv[ch] = (1 - momentum) * rv[ch] + momentum * s.unbiased_var[ch];
     }
-    be().Download(out.view, y.data());
+    backend().Download(out.view, y.data());
     for (size_t i = 0; i < n; ++i) {
       const int ch = int(i / inner) % c;
       const double want =
@@ -196,9 +190,9 @@ TEST_P(BatchNormLayers, RunningStatisticsFollowPyTorchAndServeEvaluation) {
   }
 
   const std::vector<float> x = RandomVector(n, 40, -2.0f, 2.0f);
-  be().Upload(x.data(), in.view);
+  backend().Upload(x.data(), in.view);
   bn.Forward(in, out, ForwardContext{false, 0});
-  be().Download(out.view, y.data());
+  backend().Download(out.view, y.data());
   for (size_t i = 0; i < n; ++i) {
     const int ch = int(i / inner) % c;
     const double want =
@@ -211,24 +205,24 @@ TEST_P(BatchNormLayers, RunningStatisticsFollowPyTorchAndServeEvaluation) {
 
 TEST_P(BatchNormLayers, AvgPool) {
   AvgPool2D pool(2, 0);  // stride 0: the window's size
-  CheckLayerGradients(pool, Shape{3, 6, 6}, 2, be(), RandomVector(2 * 3 * 36, 25));
+  CheckLayerGradients(pool, Shape{3, 6, 6}, 2, backend(), RandomVector(2 * 3 * 36, 25));
 }
 
 TEST_P(BatchNormLayers, AvgPoolOverlappingOddInput) {
   AvgPool2D pool(3, 2);
-  CheckLayerGradients(pool, Shape{2, 7, 5}, 2, be(), RandomVector(2 * 2 * 35, 26));
+  CheckLayerGradients(pool, Shape{2, 7, 5}, 2, backend(), RandomVector(2 * 2 * 35, 26));
 }
 
 TEST_P(BatchNormLayers, GlobalAvgPool) {
   GlobalAvgPool pool;
-  CheckLayerGradients(pool, Shape{4, 3, 5}, 3, be(), RandomVector(3 * 60, 27));
+  CheckLayerGradients(pool, Shape{4, 3, 5}, 3, backend(), RandomVector(3 * 60, 27));
 }
 
 // Inputs on both sides of both kinks; the few within eps of 0 or 6 are
 // skipped as kinks by the checker.
 TEST_P(BatchNormLayers, ReLU6) {
   ReLU6 relu6;
-  CheckLayerGradients(relu6, Shape{4, 3, 3}, 3, be(), RandomVector(3 * 36, 28, -3.0f, 9.0f));
+  CheckLayerGradients(relu6, Shape{4, 3, 3}, 3, backend(), RandomVector(3 * 36, 28, -3.0f, 9.0f));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BatchNormLayers, ::testing::Values("cpu1", "cpu3", "opencl"),

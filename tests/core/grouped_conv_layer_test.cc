@@ -11,6 +11,7 @@
 
 #include "core/layers/conv2d.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/support/backend_test.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/test_backends.h"
 
@@ -20,17 +21,7 @@ namespace {
 using test_support::CheckLayerGradients;
 using test_support::RandomVector;
 
-class GroupedConvLayer : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    owned_ = test_support::MakeTestBackend(GetParam());
-    if (!owned_) GTEST_SKIP() << test_support::kNoOpenCl;
-  }
-  kernels::Backend& backend() { return *owned_; }
-
- private:
-  std::unique_ptr<kernels::Backend> owned_;
-};
+class GroupedConvLayer : public test_support::BackendTest {};
 
 TEST_P(GroupedConvLayer, DepthwiseGradients) {
   Conv2D conv(4, 3, 1, 1, /*groups=*/4);

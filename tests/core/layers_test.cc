@@ -12,6 +12,7 @@
 #include "core/layers/max_pool2d.h"
 #include "core/layers/relu.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/support/backend_test.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/test_backends.h"
 
@@ -32,17 +33,7 @@ std::vector<float> DistinctValues(size_t n, uint64_t seed) {
   return v;
 }
 
-class LayerGradients : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    owned_ = test_support::MakeTestBackend(GetParam());
-    if (!owned_) GTEST_SKIP() << test_support::kNoOpenCl;
-  }
-  kernels::Backend& backend() { return *owned_; }
-
- private:
-  std::unique_ptr<kernels::Backend> owned_;
-};
+class LayerGradients : public test_support::BackendTest {};
 
 TEST_P(LayerGradients, Conv2DPadded) {
   Conv2D conv(4, 3, 1, 1);
