@@ -230,6 +230,7 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
     if (times) {
       placement_[i]->Synchronize();
       t = Clock::now();
+      times->forward_begin[i] = t;
     }
     ForwardContext layer_ctx = ctx;
     layer_ctx.seed = kernels::MixBits(ctx.seed) ^ kernels::MixBits(i + 1);
@@ -242,7 +243,10 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
     }
   }
   const int last = static_cast<int>(layers_.size());
-  if (times) t = Clock::now();
+  if (times) {
+    t = Clock::now();
+    times->loss_begin = t;
+  }
   if (loss_bridge_)
     Transfer(ValueBackend(last), Activation(last, batch_).view, *loss_backend_,
              LossInput(batch_).view);
@@ -287,9 +291,12 @@ void Model::RouteInputGrads(size_t i) {
 
 double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListener* listener) {
   if (times) {
-    *times = LayerTimes{};
-    times->forward.assign(layers_.size(), 0.0);
-    times->backward.assign(layers_.size(), 0.0);
+    const size_t n = layers_.size();
+    times->forward.assign(n, 0.0);  // assign keeps the capacity: no allocation after the first
+    times->backward.assign(n, 0.0);
+    times->forward_begin.assign(n, Clock::time_point{});
+    times->backward_begin.assign(n, Clock::time_point{});
+    times->loss = times->transfer = 0;
   }
   const double loss = ForwardAndLoss(ForwardContext{true, seed}, times);
   Clock::time_point t;
@@ -316,6 +323,7 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
       if (times) {
         on.Synchronize();
         t = Clock::now();
+        times->backward_begin[i] = t;
       }
       const int out = static_cast<int>(i) + 1;
       const Tensor d_out{shapes_[out].WithBatch(batch_), GradView(out, batch_)};

@@ -27,6 +27,7 @@
 // layer, and the loss likewise when the last layer's backend lacks it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,11 +40,16 @@
 namespace mt {
 
 // Wall-clock seconds spent per layer in one profiled pass (each backend is
-// synchronised around each layer, so the figures are real, not queued).
+// synchronised around each layer, so the figures are real, not queued), and
+// when each layer began, for timelines (core/trace/). Reused across passes:
+// a profiled pass allocates only the first time.
 struct LayerTimes {
-  std::vector<double> forward, backward;  // per layer
-  double loss = 0;                        // softmax cross-entropy
-  double transfer = 0;                    // copies between backends
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> forward, backward;  // per layer; backward 0 where none ran
+  std::vector<Clock::time_point> forward_begin, backward_begin;  // per layer
+  Clock::time_point loss_begin;
+  double loss = 0;      // softmax cross-entropy
+  double transfer = 0;  // copies between backends
 };
 
 // A step that runs on the home backend because the backend it was placed on
