@@ -1,6 +1,8 @@
 #include "core/train/progress.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace mt {
 
@@ -23,6 +25,21 @@ bool ProgressMeter::Step(int64_t steps_done, int64_t samples) {
   samples_since_ = 0;
   last_line_ = now;
   return true;
+}
+
+std::string FormatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<int64_t>(std::llround(seconds));
+  char buf[48];
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60));
+  return buf;
 }
 
 }  // namespace mt

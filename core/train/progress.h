@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace mt {
 
@@ -28,5 +29,8 @@ class ProgressMeter {
   int64_t samples_since_ = 0;
   double rate_ = 0, eta_ = 0;
 };
+
+// A duration for people: "42s", "3m05s", "2h07m".
+std::string FormatDuration(double seconds);
 
 }  // namespace mt

@@ -16,8 +16,11 @@ StepPoint* StepHistory::Add(const StepSample& s) {
   pending_.steps += s.steps;
   pending_.samples += s.samples;
   pending_.seconds = s.seconds;
-  pending_.span_seconds += std::max(0.0, s.seconds - last_seconds_);
+  // The first step's span is its own time: before it the run was starting.
+  pending_.span_seconds +=
+      started_ ? std::max(0.0, s.seconds - last_seconds_) : std::max(0.0, s.wall_ms / 1e3);
   last_seconds_ = s.seconds;
+  started_ = true;
   pending_loss_sum_ += s.loss_sum;
   pending_ms_sum_ += s.wall_ms;
   pending_bytes_sum_ += s.bytes;

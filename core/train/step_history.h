@@ -68,6 +68,7 @@ class StepHistory {
   StepPoint pending_;
   double pending_loss_sum_ = 0, pending_ms_sum_ = 0, pending_bytes_sum_ = 0;
   double last_seconds_ = 0;  // of the previous step: where the pending span begins
+  bool started_ = false;     // a step was added
 };
 
 }  // namespace mt
