@@ -26,7 +26,10 @@ namespace mt::wire {
 //    the exchange they saw (GradientChunk.exchange_ms).
 // 9: graph models; frozen layers (JoinReply.frozen_layers) below the
 //    lowest trained one send nothing; running statistics at join.
-constexpr uint32_t kProtocolVersion = 9;
+// 10: mthub --trace: JoinReply.trace, StepPlan.hub_time_us, GradientChunk.trace.
+constexpr uint32_t kProtocolVersion = 10;
+// The most spans a worker sends with one gradient (GradientChunk.trace).
+constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
 // Receive limit set on both sides: a chunk plus generous room for headers.
 constexpr int kMaxMessageBytes = 8 * 1024 * 1024;
