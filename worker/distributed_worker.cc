@@ -14,6 +14,7 @@
 #include "core/optim/optimizer.h"
 #include "core/optim/optimizer_proto.h"
 #include "core/train/run_summary.h"
+#include "core/util/process_stats.h"
 #include "proto/wire.h"
 #include "worker/compute_devices.h"
 #include "worker/hub_connection.h"
@@ -101,6 +102,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.details["reconnects"] = totals.reconnects;
   r.details["slowdown"] = cfg.slowdown;
   r.details["max_batch"] = trainer.capacity();
+  if (const TrainingProfiler* profiler = trainer.profiler()) profiler->AddTo(r.details);
   return r;
 }
 
@@ -109,6 +111,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
 int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   control.SetState(WorkerState::kStarting);
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
+  const int64_t rss_before_model = ReadResidentMemory().current_bytes;  // for --profile
   std::unique_ptr<EventFile> events;
   if (!cfg.events_path.empty()) events = std::make_unique<EventFile>(cfg.events_path);
   HubConnection hub(cfg.hub, cfg.tls, events.get());
@@ -127,6 +130,8 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   std::unique_ptr<LocalTrainer> trainer;
   auto write_report = [&](const std::string& reason) {
     if (cfg.report_path.empty() || !trainer) return;
+    if (const TrainingProfiler* profiler = trainer->profiler())
+      spdlog::info("--profile:\n{}", profiler->Table());
     RunSummary r = Summarize(cfg, *trainer, devices, totals);
     r.stop_reason = reason;
     r.Write(cfg.report_path);
@@ -179,6 +184,13 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       throw;
     }
     LocalTrainer& local = *built;
+    if (cfg.profile && !local.profiler()) {
+      ProfileSetup setup;
+      setup.threads = static_cast<int>(cfg.threads);
+      setup.baseline_rss_bytes = rss_before_model;
+      setup.data_bytes = HeldDatasetBytes(local.data());
+      local.EnableProfiling(setup);
+    }
     grpc::ClientContext context;
     auto stream = hub.OpenTrain(&context);
     control.AttachCall(&context, [&hub, &cfg, id = join.worker_id(),

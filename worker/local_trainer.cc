@@ -1,6 +1,7 @@
 #include "worker/local_trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -76,12 +77,30 @@ bool LocalTrainer::Serves(const TrainerSpec& spec) const {
 
 double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed,
                                       GradientListener* listener) {
+  const auto begin = std::chrono::steady_clock::now();
   batch_->Fill(*data_, indices, n);
   model_->SetBatch(batch_->images(), batch_->labels(), n);
-  return model_->ComputeGradients(dropout_seed, nullptr, listener);
+  if (!profiler_) return model_->ComputeGradients(dropout_seed, nullptr, listener);
+  const auto filled = std::chrono::steady_clock::now();
+  const double loss = model_->ComputeGradients(dropout_seed, profiler_->times(), listener);
+  const auto done = std::chrono::steady_clock::now();
+  profiler_->EndPass(n, std::chrono::duration<double>(filled - begin).count(),
+                     std::chrono::duration<double>(done - filled).count());
+  return loss;
 }
 
-void LocalTrainer::ApplyGradients() { optimizer_->Step(model_->params(), model_->grads()); }
+void LocalTrainer::ApplyGradients() {
+  const auto begin = std::chrono::steady_clock::now();
+  optimizer_->Step(model_->params(), model_->grads());
+  if (profiler_)
+    profiler_->EndOptimizerStep(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+}
+
+void LocalTrainer::EnableProfiling(const ProfileSetup& setup) {
+  profiler_ = std::make_unique<TrainingProfiler>(*model_, spec_.model, spec_.capacity,
+                                                 optimizer_->slot_values(), setup);
+}
 
 void LocalTrainer::ApplyGradients(const float* gradient) {
   devices_.cpu().Upload(gradient, model_->grads().Slice(0, model_->ParamCount()));

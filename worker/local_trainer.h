@@ -12,6 +12,7 @@
 #include "core/data/dataset.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
+#include "core/profile/training_profiler.h"
 #include "core/train/batch_buffer.h"
 #include "model.pb.h"
 #include "worker/compute_devices.h"
@@ -61,6 +62,12 @@ class LocalTrainer {
   void ApplyGradients();
   void ApplyGradients(const float* gradient);
 
+  // --profile: from now on every step is timed layer by layer (each layer
+  // synchronised, so a little slower) and its figures gathered; `setup`
+  // gives what the trainer does not know (threads, baseline RSS, datasets).
+  void EnableProfiling(const ProfileSetup& setup);
+  const TrainingProfiler* profiler() const { return profiler_.get(); }
+
  private:
   ComputeDevices& devices_;
   TrainerSpec spec_;
@@ -69,6 +76,7 @@ class LocalTrainer {
   std::unique_ptr<BatchBuffer> batch_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<TrainingProfiler> profiler_;  // null unless profiling
 };
 
 // Throws when `data` (named `name` in the message) does not fit the model.

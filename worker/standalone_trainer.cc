@@ -18,6 +18,7 @@
 #include "core/train/run_plan.h"
 #include "core/train/run_summary.h"
 #include "core/util/atomic_file.h"
+#include "core/util/process_stats.h"
 #include "model_io/run_model.h"
 #include "tls/tls_options.h"
 #include "worker/compute_devices.h"
@@ -62,6 +63,7 @@ int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::stri
 int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   // The device first: a --device this machine cannot honour fails at once.
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
+  const int64_t rss_before_model = ReadResidentMemory().current_bytes;  // for --profile
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
   const RunModel run = LoadRunModel(cfg.model, cfg.tuning);
   const proto::ModelSpec& spec = run.spec;
@@ -74,6 +76,13 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
   Model& model = trainer.model();
   const RunPlan plan(static_cast<int64_t>(trainer.data().Size()), batch, cfg.epochs, cfg.max_steps);
+  if (cfg.profile) {
+    ProfileSetup setup;
+    setup.threads = static_cast<int>(cfg.threads);
+    setup.baseline_rss_bytes = rss_before_model;
+    setup.data_bytes = HeldDatasetBytes(trainer.data()) + HeldDatasetBytes(*test);
+    trainer.EnableProfiling(setup);
+  }
 
   RunSummary summary;
   summary.mode = "standalone";
@@ -202,6 +211,10 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     summary.test_accuracy = summary.epochs.back().test_accuracy;
     summary.test_loss = summary.epochs.back().test_loss;
     summary.train_loss = summary.epochs.back().train_loss;
+  }
+  if (const TrainingProfiler* profiler = trainer.profiler()) {
+    spdlog::info("--profile:\n{}", profiler->Table());
+    profiler->AddTo(summary.details);
   }
   if (!cfg.report_path.empty()) summary.Write(cfg.report_path);
   spdlog::info("final model: {}{}", final_path,

@@ -29,6 +29,7 @@ struct StandaloneConfig {
   std::string state_dir;    // "": DefaultStateDir()
   std::string report_path;
   double log_every_seconds = 2.0;
+  bool profile = false;  // per-layer times, memory, CPU and energy (core/profile/)
 };
 
 // Returns the process exit code; throws on errors the caller reports

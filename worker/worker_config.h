@@ -35,6 +35,7 @@ struct WorkerConfig {
   // Read battery and temperature from /sys unless the embedder pushes them.
   bool read_system_device_state = true;
   double log_every_seconds = 5.0;
+  bool profile = false;  // per-layer times, memory, CPU and energy (core/profile/)
 };
 
 class WorkerControl;

@@ -149,6 +149,13 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   app.add_option("--log-every", alone.log_every_seconds,
                  "seconds between progress lines (at least 1 in hub mode)")
       ->check(Real(0.1, 3600));
+  app.add_flag("--profile", alone.profile,
+               "time every step layer by layer and show, at the end, per layer forward and "
+               "backward ms, GFLOP/s and share of the device's peak, the memory breakdown against "
+               "the measured peak RSS, CPU utilisation and energy per step (where a battery says); "
+               "in --report too (layers, memory, ...). Synchronises around each layer, so "
+               "training runs a little slower (1-3% for LeNet-5 on a CPU), and measures the "
+               "device's peak for 0.2 s at start");
   cli::AddLogLevel(app, options.log_level);
   cli::AddVersionAndHelp(app, "mtworker");
 
@@ -188,6 +195,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       hub_mode.threads = alone.threads;
       hub_mode.report_path = alone.report_path;
       hub_mode.log_every_seconds = std::max(alone.log_every_seconds, 1.0);
+      hub_mode.profile = alone.profile;
     }
     cli::ApplyLogLevel(options.log_level);
     cli::WarnIfMoreThreadsThanCores(alone.threads);

@@ -1,7 +1,11 @@
 #include "core/util/process_stats.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace mt {
@@ -13,7 +17,30 @@ double CpuSeconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// The value of "Key:   123 kB" in /proc/self/status text, in bytes; -1 if absent.
+int64_t StatusKibibytes(const char* text, const char* key) {
+  const char* at = std::strstr(text, key);
+  if (at == nullptr) return -1;
+  return std::strtoll(at + std::strlen(key), nullptr, 10) * 1024;
+}
+
 }  // namespace
+
+ResidentMemory ReadResidentMemory() {
+  ResidentMemory m;
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return m;
+  char text[8192];  // the file is about 1.5 KB
+  size_t used = 0;
+  for (ssize_t got;
+       used + 1 < sizeof text && (got = read(fd, text + used, sizeof text - 1 - used)) > 0;)
+    used += static_cast<size_t>(got);
+  close(fd);
+  text[used] = '\0';
+  m.current_bytes = StatusKibibytes(text, "\nVmRSS:");
+  m.peak_bytes = StatusKibibytes(text, "\nVmHWM:");
+  return m;
+}
 
 int64_t PeakRssBytes() {
   rusage u{};
