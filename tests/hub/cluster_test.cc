@@ -9,6 +9,7 @@
 #include "tests/support/cluster_processes.h"
 #include "tests/support/events.h"
 #include "tests/support/files.h"
+#include "tests/support/history_check.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_backends.h"
@@ -47,13 +48,22 @@ TEST(Cluster, HubAndThreeWorkerProcessesTrainFashionMnistForOneEpoch) {
                           "samples_per_second", "peak_rss_bytes"})
     EXPECT_TRUE(report.contains(key) && report.at(key).is_number()) << key;
   EXPECT_GT(report.value("train_loss", -1.0), 0) << report.dump(2);
+  const int64_t steps = report.value("steps", int64_t{0});
+  test_support::ExpectHistoryCovers(report, 1, steps);
+  const json& last = report["history"]["points"].back();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_GT(last["batches"].value("w" + std::to_string(i), 0), 0) << last.dump();
   // Balanced batches follow each worker's speed, so the shares differ, but
   // every worker takes part and together they cover the epoch once.
   int64_t samples = 0;
   for (int i = 0; i < 3; ++i) {
     const std::string name = "w" + std::to_string(i);
     EXPECT_GT(ReportedWorker(report, name).value("samples", int64_t{0}), 5000) << report.dump(2);
-    const int64_t own = ReadJson(dir / (name + ".json")).value("samples", int64_t{0});
+    const json own_report = ReadJson(dir / (name + ".json"));
+    const int64_t own = own_report.value("samples", int64_t{0});
+    int64_t in_history = 0;
+    for (const json& p : own_report["history"]["points"]) in_history += p.value("samples", 0);
+    EXPECT_EQ(in_history, own) << name;
     EXPECT_GT(own, 5000) << name;
     samples += own;
   }

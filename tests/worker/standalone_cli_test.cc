@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tests/support/files.h"
+#include "tests/support/history_check.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_backends.h"
 
@@ -95,6 +96,7 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   EXPECT_EQ(a.value("resumed_from_step", int64_t{0}), -1);
   // 60 steps of LeNet-5 already beat chance (0.1) by far.
   EXPECT_GT(a.value("test_accuracy", -1.0), 0.5) << a.dump(2);
+  test_support::ExpectHistoryCovers(a, 1, 60);
 
   const auto second =
       RunProcess({Worker(), "--standalone", "--steps", "90", "--checkpoint-dir",
@@ -105,6 +107,7 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   EXPECT_EQ(b.value("resumed_from_step", int64_t{0}), 60) << b.dump(2);
   EXPECT_EQ(b.value("steps", int64_t{0}), 90) << b.dump(2);
   EXPECT_EQ(b.value("samples", int64_t{0}), 30 * 64) << b.dump(2);
+  test_support::ExpectHistoryCovers(b, 61, 90);
   fs::remove_all(dir);
 }
 
