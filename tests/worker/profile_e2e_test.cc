@@ -94,10 +94,11 @@ TEST(ProfileE2e, HubModeWorkerReportHasLayers) {
   fs::create_directories(data);
   test_support::WriteIdxDataset(data.string(), 256, 64, 3);
   std::unique_ptr<ChildProcess> hub;
-  const int port = test_support::StartHub(hub, dir,
-                                          {"--workers", "1", "--model", "lenet5", "--dataset",
-                                           data.string(), "--steps", "6", "--global-batch", "16",
-                                           "--insecure", "--report", (dir / "hub.json").string()});
+  const int port =
+      test_support::StartHub(hub, dir,
+                             {"--workers", "1", "--model", "lenet5", "--dataset", data.string(),
+                              "--steps", "6", "--sync-every", "1", "--global-batch", "16",
+                              "--insecure", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto worker = test_support::StartWorker(dir, "w0", port, {"--insecure", "--profile"});
   ASSERT_EQ(worker->Wait(120), 0) << worker->Log();
