@@ -15,6 +15,7 @@ packages=(
   dataset-fashion-mnist
   clang libclang-rt-14-dev
   libonnx-dev python3-onnx
+  libcpp-httplib-dev libjs-chart.js chromium
 )
 for arg in "$@"; do
   case "$arg" in

@@ -12,7 +12,9 @@
 #include "core/util/process_stats.h"
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
+#include "hub/http/dashboard_server.h"
 #include "hub/model_health.h"
+#include "hub/monitor/live_status.h"
 #include "model_io/run_model.h"
 #include "tls/server_credentials.h"
 
@@ -79,6 +81,9 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
     event_file_ = std::make_unique<EventFileSink>(config_.events_path, events_);
     events_ = event_file_.get();
   }
+  live_ = std::make_unique<LiveStatus>(events_);
+  events_ = live_.get();
+  live_->SetRun(LiveRunInfo());
   encoder_ = std::make_unique<GrpcEncoder>();
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
                                                    metrics_, events_);
@@ -123,6 +128,7 @@ void Hub::Start() {
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config_.hello_timeout_seconds)));
   tls_fingerprint_ = security.fingerprint;
   spdlog::info("hub: {}", security.Describe());
+  StartDashboard();
 }
 
 int Hub::port() const { return server_ ? server_->port() : 0; }
@@ -233,6 +239,7 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   epoch_loss_sum_ += outcome.loss_sum;
   epoch_samples_ += outcome.samples;
   const int64_t step = coordinator_->steps_done();
+  RecordLive(outcome, step);
   if (progress_->Step(step, outcome.samples)) {
     spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step,
                  plan_->total_steps(), plan_->EpochOf(step) + 1, last_loss_,

@@ -16,6 +16,7 @@
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
 #include "hub/master_model.h"
+#include "hub/monitor/status_snapshot.h"
 #include "hub/run_metrics.h"
 #include "hub/step_coordinator.h"
 #include "hub/transport.h"
@@ -24,6 +25,8 @@
 namespace mt {
 
 class HubServer;
+class LiveStatus;
+class DashboardServer;
 
 class Hub {
  public:
@@ -56,6 +59,11 @@ class Hub {
   void RecordEpoch(int64_t epoch, bool complete, const EvalPoint& eval);
   void CheckTarget(const EvalPoint& eval);
   void RecordStep(const StepCoordinator::StepOutcome& outcome);
+  // hub/monitor/hub_live.cc: the live views. The run as configured, each
+  // step for LiveStatus, and the HTTP server (--http-port) in Start.
+  RunInfo LiveRunInfo() const;
+  void RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step);
+  void StartDashboard();
   void SaveCheckpoint();
   // The final model where the run keeps it (run_model.h); logged, not fatal.
   void SaveFinal();
@@ -77,9 +85,14 @@ class Hub {
   // Declared before what emits into it, so it outlives the server's last
   // stream closing.
   std::unique_ptr<HubEventSink> event_file_;
+  // What the live views show (hub/monitor/live_status.h); in the event
+  // chain too, so declared with it.
+  std::unique_ptr<LiveStatus> live_;
   std::unique_ptr<MessageEncoder> encoder_;
   std::unique_ptr<StepCoordinator> coordinator_;
-  std::unique_ptr<HubServer> server_;  // last: shut down first
+  std::unique_ptr<HubServer> server_;  // shut down first, after the dashboard
+  // Last: it reads the coordinator and live_, so it stops before they go.
+  std::unique_ptr<DashboardServer> dashboard_;
 
   int64_t resumed_from_ = -1;  // the checkpoint's step when resumed
   double epoch_loss_sum_ = 0;

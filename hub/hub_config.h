@@ -15,6 +15,12 @@ struct HubConfig {
   int workers = 1;  // wait for this many before the first step
   std::string bind = "0.0.0.0";
   int port = 50051;  // 0: any free port (see Hub::port())
+  // The dashboard, /metrics and /api/status over plain HTTP on `bind`
+  // (hub/http/); 0: none. mthub's default is 8080; the struct's is 0, so
+  // hubs in tests never bind it.
+  int http_port = 0;
+  // Named on the command line: a taken port is then fatal, not a warning.
+  bool http_port_explicit = false;
   std::string model = "lenet5";
   std::string dataset = "fashion-mnist";
   FineTuning tuning;         // --init-from, --freeze, --train-only

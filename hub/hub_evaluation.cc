@@ -8,6 +8,7 @@
 #include "core/train/recalibrate.h"
 #include "core/util/process_stats.h"
 #include "hub/hub.h"
+#include "hub/monitor/live_status.h"
 
 namespace mt {
 
@@ -45,6 +46,7 @@ void Hub::Evaluate(int64_t steps_done, bool run_ended) {
   p.test_accuracy = r.accuracy;
   p.test_loss = r.mean_loss;
   eval_history_.push_back(p);
+  live_->OnEvaluation(p);
   if (events_)
     events_->OnEvent({HubEvent::Kind::kEvaluated, p.step, -1, std::to_string(p.test_accuracy), {}});
   const bool epoch_end = plan_->EpochEnded(steps_done);

@@ -76,6 +76,14 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--port-file", options.port_file,
                  "write the port actually bound here once listening (with --port 0)")
       ->type_name("FILE");
+  // The struct's default is 0 (no dashboard, for hubs in tests); mthub's is 8080.
+  cfg.http_port = 8080;
+  app.add_option("--http-port", cfg.http_port,
+                 "serve the live dashboard (/), Prometheus metrics (/metrics) and the same as JSON "
+                 "(/api/status) over plain HTTP on this port of --bind, read-only, behind the "
+                 "token if the hub has one (0: off; if the default port is taken the hub warns "
+                 "and runs without it, a port named here must be free)")
+      ->transform(Integer(0, 65535));
 
   cli::Section(app, "Security");
   cli::TokenSources token;
@@ -200,6 +208,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
+    cfg.http_port_explicit = app.count("--http-port") > 0;
     tls::CheckServerFlags(cfg.tls);
     if (!resume_dir.empty()) {
       if (!cfg.checkpoint_dir.empty() && cfg.checkpoint_dir != resume_dir)

@@ -4,6 +4,7 @@
 
 #include "core/train/run_summary.h"
 #include "hub/hub.h"
+#include "hub/monitor/live_status.h"
 
 namespace mt {
 
@@ -133,6 +134,9 @@ void Hub::WriteReport(double train_seconds) {
     changes.push_back({{"step", c.step}, {"batches", std::move(batches)}});
   }
   d["batch_changes"] = std::move(changes);
+  // Loss, step time, rate, bytes and batches over the run, downsampled
+  // (core/train/step_history.h): the dashboard's series.
+  d["history"] = live_->HistoryJson();
   try {
     r.Write(config_.report_path);
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/util/constant_time.h"
 #include "core/util/rate_limited_log.h"
 #include "proto/wire.h"
 
@@ -17,15 +18,6 @@ namespace {
 constexpr const char* kBadToken = "wrong or missing token";
 constexpr const char* kBadSecret =
     "wrong session secret: only the worker that joined may speak for its id";
-
-// Compares without stopping at the first difference, so the time taken
-// does not tell an attacker how much of a guess was right.
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 // The address of a gRPC peer ("ipv4:10.0.0.5:43122" -> "ipv4:10.0.0.5",
 // "ipv6:[::1]:5000" -> "ipv6:[::1]"), without the port a peer can change.

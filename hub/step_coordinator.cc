@@ -275,6 +275,7 @@ void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_r
     } else if (last_chunk) {
       s->Send(last_chunk);
       metrics_.result_bytes_out += result_payload;
+      s->stats.bytes_out += result_payload;
     }
   }
 }
@@ -399,6 +400,8 @@ StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
   have_result_ = true;
   last_loss_ = out.loss_sum / static_cast<double>(out.samples);
   metrics_.samples += out.samples;
+  out.gradient_bytes_in = metrics_.gradient_bytes_in;
+  out.result_bytes_out = metrics_.result_bytes_out.load();
   out.steps = round_steps_;
   step_ += round_steps_;
   ObserveRound();

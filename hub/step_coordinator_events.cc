@@ -129,8 +129,10 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
   // A worker that has said Leave may still have chunks in flight: they
   // count for nothing, and are no fault of its.
   if (slot->state == WorkerSlot::State::kGone) return HubStatus::Ok();
-  metrics_.gradient_bytes_in +=
+  const auto chunk_bytes =
       static_cast<int64_t>(chunk.values_size() * sizeof(float) + chunk.packed().size());
+  metrics_.gradient_bytes_in += chunk_bytes;
+  slot->stats.bytes_in += chunk_bytes;
   if (slot->state != WorkerSlot::State::kActive)
     return HubStatus::Error(Code::kInvalidArgument,
                             "gradient from a worker that is not in the step loop");

@@ -117,7 +117,10 @@ bool StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& fr
     const int64_t payload = ResultPayload(m.result());
     const Encoded chunk = encoder_.Encode(m);
     for (auto* s : from)
-      if (s->Send(chunk)) metrics_.result_bytes_out += payload;
+      if (s->Send(chunk)) {
+        metrics_.result_bytes_out += payload;
+        s->stats.bytes_out += payload;
+      }
   }
   metrics_.reduce_seconds += ThreadCpuSeconds() - cpu2;
   return true;
@@ -191,8 +194,10 @@ int64_t StepCoordinator::ResultPayload(const proto::StepResult& r) {
 
 StepCoordinator::StepOutcome StepCoordinator::Tally() {
   StepOutcome out;
+  Clock::time_point first_in = Clock::time_point::max();
   for (auto* s : round_) {
     if (!s->inbox.complete()) continue;
+    first_in = std::min(first_in, s->complete_at);
     out.samples += s->inbox.batch();
     out.loss_sum += s->inbox.loss_sum();
     s->stats.steps += round_steps_;
@@ -216,6 +221,7 @@ StepCoordinator::StepOutcome StepCoordinator::Tally() {
       s->needs_resync = true;
     }
   }
+  if (out.samples > 0) out.barrier_wait_seconds = Seconds(Clock::now() - first_in);
   return out;
 }
 

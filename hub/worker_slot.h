@@ -23,6 +23,9 @@ struct WorkerStats {
   // Segments the aggregation scaled down (hub/robust_aggregate.h): an
   // honest worker now and then, a hostile one nearly always.
   int64_t clipped_segments = 0;
+  // Payload bytes, headers excluded, as RunMetrics counts them: its
+  // gradient in, the results sent to it.
+  int64_t bytes_in = 0, bytes_out = 0;
 };
 
 struct WorkerSlot {

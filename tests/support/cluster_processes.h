@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,10 @@ inline int StartHub(std::unique_ptr<ChildProcess>& hub, const std::filesystem::p
       port_file.string(),
       "--events",
       EventsOf(dir, std::filesystem::path(log_name).stem().string()).string()};
+  // No dashboard unless the test asks for one: parallel tests would all
+  // try mthub's default port.
+  if (std::find(args.begin(), args.end(), "--http-port") == args.end())
+    argv.insert(argv.end(), {"--http-port", "0"});
   argv.insert(argv.end(), args.begin(), args.end());
   hub = std::make_unique<ChildProcess>(argv, (dir / log_name).string());
   // The port file is the hub's only sign that it listens; poll it, bounded.

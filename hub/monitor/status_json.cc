@@ -1,0 +1,132 @@
+#include "hub/monitor/status_json.h"
+
+#include <map>
+#include <string>
+
+namespace mt {
+namespace {
+
+template <class T>
+ReportJson OrNull(const std::optional<T>& v) {
+  return v ? ReportJson(*v) : ReportJson();
+}
+
+ReportJson RunJson(const RunInfo& r) {
+  return {{"model", r.model},
+          {"dataset", r.dataset},
+          {"parameters", r.parameters},
+          {"total_steps", r.total_steps},
+          {"global_batch", r.global_batch},
+          {"workers_expected", r.workers_expected},
+          {"compression", r.compression},
+          {"sync_every", r.sync_setting}};
+}
+
+ReportJson WorkerJson(const WorkerRow& w) {
+  return {{"id", w.id},
+          {"name", w.name},
+          {"state", w.state},
+          {"device", w.device},
+          {"placement", w.placement},
+          {"peer", w.peer},
+          {"batch", w.batch},
+          {"max_batch", w.max_batch},
+          {"ms_per_sample", w.ms_per_sample},
+          {"mean_compute_ms", w.mean_compute_ms},
+          {"steps", w.steps},
+          {"samples", w.samples},
+          {"steps_missed", w.steps_missed},
+          {"resyncs", w.resyncs},
+          {"bytes_in", w.bytes_in},
+          {"bytes_out", w.bytes_out},
+          {"battery_percent", OrNull(w.battery_percent)},
+          {"charging", OrNull(w.charging)},
+          {"temperature_c", OrNull(w.temperature_c)},
+          {"left_out_events", w.left_out_events},
+          {"back_events", w.back_events},
+          {"left_because", w.left_because}};
+}
+
+ReportJson HistogramJson(const FixedHistogram& h) {
+  ReportJson buckets = ReportJson::array();
+  const std::vector<int64_t> cumulative = h.Cumulative();
+  for (size_t i = 0; i < cumulative.size(); ++i)
+    buckets.push_back({{"le", h.bounds()[i]}, {"count", cumulative[i]}});
+  return {{"buckets", std::move(buckets)}, {"count", h.count()}, {"sum", h.sum()}};
+}
+
+}  // namespace
+
+ReportJson StatusJson(const StatusSnapshot& s) {
+  ReportJson j;
+  j["run"] = RunJson(s.run);
+  j["state"] = s.state;
+  j["stop_reason"] = s.stop_reason;
+  j["uptime_seconds"] = s.uptime_seconds;
+  j["train_seconds"] = s.train_seconds;
+  j["step"] = s.step;
+  j["epoch"] = s.epoch;
+  j["samples"] = s.samples;
+  j["loss"] = OrNull(s.loss);
+  j["samples_per_second"] = s.samples_per_second;
+  j["eta_seconds"] = s.eta_seconds;
+  j["sync_every"] = s.sync_every;
+  j["gradient_bytes_in"] = s.gradient_bytes_in;
+  j["result_bytes_out"] = s.result_bytes_out;
+  j["bytes_per_step"] = s.bytes_per_step;
+  j["test_accuracy"] = OrNull(s.test_accuracy);
+  j["test_loss"] = OrNull(s.test_loss);
+
+  // Every state named, so a client need not know which exist.
+  std::map<std::string, int> by_state{
+      {"joined", 0}, {"waiting", 0}, {"active", 0}, {"late", 0}, {"gone", 0}};
+  ReportJson workers = ReportJson::array();
+  for (const WorkerRow& w : s.workers) {
+    ++by_state[w.state];
+    workers.push_back(WorkerJson(w));
+  }
+  j["workers_total"] = s.workers.size();
+  j["workers_by_state"] = by_state;
+  j["joins_without_stream"] = s.joins_without_stream;
+  j["workers"] = std::move(workers);
+
+  ReportJson points = ReportJson::array();
+  for (const SeriesPoint& p : s.history)
+    points.push_back({{"step", p.step},
+                      {"seconds", p.seconds},
+                      {"loss", p.loss},
+                      {"samples_per_second", p.samples_per_second},
+                      {"step_ms", p.step_ms},
+                      {"bytes_per_step", p.bytes_per_step}});
+  j["history"] = {{"stride", s.history_stride}, {"points", std::move(points)}};
+
+  ReportJson evals = ReportJson::array();
+  for (const EvalPoint& e : s.evaluations)
+    evals.push_back({{"step", e.step},
+                     {"seconds", e.seconds},
+                     {"samples", e.samples},
+                     {"test_accuracy", e.test_accuracy},
+                     {"test_loss", e.test_loss}});
+  j["evaluations"] = std::move(evals);
+
+  ReportJson sync = ReportJson::array();
+  for (const SyncPoint& c : s.sync_changes)
+    sync.push_back({{"step", c.step}, {"sync_every", c.sync_every}});
+  j["sync_changes"] = std::move(sync);
+
+  ReportJson recent = ReportJson::array();
+  for (const RecentEvent& e : s.events) {
+    ReportJson r = {{"seconds", e.seconds}, {"step", e.step}, {"event", e.kind}};
+    if (e.worker >= 0) r["worker"] = e.worker;
+    if (!e.worker_name.empty()) r["name"] = e.worker_name;
+    if (!e.detail.empty()) r["detail"] = e.detail;
+    recent.push_back(std::move(r));
+  }
+  j["events"] = {{"total", s.events_total}, {"recent", std::move(recent)}};
+
+  j["histograms"] = {{"step_seconds", HistogramJson(s.step_seconds)},
+                     {"barrier_wait_seconds", HistogramJson(s.barrier_wait_seconds)}};
+  return j;
+}
+
+}  // namespace mt

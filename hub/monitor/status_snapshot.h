@@ -1,0 +1,95 @@
+// What the hub's live views show (/api/status, /metrics, the dashboard):
+// plain data, copied out of the hub under its locks, so the renderers
+// (status_json.h, prometheus_text.h) are pure functions over it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/train/run_summary.h"
+#include "hub/monitor/histogram.h"
+
+namespace mt {
+
+// One worker as the coordinator knows it, plus what the event chain counted.
+struct WorkerRow {
+  int id = 0;
+  std::string name, state, device, placement, peer;
+  std::string left_because;  // its Leave reason, if it left
+  int batch = 0;             // of the step in progress, or the last it took part in
+  int max_batch = 0;         // what fits in its memory budget (0: no cap)
+  double ms_per_sample = 0;  // the batch controller's estimate
+  double mean_compute_ms = 0;
+  int64_t steps = 0, samples = 0, steps_missed = 0, resyncs = 0;
+  int64_t bytes_in = 0, bytes_out = 0;  // gradient payload in, results out
+  // Unset: the device does not say (no battery, no sensor).
+  std::optional<double> battery_percent, temperature_c;
+  std::optional<bool> charging;
+  int64_t left_out_events = 0, back_events = 0;  // missed deadlines, rejoins
+};
+
+// A point of the step history (core/train/step_history.h) without the
+// per-worker batches, which the live views do not draw.
+struct SeriesPoint {
+  int64_t step = 0;
+  double seconds = 0;  // since training began
+  double loss = 0;
+  double samples_per_second = 0;
+  double step_ms = 0;
+  double bytes_per_step = 0;
+};
+
+struct SyncPoint {
+  int64_t step = 0;
+  int sync_every = 1;  // local steps per round from this step on
+};
+
+struct RecentEvent {
+  double seconds = 0;  // since the hub started
+  int64_t step = 0;
+  std::string kind;  // as in --events (hub_events.h's EventName)
+  int worker = -1;
+  std::string worker_name, detail;
+};
+
+// The run as configured.
+struct RunInfo {
+  std::string model, dataset, compression;
+  std::string sync_setting;  // "auto" or the fixed H
+  int64_t parameters = 0, total_steps = 0, global_batch = 0;
+  int workers_expected = 0;
+};
+
+struct StatusSnapshot {
+  RunInfo run;
+  // Where it stands.
+  std::string state = "waiting";  // waiting | training | finished
+  std::string stop_reason;        // once finished
+  double uptime_seconds = 0;      // since the hub started
+  double train_seconds = 0;       // since training began, at the last step
+  int64_t step = 0, epoch = 0, samples = 0;
+  std::optional<double> loss;  // of the last step
+  double samples_per_second = 0, eta_seconds = 0;
+  int sync_every = 1;  // local steps per round now
+  int64_t gradient_bytes_in = 0, result_bytes_out = 0;
+  double bytes_per_step = 0;                       // recent
+  std::optional<double> test_accuracy, test_loss;  // the last evaluation
+
+  FixedHistogram step_seconds{FixedHistogram::SecondsBuckets()};
+  FixedHistogram barrier_wait_seconds{FixedHistogram::SecondsBuckets()};
+
+  std::vector<SeriesPoint> history;
+  int64_t history_stride = 1;  // steps per point
+  std::vector<EvalPoint> evaluations;
+  std::vector<SyncPoint> sync_changes;
+  std::vector<RecentEvent> events;  // oldest first
+  // Events kept (LiveStatus::OnEvent says which), of which `events` are the latest.
+  int64_t events_total = 0;
+
+  std::vector<WorkerRow> workers;  // by id; joins that never opened a stream left out
+  int64_t joins_without_stream = 0;
+};
+
+}  // namespace mt

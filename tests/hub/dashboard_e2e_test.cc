@@ -1,0 +1,184 @@
+// mthub --http-port with real workers: /metrics parses and its step
+// counter rises between two scrapes, /api/status agrees with it, every
+// endpoint wants the hub's token, and headless Chromium renders the
+// dashboard's charts and the values /api/status reports. Each run is
+// ended by SIGTERM once seen, so it lasts only as long as the checks.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/support/chromium.h"
+#include "tests/support/cluster_processes.h"
+#include "tests/support/files.h"
+#include "tests/support/http_client.h"
+#include "tests/support/idx_writer.h"
+#include "tests/support/prometheus_parser.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test_support::AwaitHttp;
+using test_support::ChildProcess;
+using test_support::HttpGet;
+using test_support::HttpReply;
+
+constexpr const char* kToken = "dashboard-e2e-token";
+
+// A hub with its dashboard on a free port, behind a token, and two slowed
+// workers on a small dataset with more steps than the test waits for.
+struct Cluster {
+  fs::path dir;
+  int http_port = 0;
+  std::unique_ptr<ChildProcess> hub;
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+
+  explicit Cluster(const std::string& name) : dir(test_support::FreshTempDir(name)) {
+    test_support::WriteIdxDataset(dir.string(), 512, 100, 3);
+    const fs::path token_file = dir / "token";
+    std::ofstream(token_file) << kToken << "\n";
+    http_port = test_support::FreeTcpPort();
+    const int port = test_support::StartHub(
+        hub, dir,
+        {"--workers", "2", "--dataset", dir.string(), "--steps", "20000", "--eval-every", "10",
+         "--token-file", token_file.string(), "--http-port", std::to_string(http_port)});
+    if (port == 0) return;
+    // Slowed: the steps still come every few milliseconds, and the CPU is
+    // left for the hub's HTTP threads and the browser.
+    for (const char* w : {"alpha", "beta"})
+      workers.push_back(test_support::StartWorker(
+          dir, w, port, {"--token-file", token_file.string(), "--slowdown", "4"}));
+  }
+  // Ends the run (the hub says goodbye to its workers) and checks it ended well.
+  void Stop() {
+    hub->Signal(SIGTERM);
+    EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+    for (auto& w : workers) EXPECT_EQ(w->Wait(60), 0) << w->Log();
+  }
+};
+
+int64_t StepsTotal(const test_support::Exposition& e) {
+  const auto samples = test_support::FindSamples(e, "mt_hub_steps_total");
+  EXPECT_EQ(samples.size(), 1u);
+  return samples.empty() ? -1 : static_cast<int64_t>(samples[0].value);
+}
+
+// /api/status, once it reports a step done.
+json AwaitTraining(int port) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const HttpReply r = HttpGet(port, "/api/status", kToken);
+    if (r.status == 200) {
+      const json status = json::parse(r.body);
+      if (status.value("step", 0) > 0) return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "the hub reported no step in 90 s";
+  return json();
+}
+
+TEST(Dashboard, MetricsStepCounterRisesBetweenScrapesAndStatusAgrees) {
+  Cluster c("dashboard-metrics");
+  ASSERT_GT(c.http_port, 0);
+  ASSERT_EQ(c.workers.size(), 2u);
+  ASSERT_FALSE(AwaitTraining(c.http_port).is_null()) << c.hub->Log();
+
+  const HttpReply first = HttpGet(c.http_port, "/metrics", kToken);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_NE(first.content_type.find("text/plain"), std::string::npos) << first.content_type;
+  const int64_t steps_before = StepsTotal(test_support::ParsePrometheus(first.body));
+  ASSERT_GT(steps_before, 0) << first.body;
+  const HttpReply status_reply = HttpGet(c.http_port, "/api/status", kToken);
+  ASSERT_EQ(status_reply.status, 200);
+  const json status = json::parse(status_reply.body);
+
+  // The counter rises while the run goes on (bounded: the steps come every
+  // few milliseconds).
+  int64_t steps_after = steps_before;
+  test_support::Exposition second;
+  for (int i = 0; i < 100 && steps_after <= steps_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const HttpReply r = HttpGet(c.http_port, "/metrics", kToken);
+    ASSERT_EQ(r.status, 200);
+    second = test_support::ParsePrometheus(r.body);
+    steps_after = StepsTotal(second);
+  }
+  EXPECT_GT(steps_after, steps_before);
+  // Between the two scrapes, /api/status saw a step in between.
+  EXPECT_GE(status.value("step", int64_t{-1}), steps_before);
+  EXPECT_LE(status.value("step", int64_t{-1}), steps_after);
+  EXPECT_EQ(status["run"].value("workers_expected", 0), 2);
+  EXPECT_EQ(status.value("workers_total", 0), 2) << status.dump(1);
+  // Both workers have series of their own.
+  int worker_series = 0;
+  for (const auto& s : test_support::FindSamples(second, "mt_hub_worker_steps_total"))
+    worker_series += s.labels.at("worker") == "alpha" || s.labels.at("worker") == "beta";
+  EXPECT_EQ(worker_series, 2);
+
+  // Without the token every endpoint says 401; with it, the page and
+  // Chart.js come from the hub itself.
+  for (const char* path : {"/", "/chart.js", "/metrics", "/api/status", "/elsewhere"}) {
+    EXPECT_EQ(HttpGet(c.http_port, path).status, 401) << path;
+    EXPECT_EQ(HttpGet(c.http_port, path, "not-" + std::string(kToken)).status, 401) << path;
+  }
+  const HttpReply page = HttpGet(c.http_port, std::string("/?token=") + kToken);
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("id=\"loss-chart\""), std::string::npos);
+  const HttpReply chart_js = HttpGet(c.http_port, "/chart.js", kToken);
+  EXPECT_EQ(chart_js.status, 200);
+  EXPECT_NE(chart_js.content_type.find("javascript"), std::string::npos);
+  EXPECT_GT(chart_js.body.size(), 100000u);
+  EXPECT_EQ(HttpGet(c.http_port, "/elsewhere", kToken).status, 404);
+  c.Stop();
+}
+
+// The value of `attribute` on the element with id `id` in a dumped DOM.
+std::string Attribute(const std::string& dom, const std::string& id, const std::string& attribute) {
+  std::smatch m;
+  const std::regex re("<[a-z]+ [^>]*id=\"" + id + "\"[^>]*" + attribute + "=\"([^\"]*)\"");
+  return std::regex_search(dom, m, re) ? m[1].str() : "";
+}
+
+TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
+  if (!test_support::HaveChromium())
+    GTEST_SKIP() << "no " << test_support::kChromium << " (deploy/install-deps.sh installs it)";
+  Cluster c("dashboard-browser");
+  ASSERT_GT(c.http_port, 0);
+  ASSERT_EQ(c.workers.size(), 2u);
+  ASSERT_FALSE(AwaitTraining(c.http_port).is_null()) << c.hub->Log();
+
+  // The token in the address, as a user opens it; the page passes it on.
+  const std::string dom =
+      test_support::DumpDom("http://127.0.0.1:" + std::to_string(c.http_port) + "/?token=" + kToken,
+                            c.dir / "chromium", 3000);
+  const json status = json::parse(HttpGet(c.http_port, "/api/status", kToken).body);
+  c.Stop();
+  ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
+
+  // Chart.js drew the loss over the steps it had.
+  const std::string points = Attribute(dom, "loss-chart", "data-points");
+  ASSERT_FALSE(points.empty()) << dom;
+  EXPECT_GT(std::stoi(points), 0);
+  EXPECT_NE(dom.find("<canvas id=\"accuracy-chart\""), std::string::npos);
+  // The step it shows is one the hub had done by then.
+  const std::string step = Attribute(dom, "step", "data-step");
+  ASSERT_FALSE(step.empty()) << dom;
+  EXPECT_GT(std::stoll(step), 0);
+  EXPECT_LE(std::stoll(step), status.value("step", int64_t{0}));
+  // The model and each worker as /api/status names them.
+  const std::string model = status["run"].value("model", "?");
+  EXPECT_NE(dom.find("<span id=\"model\">" + model + "</span>"), std::string::npos) << dom;
+  for (const auto& w : status["workers"])
+    EXPECT_NE(dom.find("data-worker=\"" + w.value("name", "?") + "\""), std::string::npos)
+        << w.dump();
+}
+
+}  // namespace
+}  // namespace mt
