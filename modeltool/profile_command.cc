@@ -91,8 +91,9 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
       ->required();
   cmd->add_option("--batches", options.batches, "batch sizes, comma-separated")
       ->delimiter(',')
-      ->type_name("B,B,...")
-      ->check(CLI::Range(1, 65536));
+      ->type_name("B,B")
+      ->transform(cli::Integer(1, 65536))
+      ->default_str("16,32,64,128");
   cmd->add_option("--device", options.device, "where the layers run: cpu or opencl")
       ->check(CLI::IsMember({"cpu", "opencl"}));
   cli::AddThreads(*cmd, options.threads, "CPU threads for the compute kernels");
