@@ -1,6 +1,7 @@
 // TrainingProfiler::Table: the report's figures (ToJson) laid out for a log,
 // so the two cannot disagree.
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
