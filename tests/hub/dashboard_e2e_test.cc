@@ -6,6 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +65,7 @@ struct Cluster {
     hub->Signal(SIGTERM);
     EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
     for (auto& w : workers) EXPECT_EQ(w->Wait(60), 0) << w->Log();
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // else kept, logs and all
   }
 };
 
@@ -157,7 +163,7 @@ TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
   // The token in the address, as a user opens it; the page passes it on.
   const std::string dom =
       test_support::DumpDom("http://127.0.0.1:" + std::to_string(c.http_port) + "/?token=" + kToken,
-                            c.dir / "chromium", 3000);
+                            c.dir / "chromium", 1500);
   const json status = json::parse(HttpGet(c.http_port, "/api/status", kToken).body);
   c.Stop();
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
@@ -178,6 +184,30 @@ TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
   for (const auto& w : status["workers"])
     EXPECT_NE(dom.find("data-worker=\"" + w.value("name", "?") + "\""), std::string::npos)
         << w.dump();
+}
+
+TEST(Dashboard, APortNamedWithHttpPortThatIsTakenIsARuntimeError) {
+  const fs::path dir = test_support::FreshTempDir("dashboard-port-taken");
+  test_support::WriteIdxDataset(dir.string(), 64, 16, 3);
+  // Something listens on the port already.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int taken = ntohs(addr.sin_port);
+  const test_support::ProcessResult r = test_support::RunProcess(
+      {test_support::BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", "0", "--dataset",
+       dir.string(), "--steps", "1", "--http-port", std::to_string(taken)},
+      60);
+  close(fd);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("127.0.0.1:" + std::to_string(taken)), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--http-port"), std::string::npos) << r.output;
+  fs::remove_all(dir);
 }
 
 }  // namespace
