@@ -5,13 +5,37 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "core/data/dataset.h"
 
 namespace mt {
+namespace {
 
-GzReader::GzReader(const std::string& path) : path_(path) {
+// See GzReader::size_hint(). Deflate expands at most about 1032:1.
+size_t SizeHint(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return 0;
+  size_t hint = 0;
+  unsigned char magic[2] = {0, 0}, trailer[4] = {0, 0, 0, 0};
+  if (std::fread(magic, 1, 2, f) == 2 && std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    hint = size > 0 ? static_cast<size_t>(size) : 0;
+    if (magic[0] == 0x1f && magic[1] == 0x8b && size >= 18 && std::fseek(f, -4, SEEK_END) == 0 &&
+        std::fread(trailer, 1, 4, f) == 4) {
+      const size_t isize = trailer[0] | trailer[1] << 8 | trailer[2] << 16 |
+                           static_cast<size_t>(trailer[3]) << 24;  // little-endian, mod 2^32
+      hint = std::min(isize, hint * 1032);
+    }
+  }
+  std::fclose(f);
+  return hint;
+}
+
+}  // namespace
+
+GzReader::GzReader(const std::string& path) : path_(path), size_hint_(SizeHint(path)) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw DataError(path + ": cannot open: " + std::strerror(errno ? errno : ENOENT));
   gzbuffer(f, 1 << 18);
@@ -48,6 +72,7 @@ void GzReader::ReadGrowing(std::vector<uint8_t>* out, size_t n, const char* what
   constexpr size_t kChunk = size_t{16} << 20;
   out->clear();
   out->shrink_to_fit();
+  out->reserve(std::min(n, size_hint_));
   while (out->size() < n) {
     const size_t at = out->size();
     const size_t want = std::min(kChunk, n - at);
