@@ -87,6 +87,12 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   encoder_ = std::make_unique<GrpcEncoder>();
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
                                                    metrics_, events_);
+  if (!config_.trace_path.empty()) {
+    std::vector<std::string> layers;
+    for (const auto& layer : master_->model().layers()) layers.push_back(layer->name());
+    trace_ = std::make_unique<HubTrace>(config_.trace_path, std::move(layers));
+    coordinator_->set_trace(trace_.get());
+  }
   if (config_.resume) ResumeFromCheckpoint();
   PublishRunningStats();
 }
@@ -140,6 +146,7 @@ std::vector<float> Hub::Weights() const { return coordinator_->MasterWeights(); 
 int64_t Hub::steps_done() const { return coordinator_->steps_done(); }
 
 int Hub::Run() {
+  const trace::ScopedTrack run_row(trace::kTrackRun);
   spdlog::info(
       "hub: model {} ({} parameters), dataset {} ({} train, {} test), global batch {}, {} steps; "
       "listening on {}:{}, waiting for {} worker(s)",
@@ -215,6 +222,7 @@ int Hub::Run() {
     SaveFinal();
   }
   WriteReport(train_seconds);
+  if (trace_) trace_->Write();
   if (!final_model_path_.empty()) spdlog::info("final model: {}", final_model_path_);
   return broken.empty() ? 0 : 1;
 }
@@ -253,6 +261,7 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
 void Hub::SaveCheckpoint() {
   if (config_.checkpoint_dir.empty()) return;
   const int64_t step = coordinator_->steps_done();
+  const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kCheckpoint, -1, step);
   RecalibrateRunningStats(step);
   try {
     const std::string path =

@@ -15,6 +15,7 @@
 #include "core/train/run_summary.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
+#include "hub/hub_trace.h"
 #include "hub/master_model.h"
 #include "hub/monitor/status_snapshot.h"
 #include "hub/run_metrics.h"
@@ -73,6 +74,8 @@ class Hub {
   // Hands the master's running statistics to the coordinator for Joins.
   void PublishRunningStats();
   void WriteReport(double train_seconds);
+  // Where the hub's spans go (--trace); null when not tracing.
+  trace::SpanSink* TraceSpans() const { return trace_ ? trace_->hub() : nullptr; }
 
   HubConfig config_;
   proto::ModelSpec spec_;
@@ -88,6 +91,9 @@ class Hub {
   // What the live views show (hub/monitor/live_status.h); in the event
   // chain too, so declared with it.
   std::unique_ptr<LiveStatus> live_;
+  // --trace: outlives the coordinator and the server, which record into it;
+  // written at the end of Run, or when destroyed after an error.
+  std::unique_ptr<HubTrace> trace_;
   std::unique_ptr<MessageEncoder> encoder_;
   std::unique_ptr<StepCoordinator> coordinator_;
   std::unique_ptr<HubServer> server_;  // shut down first, after the dashboard

@@ -63,6 +63,7 @@ struct HubConfig {
   int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
   std::string report_path;
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
+  std::string trace_path;   // Chrome trace of the hub and its workers (hub/hub_trace.h); "": none
   int64_t threads = 1;      // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
   // Local SGD: steps each worker takes between exchanges (1: every step,

@@ -20,6 +20,7 @@ bool Hub::EvaluationDue(int64_t steps_done) const {
 
 void Hub::RecalibrateRunningStats(int64_t step) {
   if (!calibration_) return;
+  const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kRecalibration, -1, step);
   const double cpu_start = ThreadCpuSeconds();
   // 40 batches: layer momentum 0.1 leaves 1.5% of the reset statistics.
   mt::RecalibrateRunningStats(master_->model(), *calibration_, 40, config_.seed ^ step);
@@ -34,6 +35,7 @@ void Hub::PublishRunningStats() {
 }
 
 void Hub::Evaluate(int64_t steps_done, bool run_ended) {
+  const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kEvaluation, -1, steps_done);
   RecalibrateRunningStats(steps_done);
   const double cpu_start = ThreadCpuSeconds();
   const EvalResult r = mt::Evaluate(master_->model(), *test_);

@@ -202,6 +202,14 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "write the run's events here as JSON lines, as they happen (workers joining, left "
                  "out, back, dropped, leaving; progress as logged, epochs, checkpoints, the end)")
       ->type_name("FILE");
+  app.add_option("--trace", cfg.trace_path,
+                 "write one timeline of the run here when it ends, as a Chrome trace (open it in "
+                 "ui.perfetto.dev or chrome://tracing): a row per device on the hub's clock, the "
+                 "hub's receive, barrier wait, reduce, optimizer, broadcast, evaluation and "
+                 "checkpoints, and each worker's forward and backward per layer, encode, send and "
+                 "wait (workers send their spans with their gradients; their clocks' offsets are "
+                 "estimated from round trips)")
+      ->type_name("FILE");
   cli::AddLogEvery(app, cfg.log_every_seconds);
   cli::AddLogLevel(app, options.log_level);
   cli::AddVersionAndHelp(app, "mthub");

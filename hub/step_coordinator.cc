@@ -9,6 +9,7 @@
 
 #include "core/optim/optimizer_proto.h"
 #include "core/util/process_stats.h"
+#include "hub/hub_trace.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -19,6 +20,8 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }
 
 }  // namespace
+
+trace::SpanSink* StepCoordinator::spans() const { return trace_ ? trace_->hub() : nullptr; }
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -245,8 +248,11 @@ void StepCoordinator::SendState(WorkerSlot* slot) {
 void StepCoordinator::Broadcast(const std::vector<WorkerSlot*>& who, bool with_result) {
   // One plan and one set of result chunks, encoded once and sent to every
   // worker as the same bytes.
+  const trace::ScopedSpan span(spans(), trace::SpanKind::kBroadcast, -1, step_);
   proto::StepPlan plan;
   plan.set_step(step_);
+  // Tracing: when it left, for each worker's clock offset (hub/hub_trace.h).
+  if (trace_) plan.set_hub_time_us(trace::NowMicros());
   for (auto* s : who) *plan.add_assignments() = s->assignment;
   // The other segments of the result went out as they were averaged
   // (ReduceReadySegments); the last one carries the plan.
@@ -353,7 +359,11 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
 StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow) {
   std::unique_lock<std::mutex> lock(mu_);
   advance_armed_ = next_may_follow;
+  const int64_t wait_begin = trace_ ? trace::NowMicros() : 0, waited_for = step_;
   const bool in = AwaitGradients(lock);
+  if (trace_)
+    spans()->Add(trace::MakeSpan(trace::SpanKind::kBarrierWait, wait_begin, trace::NowMicros(), -1,
+                                 waited_for));
   advance_armed_ = false;
   if (advanced_) {
     advanced_ = false;
@@ -410,6 +420,7 @@ StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
 }
 
 void StepCoordinator::ApplyToMaster() {
+  const trace::ScopedSpan span(spans(), trace::SpanKind::kOptimizer, -1, average_step_);
   if (average_local_)
     master_.ApplyAverageChange();
   else

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace/span.h"
 #include "core/train/run_plan.h"
 #include "hub.pb.h"
 #include "hub/batch_controller.h"
@@ -49,6 +50,8 @@
 #include "model.pb.h"
 
 namespace mt {
+
+class HubTrace;
 
 class StepCoordinator {
  public:
@@ -77,6 +80,9 @@ class StepCoordinator {
   // ---- The run thread. ----
   // Continue a resumed run at `step` (before the first step).
   void StartAt(int64_t step);
+  // mthub --trace (hub/hub_trace.h), before the first Join: the step's
+  // spans go there and workers are asked for theirs. Null: tracing off.
+  void set_trace(HubTrace* trace) { trace_ = trace; }
   // The running statistics (batch norm) joining workers get: a copy taken
   // by the run thread after it recomputes them, so a Join never reads the
   // model while the run thread writes it.
@@ -136,6 +142,8 @@ class StepCoordinator {
 
  private:
   void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
+  // Where the hub's spans go; null when not tracing.
+  trace::SpanSink* spans() const;
   // A worker's result was refused as non-finite (under the lock).
   void NoteNonFinite(const std::string& why);
   bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
@@ -201,6 +209,7 @@ class StepCoordinator {
   MessageEncoder& encoder_;
   RunMetrics& metrics_;
   HubEventSink* events_;
+  HubTrace* trace_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

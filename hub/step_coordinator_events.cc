@@ -4,6 +4,7 @@
 
 #include "core/compress/compression_proto.h"
 #include "core/optim/optimizer_proto.h"
+#include "hub/hub_trace.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
 
@@ -87,6 +88,10 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   reply->set_session_secret(slot->session_secret);
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
   reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());
+  if (trace_) {
+    reply->set_trace(true);
+    trace_->OnJoin(slot->id, slot->name);
+  }
   return HubStatus::Ok();
 }
 
@@ -101,6 +106,7 @@ HubStatus StepCoordinator::Hello(const proto::Hello& hello, WorkerLink* link, in
 }
 
 HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& chunk) {
+  const int64_t arrived_us = trace_ ? trace::NowMicros() : 0;
   std::lock_guard<std::mutex> lock(mu_);
   WorkerSlot* slot = membership_.Find(worker_id);
   if (!slot)
@@ -136,10 +142,15 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
   if (slot->state != WorkerSlot::State::kActive)
     return HubStatus::Error(Code::kInvalidArgument,
                             "gradient from a worker that is not in the step loop");
+  if (trace_)
+    if (std::string why = HubTrace::Check(chunk); !why.empty())
+      return HubStatus::Error(Code::kInvalidArgument, std::move(why));
+  const bool first_chunk = slot->inbox.segments_received() == 0;
   if (std::string why = slot->inbox.Accept(chunk); !why.empty()) {
     if (slot->inbox.refused_non_finite()) NoteNonFinite(why);
     return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   }
+  if (trace_) trace_->OnChunk(worker_id, chunk, first_chunk, arrived_us);
   if (slot->inbox.complete()) {
     slot->complete_at = Clock::now();
     slot->device_status = chunk.device();

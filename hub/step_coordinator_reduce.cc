@@ -53,6 +53,7 @@ void StepCoordinator::ReduceReadySegments() {
 }
 
 bool StepCoordinator::ReduceSegment(size_t k, const std::vector<WorkerSlot*>& from) {
+  const trace::ScopedSpan span(spans(), trace::SpanKind::kReduce, static_cast<int32_t>(k), step_);
   const double cpu = ThreadCpuSeconds();
   const wire::Segment seg = master_.segments()[k];
   // Batch weights: each inbox holds the mean over its batch, so

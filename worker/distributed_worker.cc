@@ -23,6 +23,7 @@
 #include "worker/local_trainer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
+#include "worker/worker_trace.h"
 
 namespace mt {
 namespace {
@@ -125,6 +126,9 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   d->set_opencl_device(devices.opencl_name());
   d->set_threads(static_cast<int32_t>(cfg.threads));
   d->set_memory_budget_bytes(cfg.memory_budget_bytes);
+  // Before the trainer, which records into it, and written by its
+  // destructor if the run ends on an error.
+  WorkerTrace timeline(cfg.trace_path, d->name());
 
   WorkerTotals totals;
   std::unique_ptr<LocalTrainer> trainer;
@@ -138,6 +142,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
   };
   auto finish = [&](const std::string& reason) {
     if (events) events->Write("finished", {{"reason", reason}});
+    timeline.Write();
     write_report(reason);
     control.Finish(reason);
     return 0;
@@ -184,6 +189,11 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       throw;
     }
     LocalTrainer& local = *built;
+    // Spans go to the own --trace file and, when this hub asks, to the hub.
+    timeline.SetSending(join.trace());
+    timeline.NameLayers(local.model());
+    WorkerTrace* tracing = timeline.active() ? &timeline : nullptr;
+    local.set_trace(tracing);
     if (cfg.profile && !local.profiler()) {
       ProfileSetup setup;
       setup.threads = static_cast<int>(cfg.threads);
@@ -199,6 +209,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     });
     if (events) events->Write("joined", {{"worker", join.worker_id()}, {"hub", hub.target()}});
     HubSession loop(cfg, join, *stream, local, totals, control, events.get());
+    loop.set_trace(tracing);
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(join.worker_id());
     hello.mutable_hello()->set_token(cfg.token);

@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "core/compress/compression_proto.h"
+#include "core/trace/span.h"
+#include "worker/worker_trace.h"
 
 namespace mt {
 
@@ -21,6 +23,12 @@ GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, siz
         "parameters " +
         std::to_string(exchanged_begin) + " to " + std::to_string(param_count));
   if (compression_ != Compression::kNone) residual_.assign(param_count, 0.0f);
+}
+
+void GradientSender::set_trace(WorkerTrace* trace) {
+  trace_ = trace;
+  if (trace_ && trace_->sending() && !trace_batch_)
+    trace_batch_ = std::make_unique<proto::TraceSpans>();
 }
 
 void GradientSender::Begin(int64_t step, const float* grads) {
@@ -51,6 +59,7 @@ bool GradientSender::Finish(const Report& report) {
 
 bool GradientSender::Send(size_t k, const Report* report) {
   const wire::Segment& seg = segments_[k];
+  const int64_t encode_begin = trace_ ? trace::NowMicros() : 0;
   proto::WorkerMessage& m = outgoing_;
   auto* gc = m.mutable_gradient();
   gc->set_step(step_);
@@ -91,7 +100,21 @@ bool GradientSender::Send(size_t k, const Report* report) {
     gc->clear_weights_digest();
     gc->clear_device();
   }
+  const int index = static_cast<int>(k);
+  int64_t send_begin = 0;
+  if (trace_) {
+    send_begin = trace::NowMicros();
+    trace_->Add(trace::MakeSpan(trace::SpanKind::kEncode, encode_begin, send_begin, index, step_));
+    if (report && trace_->sending() && trace_batch_) {
+      trace_->TakeBatch(step_, trace_batch_.get());
+      gc->set_allocated_trace(trace_batch_.release());
+    }
+  }
   if (!stream_.Write(m)) broken_ = true;
+  if (gc->has_trace()) trace_batch_.reset(gc->release_trace());
+  if (trace_)
+    trace_->Add(
+        trace::MakeSpan(trace::SpanKind::kSend, send_begin, trace::NowMicros(), index, step_));
   return !broken_;
 }
 

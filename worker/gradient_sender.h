@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@
 #include "worker/gradient_corruption.h"
 
 namespace mt {
+
+class WorkerTrace;
 
 class GradientSender final : public GradientListener {
  public:
@@ -45,6 +48,11 @@ class GradientSender final : public GradientListener {
     before_early_send_ = std::move(before);
     after_early_send_ = std::move(after);
   }
+
+  // --trace (worker/worker_trace.h; null: off): encode and send spans, and
+  // when the hub asked for them, the spans since the last gradient on the
+  // last chunk.
+  void set_trace(WorkerTrace* trace);
 
   // A new gradient of `step` in `grads`, which the caller fills (during the
   // backward pass) and keeps alive until Finish: nothing of it sent yet.
@@ -79,6 +87,10 @@ class GradientSender final : public GradientListener {
   std::vector<float> corrupted_;  // what travels instead, with --corrupt-gradients
   std::function<void()> before_early_send_, after_early_send_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
+  WorkerTrace* trace_ = nullptr;
+  // Lent to the last chunk while it is written, then taken back, so the
+  // spans' fields keep their capacity from step to step.
+  std::unique_ptr<proto::TraceSpans> trace_batch_;
   const float* grads_ = nullptr;
   int64_t step_ = 0;
   size_t next_ = 0;  // the next segment to send

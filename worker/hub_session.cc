@@ -8,10 +8,12 @@
 #include "core/compress/compression_proto.h"
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"
+#include "core/trace/span.h"
 #include "core/train/run_plan.h"
 #include "core/util/digest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "proto/wire.h"
+#include "worker/worker_trace.h"
 
 namespace mt {
 namespace {
@@ -50,12 +52,21 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, St
                                  [this] { pace_mark_ = pacer_.Now(); });
 }
 
+void HubSession::set_trace(WorkerTrace* trace) {
+  trace_ = trace;
+  sender_.set_trace(trace);
+}
+
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
   while (stream_.Read(&m)) {
+    const auto arrived = Clock::now();
     if (awaiting_) {
-      exchange_ms_ = 1e3 * Seconds(Clock::now() - sent_at_);
+      exchange_ms_ = 1e3 * Seconds(arrived - sent_at_);
       awaiting_ = false;
+      if (trace_)
+        trace_->Add(trace::MakeSpan(trace::SpanKind::kWaitResult, trace::ToMicros(sent_at_),
+                                    trace::ToMicros(arrived)));
     }
     if (join_.overlap_rounds()) {
       // The model is this thread's again (a step in progress ends first).
@@ -98,6 +109,8 @@ HubSession::Outcome HubSession::Run() {
       plan = &m.plan();
     }
     if (!plan) continue;
+    if (trace_ && plan->hub_time_us() > 0)
+      trace_->OnPlan(plan->hub_time_us(), trace::ToMicros(arrived));
     leave_reason_ = PolicyStopReason(cfg_.policy, Device());
     if (!leave_reason_.empty()) return Outcome::kLeave;
     Follow(*plan);
@@ -119,6 +132,7 @@ void HubSession::Stage(uint64_t offset, const google::protobuf::RepeatedField<fl
 bool HubSession::TakeState(const proto::StateChunk& s) {
   Stage(s.offset(), s.values(), staging_.size(), staging_.data());
   if (!s.last()) return false;
+  const trace::ScopedSpan span(trace_, trace::SpanKind::kApplyState, -1, s.step());
   OptimizerState state = FromProto(s.optimizer());
   Model& model = trainer_.model();
   const size_t p = model.ParamCount();
@@ -246,6 +260,7 @@ void HubSession::CheckAssignment(const proto::Assignment& a) const {
 void HubSession::Compute(const proto::Assignment& a) {
   CheckAssignment(a);
   const int b = a.batch();
+  if (trace_) trace_->SetStep(a.step());
   if (a.local_steps() > 0) return ComputeRound(a);
   const auto t0 = Clock::now();
   FillIndices(a.epoch(), a.offset(), b);
@@ -265,6 +280,11 @@ void HubSession::Compute(const proto::Assignment& a) {
   ++totals_.steps;
   ++steps_;
   control_.OnStep(a.step(), b);
+  // The step's compute, early sends included; the last segment's encode
+  // and send follow as spans of their own.
+  if (trace_)
+    trace_->Add(trace::MakeSpan(trace::SpanKind::kStep, trace::ToMicros(t0), trace::NowMicros(), -1,
+                                a.step()));
   FinishGradient(b, loss, ms, digest, weights_digest);
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
@@ -297,6 +317,7 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   round_ahead_ = 0;
   ahead_seconds_ = ahead_loss_ = 0;
   for (int k = first; k < h; ++k) {
+    const trace::ScopedSpan span(trace_, trace::SpanKind::kLocalStep, k, a.step() + k);
     double since = pacer_.Now();
     // The samples and dropout of step a.step() + k in the per-step mode.
     const int64_t offset = a.offset() + k * a.stride();
@@ -335,6 +356,9 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
 
 void HubSession::StepAhead(int k) {
   const proto::Assignment& a = ahead_of_;
+  const trace::ScopedTrack row(trace::kTrackLookahead);
+  const trace::ScopedSpan span(trace_, trace::SpanKind::kLocalStep, a.local_steps() + k,
+                               a.step() + a.local_steps() + k);
   const auto t0 = Clock::now();
   double since = pacer_.Now();
   const int b = a.batch();

@@ -25,6 +25,8 @@
 
 namespace mt {
 
+class WorkerTrace;
+
 // What the worker did over all its sessions with the hub: a reconnect
 // starts a new session but the report covers the whole run.
 struct WorkerTotals {
@@ -57,6 +59,9 @@ class HubSession {
   // leave (stopped, or its device policy says so: leave_reason()).
   Outcome Run();
   const std::string& leave_reason() const { return leave_reason_; }
+  // --trace, or the hub's JoinReply.trace (worker/worker_trace.h; null:
+  // off): before Run.
+  void set_trace(WorkerTrace* trace);
 
  private:
   // Copies a chunk's values to `into` + offset, within `limit` floats.
@@ -103,6 +108,7 @@ class HubSession {
   WorkerTotals& totals_;
   WorkerControl& control_;
   EventFile* events_;
+  WorkerTrace* trace_ = nullptr;
   DeviceState device_;
   Clock::time_point next_device_read_ = Clock::now();
   std::string leave_reason_;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/model/model_spec.h"
+#include "core/trace/layer_spans.h"
 
 namespace mt {
 
@@ -80,16 +81,25 @@ double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t d
   const auto begin = std::chrono::steady_clock::now();
   batch_->Fill(*data_, indices, n);
   model_->SetBatch(batch_->images(), batch_->labels(), n);
+  if (trace_ && !profiler_) return TracedGradients(dropout_seed, listener);
   if (!profiler_) return model_->ComputeGradients(dropout_seed, nullptr, listener);
   const auto filled = std::chrono::steady_clock::now();
   const double loss = model_->ComputeGradients(dropout_seed, profiler_->times(), listener);
   const auto done = std::chrono::steady_clock::now();
   profiler_->EndPass(n, std::chrono::duration<double>(filled - begin).count(),
                      std::chrono::duration<double>(done - filled).count());
+  if (trace_) trace::RecordLayerSpans(*profiler_->times(), *trace_);
+  return loss;
+}
+
+double LocalTrainer::TracedGradients(uint64_t dropout_seed, GradientListener* listener) {
+  const double loss = model_->ComputeGradients(dropout_seed, &trace_times_, listener);
+  trace::RecordLayerSpans(trace_times_, *trace_);
   return loss;
 }
 
 void LocalTrainer::ApplyGradients() {
+  const trace::ScopedSpan span(trace_, trace::SpanKind::kOptimizer);
   const auto begin = std::chrono::steady_clock::now();
   optimizer_->Step(model_->params(), model_->grads());
   if (profiler_)

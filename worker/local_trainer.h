@@ -13,6 +13,7 @@
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "core/profile/training_profiler.h"
+#include "core/trace/span.h"
 #include "core/train/batch_buffer.h"
 #include "model.pb.h"
 #include "worker/compute_devices.h"
@@ -68,6 +69,10 @@ class LocalTrainer {
   void EnableProfiling(const ProfileSetup& setup);
   const TrainingProfiler* profiler() const { return profiler_.get(); }
 
+  // --trace (core/trace/; null: off): every pass is timed layer by layer,
+  // as with --profile, and its spans go to `sink` with the optimizer's.
+  void set_trace(trace::SpanSink* sink) { trace_ = sink; }
+
  private:
   ComputeDevices& devices_;
   TrainerSpec spec_;
@@ -77,6 +82,9 @@ class LocalTrainer {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<TrainingProfiler> profiler_;  // null unless profiling
+  trace::SpanSink* trace_ = nullptr;
+  LayerTimes trace_times_;  // tracing without --profile
+  double TracedGradients(uint64_t dropout_seed, GradientListener* listener);
 };
 
 // Throws when `data` (named `name` in the message) does not fit the model.

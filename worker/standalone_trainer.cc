@@ -13,6 +13,7 @@
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/model/model_spec.h"
+#include "core/trace/span.h"
 #include "core/train/evaluate.h"
 #include "core/train/progress.h"
 #include "core/train/run_plan.h"
@@ -23,6 +24,7 @@
 #include "tls/tls_options.h"
 #include "worker/compute_devices.h"
 #include "worker/local_trainer.h"
+#include "worker/worker_trace.h"
 
 namespace mt {
 namespace {
@@ -65,6 +67,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   const int64_t rss_before_model = ReadResidentMemory().current_bytes;  // for --profile
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
+  // --trace: checked now, written at the end (or by its destructor on an error).
+  WorkerTrace timeline(cfg.trace_path, "mtworker --standalone");
   const RunModel run = LoadRunModel(cfg.model, cfg.tuning);
   const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
@@ -76,6 +80,11 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
   Model& model = trainer.model();
   const RunPlan plan(static_cast<int64_t>(trainer.data().Size()), batch, cfg.epochs, cfg.max_steps);
+  WorkerTrace* tracing = timeline.active() ? &timeline : nullptr;
+  if (tracing) {
+    timeline.NameLayers(model);
+    trainer.set_trace(tracing);
+  }
   if (cfg.profile) {
     ProfileSetup setup;
     setup.threads = static_cast<int>(cfg.threads);
@@ -127,6 +136,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
 
   auto save = [&](int64_t at_step) {
     if (cfg.checkpoint_dir.empty()) return;
+    const trace::ScopedSpan span(tracing, trace::SpanKind::kCheckpoint, -1, at_step);
     const std::string path =
         SaveTrainingCheckpoint(cfg.checkpoint_dir, spec_text, model, trainer.optimizer(),
                                RunPosition{at_step, plan.EpochOf(at_step), cfg.seed});
@@ -141,6 +151,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   double loss_sum = 0;
   auto t_epoch = Clock::now();
   auto evaluate = [&](bool complete) {
+    const trace::ScopedSpan span(tracing, trace::SpanKind::kEvaluation, -1, step);
     current.epoch = plan.EpochOf(step - 1) + 1;
     current.step = step;
     current.complete = complete;
@@ -170,9 +181,14 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     }
     const int64_t first = plan.FirstSample(step);
     const int count = plan.BatchAt(step);
+    if (tracing) tracing->SetStep(step);
+    const int64_t step_begin = tracing ? trace::NowMicros() : 0;
     const double loss =
         trainer.ComputeGradients(order.data() + first, count, DropoutSeed(cfg.seed, step, first));
     trainer.ApplyGradients();
+    if (tracing)
+      tracing->Add(
+          trace::MakeSpan(trace::SpanKind::kStep, step_begin, trace::NowMicros(), -1, step));
     if (!std::isfinite(loss))
       throw std::runtime_error("training diverged at step " + std::to_string(step + 1) +
                                " (loss is not finite); try a lower --lr");
@@ -217,6 +233,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     profiler->AddTo(summary.details);
   }
   if (!cfg.report_path.empty()) summary.Write(cfg.report_path);
+  timeline.Write();
   spdlog::info("final model: {}{}", final_path,
                saved.weights_dropped ? " (a text spec: the weights are not in it)" : "");
   return 0;

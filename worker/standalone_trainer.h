@@ -28,6 +28,7 @@ struct StandaloneConfig {
   std::string export_path;  // "": final model to the checkpoint dir or state_dir/models
   std::string state_dir;    // "": DefaultStateDir()
   std::string report_path;
+  std::string trace_path;  // Chrome trace of the run (worker/worker_trace.h); "": none
   double log_every_seconds = 2.0;
   bool profile = false;  // per-layer times, memory, CPU and energy (core/profile/)
 };

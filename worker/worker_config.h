@@ -23,6 +23,7 @@ struct WorkerConfig {
   tls::ClientOptions tls;  // how the hub is trusted (TLS unless tls.insecure)
   std::string report_path;
   std::string events_path;  // JSON lines of what happens with the hub (core/util/event_file.h)
+  std::string trace_path;   // this worker's own Chrome trace (worker/worker_trace.h); "": none
   double connect_timeout_seconds = 600;  // give up (re)joining after this long
   int64_t memory_budget_bytes = 0;       // for the model and its batch; 0: no limit
   // Benchmarks and tests only: each step takes this many times as long as

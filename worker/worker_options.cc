@@ -156,6 +156,13 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                "in --report too (layers, memory, ...). Synchronises around each layer, so "
                "training runs a little slower (1-3% for LeNet-5 on a CPU), and measures the "
                "device's peak for 0.2 s at start");
+  app.add_option("--trace", alone.trace_path,
+                 "write this worker's timeline here when it ends, as a Chrome trace (open it in "
+                 "ui.perfetto.dev or chrome://tracing) on this machine's clock: forward and "
+                 "backward per layer, loss, optimizer, encode, send and wait for the hub's result. "
+                 "Synchronises around each layer, so training runs a little slower. (mthub "
+                 "--trace gathers every worker's spans into the hub's file without this.)")
+      ->type_name("FILE");
   cli::AddLogLevel(app, options.log_level);
   cli::AddVersionAndHelp(app, "mtworker");
 
@@ -195,6 +202,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       hub_mode.threads = alone.threads;
       hub_mode.report_path = alone.report_path;
       hub_mode.log_every_seconds = std::max(alone.log_every_seconds, 1.0);
+      hub_mode.trace_path = alone.trace_path;
       hub_mode.profile = alone.profile;
     }
     cli::ApplyLogLevel(options.log_level);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "core/util/atomic_file.h"
 
@@ -133,6 +135,12 @@ std::string ChromeTraceJson(const std::vector<TraceProcess>& processes, const js
   out += meta.dump(-1, ' ', false, json::error_handler_t::replace);
   out += "}\n";
   return out;
+}
+
+void CheckTraceDirectory(const std::string& path, const std::string& flag) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir))
+    throw std::runtime_error(flag + " " + path + ": directory " + dir.string() + " does not exist");
 }
 
 void WriteChromeTrace(const std::string& path, const std::vector<TraceProcess>& processes,

@@ -40,6 +40,10 @@ std::string SpanLabel(const Span& span, const std::map<int32_t, std::string>& in
 std::string ChromeTraceJson(const std::vector<TraceProcess>& processes,
                             const nlohmann::json& other = nlohmann::json::object());
 
+// Throws std::runtime_error, naming `flag`, when `path`'s directory does
+// not exist: checked when a run starts, not when it ends an hour later.
+void CheckTraceDirectory(const std::string& path, const std::string& flag = "--trace");
+
 // Writes it atomically (core/util/atomic_file.h): a reader finds the old
 // file or the whole new one, never part of one. Throws std::runtime_error
 // naming the path.
