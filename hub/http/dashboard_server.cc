@@ -26,6 +26,25 @@ void Text(httplib::Response& res, int status, const std::string& body) {
   res.set_content(body, "text/plain; charset=utf-8");
 }
 
+// Before any route: the token, when the hub has one, and GET only (the
+// endpoint is read-only). False when it answered the request itself.
+bool Gate(const std::string& token, const httplib::Request& req, httplib::Response& res) {
+  if (!RequestAuthorized(token, req.get_header_value("Authorization"),
+                         req.get_param_value("token"))) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"mthub\"");
+    Text(res, 401,
+         "this hub needs its token: send Authorization: Bearer TOKEN, or add ?token=TOKEN to the "
+         "address\n");
+    return false;
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.set_header("Allow", "GET, HEAD");
+    Text(res, 405, "read-only: GET only\n");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct DashboardServer::Impl {
@@ -48,14 +67,8 @@ DashboardServer::DashboardServer(const std::string& bind, int port, std::string 
   s.set_keep_alive_timeout(kKeepAliveSeconds);
   s.set_pre_routing_handler(
       [token = std::move(token)](const httplib::Request& req, httplib::Response& res) {
-        if (RequestAuthorized(token, req.get_header_value("Authorization"),
-                              req.get_param_value("token")))
-          return httplib::Server::HandlerResponse::Unhandled;
-        res.set_header("WWW-Authenticate", "Bearer realm=\"mthub\"");
-        Text(res, 401,
-             "this hub needs its token: send Authorization: Bearer TOKEN, or add ?token=TOKEN to "
-             "the address\n");
-        return httplib::Server::HandlerResponse::Handled;
+        return Gate(token, req, res) ? httplib::Server::HandlerResponse::Unhandled
+                                     : httplib::Server::HandlerResponse::Handled;
       });
   s.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {

@@ -1,8 +1,9 @@
 // The hub's read-only HTTP endpoint (mthub --http-port): the live dashboard
 // at /, Chart.js at /chart.js (both built into the binary: no files, no
 // CDN), Prometheus text at /metrics and the same data as JSON at
-// /api/status; 404 elsewhere, 401 without the token when the hub has one
-// (hub/monitor/access_token.h). The only code that knows cpp-httplib.
+// /api/status; 404 elsewhere, 405 for anything but GET (and HEAD), 401
+// without the token when the hub has one (hub/monitor/access_token.h). The
+// only code that knows cpp-httplib.
 // Plain HTTP: a token on it travels in clear (docs/operations.md).
 #pragma once
 

@@ -142,6 +142,12 @@ TEST(Dashboard, MetricsStepCounterRisesBetweenScrapesAndStatusAgrees) {
   EXPECT_NE(chart_js.content_type.find("javascript"), std::string::npos);
   EXPECT_GT(chart_js.body.size(), 100000u);
   EXPECT_EQ(HttpGet(c.http_port, "/elsewhere", kToken).status, 404);
+  // Read-only.
+  httplib::Client client("127.0.0.1", c.http_port);
+  const httplib::Result post =
+      client.Post("/api/status", {{"Authorization", std::string("Bearer ") + kToken}}, "{}",
+                  "application/json");
+  EXPECT_EQ(post ? post->status : 0, 405);
   c.Stop();
 }
 
