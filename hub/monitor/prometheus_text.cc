@@ -30,13 +30,18 @@ std::string FormatValue(double v) {
   return buf;
 }
 
-std::string EscapeHelp(const std::string& text) {
+// Backslashes and newlines escaped, and double quotes too in a label value
+// (HELP text keeps them as they are).
+std::string Escape(const std::string& text, bool quotes) {
   std::string out;
+  out.reserve(text.size());
   for (char c : text) {
     if (c == '\\')
       out += "\\\\";
     else if (c == '\n')
       out += "\\n";
+    else if (c == '"' && quotes)
+      out += "\\\"";
     else
       out += c;
   }
@@ -46,7 +51,7 @@ std::string EscapeHelp(const std::string& text) {
 class Exposition {
  public:
   void Family(const std::string& name, const char* type, const std::string& help) {
-    out_ += "# HELP " + name + " " + EscapeHelp(help) + "\n";
+    out_ += "# HELP " + name + " " + Escape(help, false) + "\n";
     out_ += "# TYPE " + name + " " + type + "\n";
   }
   void Sample(const std::string& name, const Labels& labels, double value) {
@@ -208,21 +213,7 @@ void WorkerFamilies(Exposition& e, const StatusSnapshot& s) {
 
 }  // namespace
 
-std::string EscapeLabelValue(const std::string& value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
+std::string EscapeLabelValue(const std::string& value) { return Escape(value, true); }
 
 std::string PrometheusText(const StatusSnapshot& s) {
   Exposition e;
