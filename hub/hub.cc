@@ -83,7 +83,6 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   }
   live_ = std::make_unique<LiveStatus>(events_);
   events_ = live_.get();
-  live_->SetRun(LiveRunInfo());
   encoder_ = std::make_unique<GrpcEncoder>();
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
                                                    metrics_, events_);
@@ -95,6 +94,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   }
   if (config_.resume) ResumeFromCheckpoint();
   PublishRunningStats();
+  live_->SetRun(LiveRunInfo());  // once a resumed run knows its first step
 }
 
 Hub::~Hub() = default;

@@ -38,6 +38,7 @@ RunInfo Hub::LiveRunInfo() const {
   r.total_steps = plan_->total_steps();
   r.global_batch = plan_->batch();
   r.workers_expected = config_.workers;
+  r.first_step = coordinator_->steps_done();
   return r;
 }
 

@@ -122,6 +122,7 @@ void LiveStatus::Fill(StatusSnapshot& out) const {
   out.state = state_;
   out.stop_reason = stop_reason_;
   out.uptime_seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  out.step = run_.first_step;
   if (any_step_) {
     out.train_seconds = last_.seconds;
     out.step = last_.step;

@@ -18,6 +18,7 @@ ReportJson RunJson(const RunInfo& r) {
           {"total_steps", r.total_steps},
           {"global_batch", r.global_batch},
           {"workers_expected", r.workers_expected},
+          {"first_step", r.first_step},
           {"compression", r.compression},
           {"sync_every", r.sync_setting}};
 }

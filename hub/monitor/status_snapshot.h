@@ -60,6 +60,7 @@ struct RunInfo {
   std::string sync_setting;  // "auto" or the fixed H
   int64_t parameters = 0, total_steps = 0, global_batch = 0;
   int workers_expected = 0;
+  int64_t first_step = 0;  // steps done before this process trained (resumed runs)
 };
 
 struct StatusSnapshot {

@@ -180,6 +180,20 @@ TEST(StatusJson, UnknownFiguresAreNullBeforeTheFirstStep) {
   EXPECT_EQ(j["step"], 0);
 }
 
+TEST(LiveStatus, AResumedRunShowsItsCheckpointsStepBeforeItsFirstStepHere) {
+  LiveStatus live(nullptr);
+  RunInfo run = Run100Steps();
+  run.first_step = 60;
+  live.SetRun(run);
+  StatusSnapshot before;
+  live.Fill(before);
+  EXPECT_EQ(before.step, 60);
+  live.OnStep(StepAt(61, 0.1, 0));
+  StatusSnapshot after;
+  live.Fill(after);
+  EXPECT_EQ(after.step, 61);
+}
+
 TEST(DashboardAccess, WithoutATokenAnyoneReads) {
   EXPECT_TRUE(RequestAuthorized("", "", ""));
   EXPECT_TRUE(RequestAuthorized("", "Bearer whatever", ""));
