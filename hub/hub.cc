@@ -249,9 +249,9 @@ void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
   const int64_t step = coordinator_->steps_done();
   RecordLive(outcome, step);
   if (progress_->Step(step, outcome.samples)) {
-    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {:.0f}s |{}", step,
+    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {} |{}", step,
                  plan_->total_steps(), plan_->EpochOf(step) + 1, last_loss_,
-                 progress_->samples_per_second(), progress_->eta_seconds(),
+                 progress_->samples_per_second(), FormatDuration(progress_->eta_seconds()),
                  coordinator_->ParticipantSummary());
     if (events_) events_->OnEvent({HubEvent::Kind::kProgress, step, -1, {}, {}});
   }

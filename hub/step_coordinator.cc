@@ -223,7 +223,8 @@ void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who,
     metrics_.batch_changes.push_back(std::move(change));
   ++metrics_.batch_change_count;
   Emit(HubEvent::Kind::kBatchesChanged, -1, text);
-  spdlog::info("step {}: batches{}", step_ + 1, text);
+  // The progress line counts the changes; each one in full only when asked.
+  spdlog::debug("step {}: batches{}", step_ + 1, text);
 }
 
 void StepCoordinator::SendState(WorkerSlot* slot) {
@@ -432,16 +433,46 @@ int StepCoordinator::sync_every() const {
   return sync_.steps();
 }
 
-std::string StepCoordinator::ParticipantSummary() const {
+std::string StepCoordinator::ParticipantSummary() {
+  struct Row {
+    const WorkerSlot* slot;
+    double us_per_sample;
+  };
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Row> rows;
+  int late = 0;
+  for (const auto& s : membership_.all()) {
+    if (s->state == WorkerSlot::State::kLate) ++late;
+    if (s->state != WorkerSlot::State::kActive || s->last_batch <= 0) continue;
+    rows.push_back({s.get(), 1000 * controller_.ms_per_sample(s->id)});
+  }
   std::string out;
-  for (auto* s : round_) {
-    if (!s->inbox.complete()) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " %s:b%d/%.1fms", s->name.c_str(), s->inbox.batch(),
-                  s->inbox.compute_ms());
+  char buf[192];
+  if (rows.size() <= kListedWorkers) {
+    for (const Row& r : rows) {
+      std::snprintf(buf, sizeof buf, "%s %s b%d %.0f us/sample", out.empty() ? "" : ",",
+                    r.slot->name.c_str(), r.slot->last_batch, r.us_per_sample);
+      out += buf;
+    }
+  } else {
+    // Past a screen's width of workers, the spread says more than the list.
+    std::vector<int> batches;
+    for (const Row& r : rows) batches.push_back(r.slot->last_batch);
+    std::sort(batches.begin(), batches.end());
+    const Row& slowest =
+        *std::max_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+          return a.us_per_sample < b.us_per_sample;
+        });
+    std::snprintf(buf, sizeof buf,
+                  " %zu workers, batches %d..%d (median %d), slowest %s %.0f us/sample",
+                  rows.size(), batches.front(), batches.back(), batches[batches.size() / 2],
+                  slowest.slot->name.c_str(), slowest.us_per_sample);
     out += buf;
   }
+  if (late > 0) out += "; " + std::to_string(late) + " left out";
+  const int64_t changes = metrics_.batch_change_count - batch_changes_summarised_;
+  batch_changes_summarised_ = metrics_.batch_change_count;
+  if (changes > 0) out += "; batches changed " + std::to_string(changes) + "x";
   return out;
 }
 

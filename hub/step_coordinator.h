@@ -117,8 +117,11 @@ class StepCoordinator {
   // Every worker still here is told the run is over; later Joins hear so.
   void Finish(const std::string& reason, double test_accuracy);
 
-  // One line per step's participants for progress logs: name, batch, compute.
-  std::string ParticipantSummary() const;
+  // The workers for the progress line: each one's batch and pace (past
+  // kListedWorkers, the spread and the slowest), how many are left out, and
+  // how often the split changed since the last call.
+  static constexpr size_t kListedWorkers = 6;
+  std::string ParticipantSummary();
   // Visits every worker under the lock (for reports).
   template <class Fn>
   void ForEachWorker(Fn&& fn) const {
@@ -255,6 +258,7 @@ class StepCoordinator {
   std::vector<WorkerSlot*> reduce_from_;
   std::vector<const float*> reduce_gradients_;
   std::vector<float> reduce_weights_;
+  int64_t batch_changes_summarised_ = 0;  // ParticipantSummary's last count
 };
 
 }  // namespace mt

@@ -103,6 +103,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.details["reconnects"] = totals.reconnects;
   r.details["slowdown"] = cfg.slowdown;
   r.details["max_batch"] = trainer.capacity();
+  r.details["history"] = totals.history.ToJson();
   if (const TrainingProfiler* profiler = trainer.profiler()) profiler->AddTo(r.details);
   return r;
 }

@@ -286,6 +286,7 @@ void HubSession::Compute(const proto::Assignment& a) {
     trace_->Add(trace::MakeSpan(trace::SpanKind::kStep, trace::ToMicros(t0), trace::NowMicros(), -1,
                                 a.step()));
   FinishGradient(b, loss, ms, digest, weights_digest);
+  RecordHistory(a.step() + 1, 1, b, b, loss, ms);
   const auto now = Clock::now();
   if (Seconds(now - last_log_) >= cfg_.log_every_seconds) {
     spdlog::info("step {} epoch {} batch {} loss {:.4f} compute {:.1f} ms", a.step() + 1,
@@ -340,6 +341,7 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   steps_ += taken;
   sender_.Begin(a.step(), change);
   FinishGradient(b * h, loss, ms, digest, weights_digest);  // all the round's samples
+  RecordHistory(a.step() + h, taken, b, b * taken, loss, ms);
   if (join_.overlap_rounds()) {
     sent_weights_.resize(p);  // once
     std::copy(w, w + p, sent_weights_.begin());
@@ -381,6 +383,18 @@ void HubSession::DiscardAhead() {
   ahead_steps_ = round_ahead_ = 0;
   ahead_seconds_ = ahead_loss_ = 0;
   anchored_ = false;
+}
+
+void HubSession::RecordHistory(int64_t step, int steps, int batch, int samples, double loss,
+                               double ms) {
+  StepSample sample;
+  sample.step = step;
+  sample.steps = std::max(1, steps);
+  sample.seconds = Seconds(Clock::now() - totals_.started);
+  sample.loss_sum = loss;
+  sample.samples = samples;
+  sample.wall_ms = ms;
+  if (StepPoint* point = totals_.history.Add(sample)) point->batches = {{"batch", batch}};
 }
 
 void HubSession::FinishGradient(int samples, double loss, double ms, bool digest,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "core/train/step_history.h"
 #include "core/util/event_file.h"
 #include "hub.grpc.pb.h"
 #include "worker/device_state.h"
@@ -34,6 +35,9 @@ struct WorkerTotals {
   // Local SGD with overlap: steps taken while a round's exchange travelled.
   int64_t steps_ahead = 0;
   double compute_seconds = 0, last_mean_loss = -1, hub_accuracy = -1;
+  // Per step: loss, compute time and batch, downsampled (the report's history).
+  StepHistory history;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // A message from the hub that this worker refuses (malformed, out of turn,
@@ -96,6 +100,8 @@ class HubSession {
   // The rest of the gradient (or a round's change) of the step the sender
   // began, with its report.
   void FinishGradient(int samples, double loss, double ms, bool digest, uint64_t weights_digest);
+  // A step (or a round of `steps`) into totals_.history.
+  void RecordHistory(int64_t step, int steps, int batch, int samples, double loss, double ms);
   // The device's state, pushed by the embedder or read from /sys at most
   // every few seconds (reading it costs file opens; it changes slowly).
   const DeviceState& Device();

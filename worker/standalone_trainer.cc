@@ -16,6 +16,7 @@
 #include "core/trace/span.h"
 #include "core/train/evaluate.h"
 #include "core/train/progress.h"
+#include "core/train/step_history.h"
 #include "core/train/run_plan.h"
 #include "core/train/run_summary.h"
 #include "core/util/atomic_file.h"
@@ -145,6 +146,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   auto stop_wanted = [&] { return stop && stop->load(); };
 
   ProgressMeter progress(cfg.log_every_seconds, plan.total_steps(), step);
+  StepHistory history;
+  const auto started = Clock::now();
   std::vector<uint32_t> order;
   int64_t order_epoch = -1;
   EpochSummary current;
@@ -183,6 +186,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
     const int count = plan.BatchAt(step);
     if (tracing) tracing->SetStep(step);
     const int64_t step_begin = tracing ? trace::NowMicros() : 0;
+    const auto step_started = Clock::now();
     const double loss =
         trainer.ComputeGradients(order.data() + first, count, DropoutSeed(cfg.seed, step, first));
     trainer.ApplyGradients();
@@ -193,15 +197,22 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
       throw std::runtime_error("training diverged at step " + std::to_string(step + 1) +
                                " (loss is not finite); try a lower --lr");
     ++step;
+    StepSample sample;
+    sample.step = step;
+    sample.seconds = Seconds(Clock::now() - started);
+    sample.loss_sum = loss;
+    sample.samples = count;
+    sample.wall_ms = 1e3 * Seconds(Clock::now() - step_started);
+    if (StepPoint* point = history.Add(sample)) point->batches = {{"batch", count}};
     loss_sum += loss;
     current.samples += count;
     summary.samples += count;
     summary.last_step_loss = loss / count;
     if (progress.Step(step, count))
-      spdlog::info("step {}/{} epoch {}/{} loss {:.4f} {:.0f} samples/s ETA {:.0f}s", step,
+      spdlog::info("step {}/{} epoch {}/{} loss {:.4f} {:.0f} samples/s ETA {}", step,
                    plan.total_steps(), epoch + 1, plan.epochs(),
                    loss_sum / static_cast<double>(current.samples), progress.samples_per_second(),
-                   progress.eta_seconds());
+                   FormatDuration(progress.eta_seconds()));
     if (plan.EpochEnded(step)) evaluate(true);
     if (plan.CheckpointDue(step, cfg.checkpoint_every)) save(step);
     if (stop_wanted() && step < plan.total_steps()) {
@@ -223,6 +234,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
                      cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, spec.name());
   const SavedModel saved = SaveFinalModel(final_path, spec, model);
   summary.details["model_file"] = final_path;
+  summary.details["history"] = history.ToJson();
   if (!summary.epochs.empty()) {
     summary.test_accuracy = summary.epochs.back().test_accuracy;
     summary.test_loss = summary.epochs.back().test_loss;

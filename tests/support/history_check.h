@@ -34,7 +34,9 @@ inline void ExpectHistoryCovers(const nlohmann::json& report, int64_t first_step
   // Steps still pending when the run ended (fewer than a stride) are not in a point.
   EXPECT_LE(last_step - previous, stride - 1) << h.dump();
   EXPECT_EQ(steps, previous - first_step + 1);
-  if (previous == last_step) EXPECT_EQ(samples, report.value("samples", int64_t{-1}));
+  if (previous == last_step) {
+    EXPECT_EQ(samples, report.value("samples", int64_t{-1}));
+  }
 }
 
 }  // namespace mt::test_support
