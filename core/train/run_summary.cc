@@ -5,6 +5,17 @@
 
 namespace mt {
 
+ReportJson EvalHistoryJson(const std::vector<EvalPoint>& points) {
+  ReportJson out = ReportJson::array();
+  for (const EvalPoint& e : points)
+    out.push_back({{"step", e.step},
+                   {"seconds", e.seconds},
+                   {"samples", e.samples},
+                   {"test_accuracy", e.test_accuracy},
+                   {"test_loss", e.test_loss}});
+  return out;
+}
+
 ReportJson RunSummary::ToJson() const {
   ReportJson r;
   r["mode"] = mode;
@@ -40,14 +51,7 @@ ReportJson RunSummary::ToJson() const {
                          {"samples", e.samples},
                          {"train_seconds", e.train_seconds}});
   r["epochs"] = std::move(per_epoch);
-  ReportJson history = ReportJson::array();
-  for (const auto& e : eval_history)
-    history.push_back({{"step", e.step},
-                       {"seconds", e.seconds},
-                       {"samples", e.samples},
-                       {"test_accuracy", e.test_accuracy},
-                       {"test_loss", e.test_loss}});
-  r["eval_history"] = std::move(history);
+  r["eval_history"] = EvalHistoryJson(eval_history);
   r["target_accuracy"] = target_accuracy;
   r["seconds_to_target"] = seconds_to_target;
   r["step_to_target"] = step_to_target;

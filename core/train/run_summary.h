@@ -34,6 +34,9 @@ struct EvalPoint {
   double test_loss = 0;
 };
 
+// The evaluations as reports and the hub's /api/status write them.
+ReportJson EvalHistoryJson(const std::vector<EvalPoint>& points);
+
 struct RunSummary {
   std::string mode;  // standalone | worker | hub
   std::string model, dataset, device, placement, optimizer;

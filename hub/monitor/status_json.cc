@@ -101,14 +101,7 @@ ReportJson StatusJson(const StatusSnapshot& s) {
                       {"bytes_per_step", p.bytes_per_step}});
   j["history"] = {{"stride", s.history_stride}, {"points", std::move(points)}};
 
-  ReportJson evals = ReportJson::array();
-  for (const EvalPoint& e : s.evaluations)
-    evals.push_back({{"step", e.step},
-                     {"seconds", e.seconds},
-                     {"samples", e.samples},
-                     {"test_accuracy", e.test_accuracy},
-                     {"test_loss", e.test_loss}});
-  j["evaluations"] = std::move(evals);
+  j["evaluations"] = EvalHistoryJson(s.evaluations);
 
   ReportJson sync = ReportJson::array();
   for (const SyncPoint& c : s.sync_changes)
