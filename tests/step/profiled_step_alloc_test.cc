@@ -3,6 +3,7 @@
 // the CPU time and the battery reading all work in memory sized up front.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,7 @@ TEST(ProfiledStepAlloc, AProfiledStepAllocatesNothing) {
     profiler.EndOptimizerStep(0.0005);
     return loss;
   };
+  const auto started = std::chrono::steady_clock::now();
   run(capacity);  // the first profiled pass sizes LayerTimes
   run(17);
   test_support::AllocationCounter counter;
@@ -66,7 +68,13 @@ TEST(ProfiledStepAlloc, AProfiledStepAllocatesNothing) {
   EXPECT_EQ(counter.count(), 0);
   EXPECT_TRUE(std::isfinite(loss));
   EXPECT_EQ(profiler.steps().steps(), 5);
-  EXPECT_NEAR(profiler.ToJson()["energy_joules_per_step"].get<double>(), 0, 1.0);
+  // 9 W over the profiler's window, which lies inside this test's own span
+  // (a bound, not a timing target: emulators and sanitizers are slow).
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double joules = profiler.ToJson()["energy_joules_per_step"].get<double>();
+  EXPECT_GT(joules, 0.0);
+  EXPECT_LE(joules, 9.0 * seconds / 5);
   std::filesystem::remove_all(root);
 }
 
