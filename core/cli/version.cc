@@ -1,5 +1,6 @@
 #include "core/cli/version.h"
 
+#include "core/util/build_target.h"
 #include "proto/wire.h"
 
 #ifndef MT_VERSION
@@ -10,7 +11,7 @@ namespace mt::cli {
 
 std::string VersionText(const std::string& program) {
   return program + " " + MT_VERSION + " (wire protocol " + std::to_string(wire::kProtocolVersion) +
-         ")";
+         "; " + kBuildArch + ", " + kBuildSimd + ")";
 }
 
 }  // namespace mt::cli

@@ -1,6 +1,7 @@
 #include "core/train/run_summary.h"
 
 #include "core/util/atomic_file.h"
+#include "core/util/build_target.h"
 #include "core/util/process_stats.h"
 
 namespace mt {
@@ -22,6 +23,8 @@ ReportJson RunSummary::ToJson() const {
   r["model"] = model;
   r["dataset"] = dataset;
   r["device"] = device;
+  r["arch"] = kBuildArch;
+  r["simd"] = kBuildSimd;
   r["placement"] = placement;
   r["threads"] = threads;
   r["optimizer"] = optimizer;

@@ -14,18 +14,24 @@
 
 namespace mt::kernels::simd {
 
+// kIsa names the vector instructions the kernels were compiled to, for
+// reports and --version: a worker's numbers depend on it.
 #if defined(__AVX512F__)
 inline constexpr int kLanes = 16;
 inline constexpr int kRegisters = 32;
+inline constexpr const char* kIsa = "avx512";
 #elif defined(__AVX__)
 inline constexpr int kLanes = 8;
 inline constexpr int kRegisters = 16;
+inline constexpr const char* kIsa = "avx";
 #elif defined(__aarch64__)
 inline constexpr int kLanes = 4;
 inline constexpr int kRegisters = 32;
+inline constexpr const char* kIsa = "neon";
 #else
 inline constexpr int kLanes = 4;
 inline constexpr int kRegisters = 16;
+inline constexpr const char* kIsa = "generic";
 #endif
 
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/build_target.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/events.h"
@@ -94,12 +95,12 @@ TEST(HubCliE2e, BadValuesNameTheirFlag) {
   }
 }
 
-TEST(HubCliE2e, VersionNamesTheProgramAndTheWireProtocol) {
+TEST(HubCliE2e, VersionNamesTheProgramTheWireProtocolAndTheBuildTarget) {
   const auto r = RunHub({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ContainsRegex("^mthub [0-9]+\\.[0-9]+\\.[0-9]+ "));
-  EXPECT_THAT(r.output,
-              HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
+  EXPECT_THAT(r.output, HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) +
+                                  "; " + kBuildArch + ", " + kBuildSimd + ")"));
 }
 
 TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {

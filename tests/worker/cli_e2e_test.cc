@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/util/build_target.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/events.h"
@@ -193,12 +194,12 @@ TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
   fs::remove_all(dir);
 }
 
-TEST(WorkerCliE2e, VersionNamesTheProgramAndTheWireProtocol) {
+TEST(WorkerCliE2e, VersionNamesTheProgramTheWireProtocolAndTheBuildTarget) {
   const auto r = RunWorker({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, ContainsRegex("^mtworker [0-9]+\\.[0-9]+\\.[0-9]+ "));
-  EXPECT_THAT(r.output,
-              HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) + ")"));
+  EXPECT_THAT(r.output, HasSubstr("(wire protocol " + std::to_string(wire::kProtocolVersion) +
+                                  "; " + kBuildArch + ", " + kBuildSimd + ")"));
 }
 
 TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {

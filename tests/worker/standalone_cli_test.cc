@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/util/build_target.h"
 #include "tests/support/files.h"
 #include "tests/support/history_check.h"
 #include "tests/support/subprocess.h"
@@ -91,6 +92,8 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
                           "train_seconds", "samples_per_second", "peak_rss_bytes"})
     EXPECT_TRUE(a.contains(key) && a.at(key).is_number()) << key << " missing in " << a.dump(2);
   EXPECT_EQ(a.value("mode", ""), "standalone");
+  EXPECT_EQ(a.value("arch", ""), kBuildArch);
+  EXPECT_EQ(a.value("simd", ""), kBuildSimd);
   EXPECT_EQ(a.value("steps", int64_t{0}), 60);
   EXPECT_EQ(a.value("samples", int64_t{0}), 60 * 64);
   EXPECT_EQ(a.value("resumed_from_step", int64_t{0}), -1);
