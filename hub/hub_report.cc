@@ -110,6 +110,7 @@ void Hub::WriteReport(double train_seconds) {
     w["mean_compute_ms"] = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
     w["steps_missed"] = st.steps_missed;
     w["resyncs"] = st.resyncs;
+    w["digests_checked"] = st.digests_checked;
     w["clipped_segments"] = st.clipped_segments;
     w["alignment"] = s.alignment;  // --aggregate auto, 3+ workers (step_coordinator.h)
     w["max_batch"] = s.max_batch;

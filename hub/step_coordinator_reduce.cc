@@ -215,6 +215,7 @@ StepCoordinator::StepOutcome StepCoordinator::Tally() {
       controller_.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
                           1e3 * Seconds(s->complete_at - published_at_),
                           static_cast<int>(round_steps_));
+    if (s->inbox.has_digest()) ++s->stats.digests_checked;
     if (s->inbox.has_digest() && s->inbox.digest() != digest_before_) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
                    s->id, s->name, s->inbox.step());

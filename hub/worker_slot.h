@@ -20,6 +20,9 @@ struct WorkerStats {
   double compute_ms = 0;
   int64_t steps_missed = 0;
   int64_t resyncs = 0;
+  // Weight digests compared with the hub's, so that no resync means the
+  // weights matched rather than that nothing was compared.
+  int64_t digests_checked = 0;
   // Segments the aggregation scaled down (hub/robust_aggregate.h): an
   // honest worker now and then, a hostile one nearly always.
   int64_t clipped_segments = 0;
