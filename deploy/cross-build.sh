@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds mt for a phone-class CPU on a Debian 12 x86-64 machine and
 # optionally runs the unit tests under user-mode QEMU.
-#   deploy/cross-build.sh arm64 [--test] [cmake options...]
+#   deploy/cross-build.sh arm64 [--test] [--target NAME]... [cmake -D options...]
 # arm64: ARMv8.2-A (NEON), no -march=native, with the toolchain file
 # deploy/toolchains/arm64.cmake, into ${MT_BUILD_DIR:-build-arm64}. Installs
 # what it needs first (root or sudo): the arm64 architecture in dpkg, the
@@ -9,11 +9,13 @@
 # protoc and grpc_cpp_plugin that generate the code.
 # --test: then `ctest -L unit` under qemu-aarch64 (OpenCL and network cases
 # are not unit tests; docs/android.md says what this run proves).
+# --target NAME: build only these targets (and test only their unit tests),
+# as CI does: deploy/test.sh.
 # MT_CROSS_SKIP_INSTALL=1 skips the package step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 arch="${1:-}"
 case "$arch" in
   arm64) shift ;;
@@ -23,12 +25,16 @@ case "$arch" in
 esac
 run_tests=0
 cmake_args=()
-for arg in "$@"; do
-  case "$arg" in
-    --test) run_tests=1 ;;
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --test) run_tests=1; shift ;;
+    --target)
+      [ $# -ge 2 ] || { echo "cross-build.sh: --target needs a target name" >&2; exit 2; }
+      targets+=(--target "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    -D*) cmake_args+=("$arg") ;;
-    *) echo "cross-build.sh: unknown option $arg" >&2; exit 2 ;;
+    -D*) cmake_args+=("$1"); shift ;;
+    *) echo "cross-build.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
@@ -69,9 +75,11 @@ if [ ! -f "$build/build.ninja" ] || [ ${#cmake_args[@]} -gt 0 ]; then
     -DCMAKE_TOOLCHAIN_FILE="$PWD/deploy/toolchains/arm64.cmake" \
     -DMT_NATIVE=OFF -DMT_JNI=OFF "${cmake_args[@]}" >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 echo "cross-build.sh: arm64 binaries in $build (hub/mthub, worker/mtworker, modeltool/mtmodel)"
 if [ "$run_tests" = 1 ]; then
+  # Only the unit tests of the binaries built: those of a binary left out
+  # are a NOT_BUILT placeholder without labels.
   # No OpenCL device under emulation: an empty vendor list, so the loader finds none.
   mkdir -p "$build/no-opencl-vendors"
   export OCL_ICD_VENDORS="$PWD/$build/no-opencl-vendors"

@@ -15,7 +15,10 @@ seconds="${MT_FUZZ_SECONDS:-25}"
 fuzzers=(worker_hub_messages_fuzz hub_worker_messages_fuzz idx_reader_fuzz checkpoint_fuzz model_spec_fuzz)
 [ $# -gt 0 ] && fuzzers=("$@")
 if [ ! -f "$build/build.ninja" ]; then
+  # -g1: line tables only, enough for the sanitizer's file:line stacks, and
+  # about a quarter less compile time than full debug information.
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DMT_FUZZ=ON -DMT_TESTS=OFF -DMT_OPENCL=OFF -DMT_JNI=OFF -DMT_NATIVE=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target "${fuzzers[@]}"

@@ -9,8 +9,11 @@ cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 build="${MT_TSAN_BUILD_DIR:-build-tsan}"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_TSAN=ON \
-        -DMT_OPENCL=OFF -DMT_JNI=OFF >/dev/null
+  # -g1: line tables only, enough for the sanitizer's file:line stacks, and
+  # about a quarter less compile time than full debug information.
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DMT_TSAN=ON -DMT_OPENCL=OFF -DMT_JNI=OFF >/dev/null
 fi
 binaries=(kernels_test hub_test worker_test tls_test)
 cmake --build "$build" -j "$(nproc)" --target "${binaries[@]}"
