@@ -38,13 +38,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# Host tools (arch-independent headers such as Eigen's come from here too;
-# libonnx-dev for onnx.proto, see model_io/CMakeLists.txt) and the arm64
-# libraries, from Debian's multiarch archive.
+# Host tools, arch-independent files (Eigen's headers, the Chart.js that
+# mthub embeds, libonnx-dev's onnx.proto: see model_io/CMakeLists.txt) and
+# the arm64 libraries, from Debian's multiarch archive.
 host_packages=(
   cmake ninja-build pkg-config crossbuild-essential-arm64 qemu-user
   protobuf-compiler protobuf-compiler-grpc libonnx-dev
-  libeigen3-dev libcli11-dev nlohmann-json3-dev opencl-headers
+  libeigen3-dev libcli11-dev nlohmann-json3-dev opencl-headers libjs-chart.js
 )
 arm64_packages=(
   libprotobuf-dev libgrpc++-dev libgrpc-dev libssl-dev zlib1g-dev libspdlog-dev
