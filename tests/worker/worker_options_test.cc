@@ -43,11 +43,11 @@ TEST(WorkerOptions, MemoryBudgetSizesAreBytesInPowersOf1024) {
 
 TEST(WorkerOptions, HubModeGetsTheSharedFlags) {
   const WorkerOptions o =
-      Parse({"--hub", "localhost:1234", "--device", "auto", "--threads", "3", "--report",
+      Parse({"--hub", "127.0.0.1:1234", "--device", "auto", "--threads", "3", "--report",
              "/tmp/r.json", "--log-every", "0.5", "--name", "phone", "--min-battery", "30",
              "--require-charging", "--max-temperature", "45", "--slowdown", "2"});
   EXPECT_FALSE(o.standalone);
-  EXPECT_EQ(o.hub_mode.hub, "localhost:1234");
+  EXPECT_EQ(o.hub_mode.hub, "127.0.0.1:1234");
   EXPECT_EQ(o.hub_mode.device, "auto");
   EXPECT_EQ(o.hub_mode.threads, 3);
   EXPECT_EQ(o.hub_mode.report_path, "/tmp/r.json");
