@@ -13,7 +13,7 @@ packages=(
   openjdk-17-jdk-headless
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   dataset-fashion-mnist
-  clang libclang-rt-14-dev
+  clang clang-format libclang-rt-14-dev
   libonnx-dev python3-onnx
   libcpp-httplib-dev libjs-chart.js chromium
 )

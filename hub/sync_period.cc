@@ -16,7 +16,10 @@ double Smooth(double estimate, double sample) {
 }  // namespace
 
 SyncPeriod::SyncPeriod(int fixed, bool overlap)
-    : automatic_(fixed <= 0), overlap_(overlap), steps_(fixed <= 0 ? 1 : fixed), local_(fixed > 1) {}
+    : automatic_(fixed <= 0),
+      overlap_(overlap),
+      steps_(fixed <= 0 ? 1 : fixed),
+      local_(fixed > 1) {}
 
 bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms) {
   if (!automatic_ || steps < 1 || !(round_ms > 0) || !(compute_ms >= 0)) return false;

@@ -96,14 +96,14 @@ class Backend {
   // Training: normalises with the batch's mean and (biased) variance, saves
   // the mean and 1 / sqrt(var + eps) for the backward pass, and moves the
   // running statistics towards the batch's (the variance unbiased, as PyTorch).
-  virtual void BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
-                                        View shift, View running_mean, View running_var,
-                                        View save_mean, View save_invstd, View y) = 0;
+  virtual void BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale, View shift,
+                                        View running_mean, View running_var, View save_mean,
+                                        View save_invstd, View y) = 0;
   // Evaluation, or a frozen layer: the running statistics, a fixed affine
   // map. Writes save_invstd for the backward pass of a frozen layer.
-  virtual void BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
-                                         View shift, View running_mean, View running_var,
-                                         View save_invstd, View y) = 0;
+  virtual void BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale, View shift,
+                                         View running_mean, View running_var, View save_invstd,
+                                         View y) = 0;
   // batch_stats: the forward pass used the batch's statistics (save_mean,
   // save_invstd), so d_x includes their dependence on x; otherwise
   // d_x = d_y * scale * invstd with save_mean the running mean. Overwrites

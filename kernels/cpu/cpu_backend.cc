@@ -219,9 +219,8 @@ void CpuBackend::GlobalAvgPoolBackward(View d_out, View d_in, int planes, int in
 void CpuBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
                                           View shift, View running_mean, View running_var,
                                           View save_mean, View save_invstd, View y) {
-  kernels::BatchNormForwardTraining(pool_, g, Data(x), Data(scale), Data(shift),
-                                    Data(running_mean), Data(running_var), Data(save_mean),
-                                    Data(save_invstd), Data(y));
+  kernels::BatchNormForwardTraining(pool_, g, Data(x), Data(scale), Data(shift), Data(running_mean),
+                                    Data(running_var), Data(save_mean), Data(save_invstd), Data(y));
 }
 
 void CpuBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,

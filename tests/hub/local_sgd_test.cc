@@ -117,8 +117,7 @@ TEST_F(LocalSgd, OverlappedRoundsStepAheadAndStillStartFromTheHubsWeights) {
     else
       EXPECT_EQ(fast["steps_ahead"], 0) << fast.dump();
     double best = 0;
-    for (const json& e : r["eval_history"])
-      best = std::max(best, e["test_accuracy"].get<double>());
+    for (const json& e : r["eval_history"]) best = std::max(best, e["test_accuracy"].get<double>());
     EXPECT_GT(best, 0.5) << r["eval_history"].dump();
   }
 }
