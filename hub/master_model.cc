@@ -1,12 +1,12 @@
 #include "hub/master_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/training_checkpoint.h"
 #include "core/model/model_spec.h"
+#include "core/train/local_sgd.h"
 #include "core/util/digest.h"
 #include "proto/wire.h"
 
@@ -70,31 +70,17 @@ void MasterModel::EncodeSegment(size_t k) {
 void MasterModel::ApplyAverage() { optimizer_->Step(model_->params(), model_->grads()); }
 
 void MasterModel::ApplyAverageChange() {
-  float* w = kernels::CpuBackend::Data(model_->params());
-  const float* d = average();
-  for (size_t i = 0, n = model_->ParamCount(); i < n; ++i) w[i] += d[i];
+  local_sgd::AddChange(kernels::CpuBackend::Data(model_->params()), average(),
+                       model_->ParamCount());
 }
 
 bool MasterModel::ApplyOuterOptimizer(size_t k, float lr, float m) {
   const wire::Segment seg = segments_[k];
-  float* d = average();
   const size_t n = model_->ParamCount();
   if (m != 0 && outer_velocity_.size() != n) outer_velocity_.assign(n, 0.0f);
-  // Checked before anything changes, so the caller can refuse a worker and
-  // average the segment again without it.
-  for (size_t i = seg.begin; i < seg.end; ++i) {
-    const float v = m == 0 ? d[i] : m * outer_velocity_[i] + d[i];
-    if (!std::isfinite(v) || !std::isfinite(lr * v)) return false;
-  }
-  if (m == 0) {
-    for (size_t i = seg.begin; i < seg.end; ++i) d[i] *= lr;
-    return true;
-  }
-  for (size_t i = seg.begin; i < seg.end; ++i) {
-    outer_velocity_[i] = m * outer_velocity_[i] + d[i];
-    d[i] = lr * outer_velocity_[i];
-  }
-  return true;
+  return local_sgd::OuterStep(average() + seg.begin,
+                              m == 0 ? nullptr : outer_velocity_.data() + seg.begin, seg.size(), lr,
+                              m);
 }
 
 uint64_t MasterModel::Digest() const {

@@ -110,7 +110,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
 
 }  // namespace
 
-int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
+int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDecorator& decorate) {
   control.SetState(WorkerState::kStarting);
   ComputeDevices devices(cfg.device, static_cast<int>(cfg.threads));
   const int64_t rss_before_model = ReadResidentMemory().current_bytes;  // for --profile
@@ -202,21 +202,23 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       setup.data_bytes = HeldDatasetBytes(local.data());
       local.EnableProfiling(setup);
     }
-    grpc::ClientContext context;
-    auto stream = hub.OpenTrain(&context);
-    control.AttachCall(&context, [&hub, &cfg, id = join.worker_id(),
-                                  secret = join.session_secret()](const std::string& reason) {
-      hub.Leave(id, cfg.token, secret, reason);
-    });
+    const std::unique_ptr<GrpcHubLink> call = hub.OpenTrain();
+    control.AttachCall([c = call.get()] { c->Cancel(); },
+                       [&hub, &cfg, id = join.worker_id(),
+                        secret = join.session_secret()](const std::string& reason) {
+                         hub.Leave(id, cfg.token, secret, reason);
+                       });
+    const std::unique_ptr<HubLink> decorated = decorate ? decorate(*call, join) : nullptr;
+    HubLink& link = decorated ? *decorated : *call;
     if (events) events->Write("joined", {{"worker", join.worker_id()}, {"hub", hub.target()}});
-    HubSession loop(cfg, join, *stream, local, totals, control, events.get());
+    HubSession loop(cfg, join, link, local, totals, control, events.get());
     loop.set_trace(tracing);
     proto::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id(join.worker_id());
     hello.mutable_hello()->set_token(cfg.token);
     hello.mutable_hello()->set_session_secret(join.session_secret());
     hello.mutable_hello()->set_placement(local.model().PlacementSummary());
-    stream->Write(hello);
+    link.Send(hello);
 
     const auto started = Clock::now();
     HubSession::Outcome outcome = HubSession::Outcome::kBroken;
@@ -225,23 +227,23 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
       outcome = loop.Run();
     } catch (const HubProtocolError& e) {
       refused = e.what();
-      context.TryCancel();  // the stream is in no state to be read to its end
+      call->Cancel();  // the stream is in no state to be read to its end
     }
     if (outcome == HubSession::Outcome::kLeave) {
       control.SetState(WorkerState::kStopping);
       spdlog::info("leaving the run: {}", loop.leave_reason());
       if (!control.hub_told())
         hub.Leave(join.worker_id(), cfg.token, join.session_secret(), loop.leave_reason());
-      context.TryCancel();
+      call->Cancel();
     } else if (refused.empty()) {
-      stream->WritesDone();
+      link.CloseSending();
       // Whatever the hub still had queued: the call cannot finish while a
       // message it sent lies unread.
       proto::HubMessage ignored;
-      while (outcome == HubSession::Outcome::kGoodbye && stream->Read(&ignored)) {
+      while (outcome == HubSession::Outcome::kGoodbye && link.Read(&ignored)) {
       }
     }
-    const grpc::Status status = stream->Finish();
+    const std::string call_error = call->Finish();
     control.DetachCall();
     if (outcome == HubSession::Outcome::kGoodbye) return finish("the hub ended the run");
     if (outcome == HubSession::Outcome::kLeave) return finish(loop.leave_reason());
@@ -261,12 +263,11 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control) {
     }
     control.SetState(WorkerState::kReconnecting);
     if (events)
-      events->Write("hub_lost",
-                    {{"reason", status.ok() ? "stream closed" : status.error_message()}});
+      events->Write("hub_lost", {{"reason", call_error.empty() ? "stream closed" : call_error}});
     spdlog::warn("lost the hub at {}: {}; joining again in {:.1f} s", hub.target(),
-                 !refused.empty() ? refused
-                 : status.ok()    ? "stream closed without a goodbye"
-                                  : status.error_message(),
+                 !refused.empty()     ? refused
+                 : call_error.empty() ? "stream closed without a goodbye"
+                                      : call_error,
                  backoff_s);
     for (auto until = Clock::now() + std::chrono::duration<double>(backoff_s);
          Clock::now() < until && !stop();)

@@ -9,14 +9,12 @@
 
 namespace mt {
 
-GradientSender::GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
-                               size_t exchanged_begin, const std::string& corruption)
-    : stream_(stream),
+GradientSender::GradientSender(HubLink& link, const proto::JoinReply& join, size_t param_count,
+                               size_t exchanged_begin)
+    : link_(link),
       segments_(wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()},
                                          param_count, exchanged_begin)),
-      compression_(FromProto(join.compression())),
-      corruption_(ParseGradientCorruption(corruption)) {
-  if (corruption_.active()) corrupted_.assign(param_count, 0.0f);
+      compression_(FromProto(join.compression())) {
   if (segments_.empty())
     throw std::runtime_error(
         "the hub's gradient segments do not cover the model's trained "
@@ -64,15 +62,10 @@ bool GradientSender::Send(size_t k, const Report* report) {
   auto* gc = m.mutable_gradient();
   gc->set_step(step_);
   gc->set_offset(seg.begin);
-  const float* values = grads_;
-  if (corruption_.active()) {
-    Corrupt(corruption_, grads_ + seg.begin, seg.size(), corrupted_.data() + seg.begin);
-    values = corrupted_.data();
-  }
   if (compression_ == Compression::kNone)
-    wire::PackFloats(values + seg.begin, seg.size(), gc->mutable_values());
+    wire::PackFloats(grads_ + seg.begin, seg.size(), gc->mutable_values());
   else
-    EncodeFloats(compression_, values + seg.begin, seg.size(), residual_.data() + seg.begin,
+    EncodeFloats(compression_, grads_ + seg.begin, seg.size(), residual_.data() + seg.begin,
                  gc->mutable_packed());
   gc->set_last(report != nullptr);
   if (report) {
@@ -110,7 +103,7 @@ bool GradientSender::Send(size_t k, const Report* report) {
       gc->set_allocated_trace(trace_batch_.release());
     }
   }
-  if (!stream_.Write(m)) broken_ = true;
+  if (!link_.Send(m)) broken_ = true;
   if (gc->has_trace()) trace_batch_.reset(gc->release_trace());
   if (trace_)
     trace_->Add(

@@ -6,8 +6,6 @@
 // with the step's report.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -17,10 +15,10 @@
 
 #include "core/compress/gradient_codec.h"
 #include "core/model/model.h"
-#include "hub.grpc.pb.h"
+#include "hub.pb.h"
 #include "proto/wire.h"
 #include "worker/device_state.h"
-#include "worker/gradient_corruption.h"
+#include "worker/hub_link.h"
 
 namespace mt {
 
@@ -28,14 +26,10 @@ class WorkerTrace;
 
 class GradientSender final : public GradientListener {
  public:
-  using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
-
   // Throws when the hub's segments do not tile floats [exchanged_begin,
-  // param_count) (from the lowest trained layer up), or `corruption`
-  // (mtworker --corrupt-gradients, for testing the hub's defences; "" for
-  // none) is not one it knows.
-  GradientSender(Stream& stream, const proto::JoinReply& join, size_t param_count,
-                 size_t exchanged_begin = 0, const std::string& corruption = "");
+  // param_count) (from the lowest trained layer up).
+  GradientSender(HubLink& link, const proto::JoinReply& join, size_t param_count,
+                 size_t exchanged_begin = 0);
 
   const std::vector<wire::Segment>& segments() const { return segments_; }
   Compression compression() const { return compression_; }
@@ -79,12 +73,10 @@ class GradientSender final : public GradientListener {
  private:
   bool Send(size_t k, const Report* report);
 
-  Stream& stream_;
+  HubLink& link_;
   std::vector<wire::Segment> segments_;
   Compression compression_;
   std::vector<float> residual_;  // error feedback: what encoding has not yet sent
-  GradientCorruption corruption_;
-  std::vector<float> corrupted_;  // what travels instead, with --corrupt-gradients
   std::function<void()> before_early_send_, after_early_send_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
   WorkerTrace* trace_ = nullptr;

@@ -143,9 +143,13 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
   }
 }
 
-std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>>
-HubConnection::OpenTrain(grpc::ClientContext* context) {
-  return stub_->Train(context);
+GrpcHubLink::GrpcHubLink(proto::Hub::Stub& stub) : stream_(stub.Train(&context_)) {}
+
+std::string GrpcHubLink::Finish() {
+  const grpc::Status status = stream_->Finish();
+  if (status.ok()) return "";
+  return status.error_message().empty() ? "gRPC status " + std::to_string(status.error_code())
+                                        : status.error_message();
 }
 
 void HubConnection::Leave(int worker_id, const std::string& token, const std::string& secret,

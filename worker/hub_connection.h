@@ -1,5 +1,5 @@
 // The worker's side of the wire: a channel to the hub, Join with retry and
-// backoff while the hub is not up yet, and the Train stream.
+// backoff while the hub is not up yet, and the Train stream as a HubLink.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -13,6 +13,7 @@
 #include "hub.grpc.pb.h"
 #include "tls/channel_credentials.h"
 #include "tls/tls_options.h"
+#include "worker/hub_link.h"
 
 namespace mt {
 
@@ -37,6 +38,26 @@ struct JoinStopped : std::runtime_error {
 // resolves; throws std::invalid_argument saying what is wrong.
 void CheckHubAddress(const std::string& hub);
 
+// One Train call: the gRPC adapter under HubSession, and what the session's
+// owner needs of the call besides (cancelling it, its final status).
+class GrpcHubLink final : public HubLink {
+ public:
+  explicit GrpcHubLink(proto::Hub::Stub& stub);
+
+  bool Send(const proto::WorkerMessage& message) override { return stream_->Write(message); }
+  bool Read(proto::HubMessage* message) override { return stream_->Read(message); }
+  void CloseSending() override { stream_->WritesDone(); }
+
+  // Ends the call at once, from any thread: a Read blocked on it returns.
+  void Cancel() { context_.TryCancel(); }
+  // Once nothing more is read: "" when the call ended cleanly, else why not.
+  std::string Finish();
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> stream_;
+};
+
 class HubConnection {
  public:
   // `events` (may be null) gets "waiting_for_hub" when a Join finds no hub.
@@ -49,8 +70,7 @@ class HubConnection {
   // with the reason its certificate was refused).
   proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s,
                         const std::function<bool()>& should_stop);
-  std::unique_ptr<grpc::ClientReaderWriter<proto::WorkerMessage, proto::HubMessage>> OpenTrain(
-      grpc::ClientContext* context);
+  std::unique_ptr<GrpcHubLink> OpenTrain() { return std::make_unique<GrpcHubLink>(*stub_); }
   // Best effort: tells the hub this worker leaves on purpose.
   // `secret`: the session secret from this worker's JoinReply.
   void Leave(int worker_id, const std::string& token, const std::string& secret,

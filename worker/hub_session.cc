@@ -9,6 +9,7 @@
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"
 #include "core/trace/span.h"
+#include "core/train/local_sgd.h"
 #include "core/train/run_plan.h"
 #include "core/util/digest.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -31,18 +32,17 @@ size_t ExchangedBegin(const Model& model) {
 
 }  // namespace
 
-HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
+HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, HubLink& link,
                        LocalTrainer& trainer, WorkerTotals& totals, WorkerControl& control,
                        EventFile* events)
     : cfg_(cfg),
       join_(join),
-      stream_(stream),
+      link_(link),
       trainer_(trainer),
       totals_(totals),
       control_(control),
       events_(events),
-      sender_(stream, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model()),
-              cfg.corrupt_gradients),
+      sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model())),
       pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == "cpu") {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
@@ -59,7 +59,7 @@ void HubSession::set_trace(WorkerTrace* trace) {
 
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
-  while (stream_.Read(&m)) {
+  while (link_.Read(&m)) {
     const auto arrived = Clock::now();
     if (awaiting_) {
       exchange_ms_ = 1e3 * Seconds(arrived - sent_at_);
@@ -184,12 +184,12 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     // exactly as the hub adds it to its master copy: the next round's
     // anchor, the same on every worker.
     if (round_start_.size() != p) throw HubProtocolError("hub sent a round result out of turn");
-    for (size_t i = 0; i < p; ++i) round_start_[i] += into[i];
+    local_sgd::AddChange(round_start_.data(), into, p);
     anchored_ = true;
     if (ahead_steps_ > 0) {
       // The steps taken ahead move onto the average.
-      const float* w = kernels::CpuBackend::Data(model.params());
-      for (size_t i = 0; i < p; ++i) into[i] = round_start_[i] + (w[i] - sent_weights_[i]);
+      local_sgd::MoveOnto(round_start_.data(), kernels::CpuBackend::Data(model.params()),
+                          sent_weights_.data(), p, into);
       // Moved once: they now count in the next round this worker takes.
       round_ahead_ = ahead_steps_;
       ahead_steps_ = 0;
@@ -263,23 +263,16 @@ void HubSession::Compute(const proto::Assignment& a) {
   if (trace_) trace_->SetStep(a.step());
   if (a.local_steps() > 0) return ComputeRound(a);
   const auto t0 = Clock::now();
-  FillIndices(a.epoch(), a.offset(), b);
-  Model& model = trainer_.model();
+  const Model& model = trainer_.model();
   const bool digest = join_.digest_every() > 0 && a.step() % join_.digest_every() == 0;
   const uint64_t weights_digest =
       digest ? DigestFloats(kernels::CpuBackend::Data(model.params()), model.ParamCount()) : 0;
-  // The upper layers' gradients leave while the lower ones still compute.
-  sender_.Begin(a.step(), kernels::CpuBackend::Data(model.grads()));
-  pace_mark_ = pacer_.Now();
-  const double loss = trainer_.ComputeGradients(
-      indices_.data(), b, DropoutSeed(join_.seed(), a.step(), a.offset()), &sender_);
-  pacer_.Pay(&pace_mark_);
+  const double loss = Step(a, 0, StepMode::kExchanged);
   const double ms = 1e3 * (Seconds(Clock::now() - t0) - sender_.early_send_seconds());
   totals_.compute_seconds += ms / 1e3;
   totals_.samples += b;
   ++totals_.steps;
   ++steps_;
-  control_.OnStep(a.step(), b);
   // The step's compute, early sends included; the last segment's encode
   // and send follow as spans of their own.
   if (trace_)
@@ -319,19 +312,11 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   ahead_seconds_ = ahead_loss_ = 0;
   for (int k = first; k < h; ++k) {
     const trace::ScopedSpan span(trace_, trace::SpanKind::kLocalStep, k, a.step() + k);
-    double since = pacer_.Now();
-    // The samples and dropout of step a.step() + k in the per-step mode.
-    const int64_t offset = a.offset() + k * a.stride();
-    FillIndices(a.epoch(), offset, b);
-    loss += trainer_.ComputeGradients(indices_.data(), b,
-                                      DropoutSeed(join_.seed(), a.step() + k, offset));
-    trainer_.ApplyGradients();
-    pacer_.Pay(&since);
-    control_.OnStep(a.step() + k, b);
+    loss += Step(a, k, StepMode::kLocal);
   }
   // The change over the round travels where a gradient would.
   float* change = kernels::CpuBackend::Data(model.grads());
-  for (size_t i = 0; i < p; ++i) change[i] = w[i] - round_start_[i];
+  local_sgd::RoundChange(w, round_start_.data(), p, change);
   // Compute is the steps' time, those ahead included; not the wait for
   // the plan.
   const double ms = 1e3 * (ahead_seconds + Seconds(Clock::now() - t0));
@@ -362,21 +347,32 @@ void HubSession::StepAhead(int k) {
   const trace::ScopedSpan span(trace_, trace::SpanKind::kLocalStep, a.local_steps() + k,
                                a.step() + a.local_steps() + k);
   const auto t0 = Clock::now();
-  double since = pacer_.Now();
+  // Counted from the last round's start: its plan's positions go on.
+  ahead_loss_ += Step(a, a.local_steps() + k, StepMode::kAhead);
+  ahead_seconds_ += Seconds(Clock::now() - t0);
+}
+
+double HubSession::Step(const proto::Assignment& a, int64_t k, StepMode mode) {
   const int b = a.batch();
-  const int64_t j = a.local_steps() + k;  // steps since the last round began
-  const int64_t step = a.step() + j;
-  const int64_t offset = a.offset() + j * a.stride();
-  if (offset + b > static_cast<int64_t>(trainer_.data().Size()))
+  const int64_t step = a.step() + k;
+  const int64_t offset = a.offset() + k * a.stride();
+  if (mode == StepMode::kAhead && offset + b > static_cast<int64_t>(trainer_.data().Size()))
     FillOwn(b);
   else
     FillIndices(a.epoch(), offset, b);
-  ahead_loss_ +=
-      trainer_.ComputeGradients(indices_.data(), b, DropoutSeed(join_.seed(), step, offset));
-  trainer_.ApplyGradients();
-  pacer_.Pay(&since);
-  ahead_seconds_ += Seconds(Clock::now() - t0);
+  GradientSender* sending = nullptr;
+  if (mode == StepMode::kExchanged) {
+    // The upper layers' gradients leave while the lower ones still compute.
+    sending = &sender_;
+    sender_.Begin(step, kernels::CpuBackend::Data(trainer_.model().grads()));
+  }
+  pace_mark_ = pacer_.Now();
+  const double loss = trainer_.ComputeGradients(indices_.data(), b,
+                                                DropoutSeed(join_.seed(), step, offset), sending);
+  if (mode != StepMode::kExchanged) trainer_.ApplyGradients();
+  pacer_.Pay(&pace_mark_);
   control_.OnStep(step, b);
+  return loss;
 }
 
 void HubSession::DiscardAhead() {

@@ -4,8 +4,6 @@
 // computes each planned step on its share, and streams the gradient back.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -15,9 +13,10 @@
 #include "core/compress/gradient_codec.h"
 #include "core/train/step_history.h"
 #include "core/util/event_file.h"
-#include "hub.grpc.pb.h"
+#include "hub.pb.h"
 #include "worker/device_state.h"
 #include "worker/gradient_sender.h"
+#include "worker/hub_link.h"
 #include "worker/local_trainer.h"
 #include "worker/lookahead.h"
 #include "worker/slowdown_pacer.h"
@@ -48,12 +47,10 @@ struct HubProtocolError : std::runtime_error {
 
 class HubSession {
  public:
-  // The interface, not the concrete call: tests and the fuzzer play a
-  // (hostile) hub through it.
-  using Stream = grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage>;
-
-  // `events` (may be null) gets what happens, as --events lines.
-  HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Stream& stream,
+  // `link`: the gRPC stream, or in tests and the fuzzer a (hostile) hub
+  // played in memory. `events` (may be null) gets what happens, as
+  // --events lines.
+  HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, HubLink& link,
              LocalTrainer& trainer, WorkerTotals& totals, WorkerControl& control,
              EventFile* events);
 
@@ -90,6 +87,14 @@ class HubSession {
   // Local SGD: a.local_steps() optimizer steps here, then the change of the
   // weights over them goes to the hub (in place of a gradient).
   void ComputeRound(const proto::Assignment& a);
+  // Where a step's gradient goes: to the hub as it is computed (a step of
+  // its own), into the optimizer here (a round's local step), or the same
+  // a step ahead, which past the epoch's end takes this worker's own samples.
+  enum class StepMode { kExchanged, kLocal, kAhead };
+  // The body of every step: step a.step() + k on its samples and dropout in
+  // the per-step mode (offset a.offset() + k * a.stride()). Returns the
+  // loss sum.
+  double Step(const proto::Assignment& a, int64_t k, StepMode mode);
   // On the lookahead's thread: step k after the round ahead_of_, on the
   // samples that step would have in the next round if its plan matches
   // this one (own samples past the epoch's end).
@@ -109,7 +114,7 @@ class HubSession {
   using Clock = std::chrono::steady_clock;
   const WorkerConfig& cfg_;
   const proto::JoinReply& join_;
-  Stream& stream_;
+  HubLink& link_;
   LocalTrainer& trainer_;
   WorkerTotals& totals_;
   WorkerControl& control_;

@@ -6,6 +6,7 @@
 
 #include "tls/tls_options.h"
 #include "worker/device_state.h"
+#include "worker/hub_link.h"
 
 namespace mt {
 
@@ -29,9 +30,6 @@ struct WorkerConfig {
   // Benchmarks and tests only: each step takes this many times as long as
   // its computation did, to play a slower device on one machine.
   double slowdown = 1.0;
-  // Testing the hub's defences only: what this worker sends is corrupted
-  // (worker/gradient_corruption.h: sign-flip, scale:X, flt-max; "": none).
-  std::string corrupt_gradients;
   DevicePolicy policy;  // when to leave the run (battery, power, network, heat)
   // Read battery and temperature from /sys unless the embedder pushes them.
   bool read_system_device_state = true;
@@ -44,6 +42,8 @@ class WorkerControl;
 // Trains with the hub until the run ends, the worker is stopped (signal or
 // control), its device policy says leave, or the hub stays unreachable.
 // Returns the process exit code; throws on errors (bad data, refusal).
-int RunWorker(const WorkerConfig& config, WorkerControl& control);
+// `decorate` wraps each session's link to the hub (test builds only).
+int RunWorker(const WorkerConfig& config, WorkerControl& control,
+              const HubLinkDecorator& decorate = nullptr);
 
 }  // namespace mt

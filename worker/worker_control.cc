@@ -1,5 +1,7 @@
 #include "worker/worker_control.h"
 
+#include <utility>
+
 #include "core/util/stop_signal.h"
 
 namespace mt {
@@ -29,9 +31,9 @@ void WorkerControl::RequestStop(const std::string& reason) {
 }
 
 void WorkerControl::LeaveAndCancel(const std::string& reason) {
-  if (!call_) return;
+  if (!cancel_) return;
   if (leave_ && !hub_told_.exchange(true)) leave_(reason);
-  call_->TryCancel();
+  cancel_();
 }
 
 bool WorkerControl::stop_requested() const { return stop_; }
@@ -41,9 +43,9 @@ std::string WorkerControl::stop_request_reason() const {
   return stop_ ? stop_reason_ : "worker stopped by signal";
 }
 
-void WorkerControl::AttachCall(grpc::ClientContext* context, LeaveFn leave) {
+void WorkerControl::AttachCall(std::function<void()> cancel, LeaveFn leave) {
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  call_ = context;
+  cancel_ = std::move(cancel);
   leave_ = std::move(leave);
   hub_told_ = false;
   if (stop_) LeaveAndCancel(stop_request_reason());
@@ -51,7 +53,7 @@ void WorkerControl::AttachCall(grpc::ClientContext* context, LeaveFn leave) {
 
 void WorkerControl::DetachCall() {
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  call_ = nullptr;
+  cancel_ = nullptr;
   leave_ = nullptr;
 }
 

@@ -5,8 +5,6 @@
 // the call the worker may be blocked reading.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -45,7 +43,7 @@ class WorkerControl {
   // Train call, so that a worker blocked reading ends at once and the hub
   // hears a Leave rather than a broken stream.
   using LeaveFn = std::function<void(const std::string& reason)>;
-  void AttachCall(grpc::ClientContext* context, LeaveFn leave);
+  void AttachCall(std::function<void()> cancel, LeaveFn leave);
   void DetachCall();
   // Whether a stop has already told the hub; waits for a Leave in flight,
   // so the caller cancels the call only after the hub has heard it.
@@ -74,7 +72,7 @@ class WorkerControl {
   // Held while leaving, which may wait on the network: apart from mu_ so
   // polling the status never waits for it.
   mutable std::mutex call_mu_;
-  grpc::ClientContext* call_ = nullptr;
+  std::function<void()> cancel_;  // the current call's; empty between sessions
   LeaveFn leave_;
   mutable std::mutex mu_;
   std::string stop_reason_;

@@ -11,7 +11,6 @@
 #include "core/cli/validators.h"
 #include "core/data/dataset.h"
 #include "tls/tls_flags.h"
-#include "worker/gradient_corruption.h"
 #include "worker/hub_connection.h"
 
 namespace mt {
@@ -125,18 +124,6 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                  "so a core shared with other processes here is not counted F times; else F "
                  "times its wall time)")
       ->check(Real(1, 1000));
-  app.add_option("--corrupt-gradients", hub_mode.corrupt_gradients,
-                 "for testing the hub's defences only: send corrupted gradients (or weight "
-                 "changes): sign-flip, scale:X (e.g. scale:1e4) or flt-max")
-      ->type_name("KIND")
-      ->check([](const std::string& v) {
-        try {
-          ParseGradientCorruption(v);
-          return std::string();
-        } catch (const std::invalid_argument& e) {
-          return std::string(e.what());
-        }
-      });
 
   cli::Section(app, kSharedSection);
   app.add_option("--device", alone.device,

@@ -1,8 +1,8 @@
 // Real mthub and mtworker processes, one worker of three sending corrupted
-// gradients (mtworker --corrupt-gradients): the hub names and drops it and
-// the run ends in success with a finite model. And where the hub cannot
-// defend (two workers, --aggregate mean), the run fails instead of
-// reporting success with a broken model.
+// gradients (the test build tests/mtworker_faulty --corrupt-gradients): the
+// hub names and drops it and the run ends in success with a finite model.
+// And where the hub cannot defend (two workers, --aggregate mean), the run
+// fails instead of reporting success with a broken model.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -25,6 +25,8 @@ using test_support::ChildProcess;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
+const char kFaultyWorker[] = "tests/mtworker_faulty";
+
 class HostileWorkerE2e : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(HostileWorkerE2e, IsDroppedAndTheRunSucceedsWithAFiniteModel) {
@@ -38,7 +40,8 @@ TEST_P(HostileWorkerE2e, IsDroppedAndTheRunSucceedsWithAFiniteModel) {
   ASSERT_GT(port, 0);
   auto w0 = test_support::StartWorker(dir, "w0", port);
   auto w1 = test_support::StartWorker(dir, "w1", port);
-  auto bad = test_support::StartWorker(dir, "bad", port, {"--corrupt-gradients", GetParam()});
+  auto bad = test_support::StartWorker(dir, "bad", port, {"--corrupt-gradients", GetParam()},
+                                       kFaultyWorker);
   ASSERT_EQ(hub->Wait(120), 0) << hub->Log();
   EXPECT_EQ(w0->Wait(60), 0) << w0->Log();
   EXPECT_EQ(w1->Wait(60), 0) << w1->Log();
@@ -72,7 +75,8 @@ TEST(HostileWorkerE2eUndefended, ABrokenModelEndsTheRunInFailureNotSuccess) {
   ASSERT_GT(port, 0);
   auto w0 = test_support::StartWorker(dir, "w0", port, {"--connect-timeout", "20"});
   auto bad = test_support::StartWorker(
-      dir, "bad", port, {"--corrupt-gradients", "scale:1e4", "--connect-timeout", "20"});
+      dir, "bad", port, {"--corrupt-gradients", "scale:1e4", "--connect-timeout", "20"},
+      kFaultyWorker);
   EXPECT_EQ(hub->Wait(120), 1) << hub->Log();
   EXPECT_THAT(hub->Log(), AnyOf(HasSubstr("the model is broken"), HasSubstr("the model diverged")));
   w0->Wait(60);

@@ -61,11 +61,13 @@ inline int StartHub(std::unique_ptr<ChildProcess>& hub, const std::filesystem::p
 }
 
 // A worker named `name` reporting to dir/<name>.json, logging to
-// dir/<name>.log, its events in EventsOf(dir, name).
+// dir/<name>.log, its events in EventsOf(dir, name). `binary`: mtworker, or
+// the hostile tests/mtworker_faulty.
 inline std::unique_ptr<ChildProcess> StartWorker(const std::filesystem::path& dir,
                                                  const std::string& name, int port,
-                                                 std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {BinaryPath("worker/mtworker"),
+                                                 std::vector<std::string> extra = {},
+                                                 const std::string& binary = "worker/mtworker") {
+  std::vector<std::string> argv = {BinaryPath(binary),
                                    "--hub",
                                    "127.0.0.1:" + std::to_string(port),
                                    "--name",

@@ -1,39 +1,36 @@
-// Plays a hub to one worker's HubSession in-process: the session reads a
-// script of hub messages through the stream interface and writes into a
-// counter. For the hostile-hub tests and the worker's fuzzer, which feed it
-// messages no honest hub sends.
+// Plays a hub to one worker's HubSession in memory, no gRPC: the session
+// reads a script of hub messages through its HubLink and what it sends is
+// kept. For the session's tests, the hostile-hub tests and the worker's
+// fuzzer, which feed it messages no honest hub sends.
 #pragma once
-
-#include <grpcpp/support/sync_stream.h>
 
 #include <deque>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer_proto.h"
 #include "hub.pb.h"
 #include "tests/support/idx_writer.h"
 #include "worker/compute_devices.h"
+#include "worker/hub_link.h"
 #include "worker/hub_session.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_control.h"
 
 namespace mt::test_support {
 
-class ScriptedStream final
-    : public grpc::ClientReaderWriterInterface<proto::WorkerMessage, proto::HubMessage> {
+class ScriptedLink final : public HubLink {
  public:
   std::deque<proto::HubMessage> script;
-  int writes = 0;
+  std::vector<proto::WorkerMessage> sent;
+  bool closed = false;
 
-  void WaitForInitialMetadata() override {}
-  bool WritesDone() override { return true; }
-  grpc::Status Finish() override { return grpc::Status::OK; }
-  bool NextMessageSize(uint32_t* sz) override {
-    *sz = script.empty() ? 0 : static_cast<uint32_t>(script.front().ByteSizeLong());
-    return !script.empty();
+  bool Send(const proto::WorkerMessage& m) override {
+    sent.push_back(m);
+    return true;
   }
   // The script's end is the hub going away.
   bool Read(proto::HubMessage* m) override {
@@ -42,10 +39,7 @@ class ScriptedStream final
     script.pop_front();
     return true;
   }
-  bool Write(const proto::WorkerMessage&, grpc::WriteOptions) override {
-    ++writes;
-    return true;
-  }
+  void CloseSending() override { closed = true; }
 };
 
 // A worker's side of a session, built once (loading data and placing
@@ -64,11 +58,11 @@ class ScriptedWorker {
     cfg_.threads = 1;
     cfg_.read_system_device_state = false;
     cfg_.log_every_seconds = 3600;
-    TrainerSpec spec{model, dir, OptimizerConfig{}, kBatch, 1};
-    trainer_ = std::make_unique<LocalTrainer>(devices_, spec);
+    spec_ = TrainerSpec{model, dir, OptimizerConfig{}, kBatch, 1};
+    trainer_ = std::make_unique<LocalTrainer>(devices_, spec_);
     join_.set_worker_id(0);
-    *join_.mutable_model() = spec.model;
-    *join_.mutable_optimizer() = ToProto(spec.optimizer);
+    *join_.mutable_model() = spec_.model;
+    *join_.mutable_optimizer() = ToProto(spec_.optimizer);
     join_.set_dataset(dir);
     join_.set_seed(1);
     join_.set_global_batch(kBatch);
@@ -81,6 +75,11 @@ class ScriptedWorker {
   }
 
   size_t params() const { return trainer_->model().ParamCount(); }
+  LocalTrainer& trainer() { return *trainer_; }
+  // What a trainer must be built from to compute as this worker does.
+  TrainerSpec spec() const { return spec_; }
+  // What the worker sent in the last Run, in order.
+  const std::vector<proto::WorkerMessage>& sent() const { return link_->sent; }
   const proto::JoinReply& join() const { return join_; }
   WorkerTotals& totals() { return totals_; }
 
@@ -112,22 +111,30 @@ class ScriptedWorker {
     return m;
   }
 
-  // Runs a fresh session over `script`; what it throws propagates.
-  HubSession::Outcome Run(std::deque<proto::HubMessage> script, int* writes = nullptr) {
-    ScriptedStream stream;
-    stream.script = std::move(script);
+  // Runs a fresh session over `script`, through `decorate`'s link if
+  // given; what it throws propagates.
+  HubSession::Outcome Run(std::deque<proto::HubMessage> script, int* writes = nullptr,
+                          const HubLinkDecorator& decorate = nullptr) {
+    link_ = std::make_unique<ScriptedLink>();  // kept: sent() reads it, also after a throw
+    link_->script = std::move(script);
+    const std::unique_ptr<HubLink> decorated = decorate ? decorate(*link_, join_) : nullptr;
     WorkerControl control;
-    HubSession session(cfg_, join_, stream, *trainer_, totals_, control, nullptr);
+    HubSession session(cfg_, join_, decorated ? *decorated : *link_, *trainer_, totals_, control,
+                       nullptr);
     const HubSession::Outcome out = session.Run();
-    if (writes) *writes = stream.writes;
+    if (writes) *writes = static_cast<int>(link_->sent.size());
     return out;
   }
+
+  proto::JoinReply& mutable_join() { return join_; }
 
  private:
   ComputeDevices devices_;
   WorkerConfig cfg_;
+  TrainerSpec spec_;
   std::unique_ptr<LocalTrainer> trainer_;
   proto::JoinReply join_;
+  std::unique_ptr<ScriptedLink> link_;
   WorkerTotals totals_;
 };
 

@@ -156,6 +156,26 @@ TEST(WorkerCliE2e, BadValuesNameTheirFlag) {
   }
 }
 
+TEST(WorkerCliE2e, OnlyTheTestBuildCorruptsGradients) {
+  const auto production = RunWorker(Concat(kHubMode, {"--corrupt-gradients", "sign-flip"}));
+  EXPECT_EQ(production.exit_code, 2) << production.output;
+  EXPECT_THAT(production.output, HasSubstr("--corrupt-gradients"));
+
+  const std::string faulty = test_support::BinaryPath("tests/mtworker_faulty");
+  const auto bad_kind = test_support::RunProcess(
+      Concat({faulty}, Concat(kHubMode, {"--corrupt-gradients", "flip"})), 60);
+  EXPECT_EQ(bad_kind.exit_code, 2) << bad_kind.output;
+  EXPECT_THAT(bad_kind.output, HasSubstr("expected none, sign-flip, scale:X or flt-max"));
+  const auto alone =
+      test_support::RunProcess({faulty, "--standalone", "--corrupt-gradients", "sign-flip"}, 60);
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  // Past its command line: it tries the hub, which is not there (exit 1).
+  const auto hub_mode = test_support::RunProcess(
+      Concat({faulty}, Concat(kHubMode, {"--corrupt-gradients=scale:1e4"})), 60);
+  EXPECT_EQ(hub_mode.exit_code, 1) << hub_mode.output;
+  EXPECT_THAT(hub_mode.output, HasSubstr("not reachable"));
+}
+
 // CLI11 runs every option's validators before it answers --help, so
 // "ARGS... --help" exiting 0 says ARGS were accepted (deploy/systemd/verify.sh
 // relies on the same).

@@ -104,6 +104,13 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_TRUE(o.standalone_mode.resume);
 }
 
+TEST(WorkerOptions, FaultInjectionIsNotAProductionFlag) {
+  // Only the test build tests/mtworker_faulty corrupts what it sends.
+  const char* argv[] = {"mtworker", "--hub", "127.0.0.1:1", "--corrupt-gradients", "sign-flip"};
+  WorkerOptions options;
+  EXPECT_EQ(ParseWorkerOptions(5, argv, options), std::optional<int>(2));
+}
+
 TEST(WorkerOptions, TokenPrecedence) {
   const std::filesystem::path dir = test_support::FreshTempDir("worker-options-token");
   std::ofstream(dir / "token") << "from-file  \r\nsecond\n";

@@ -1,6 +1,7 @@
-// mtworker --corrupt-gradients: for testing the hub's defences only. A
-// worker that sends poisonous but well-formed contributions (gradients, or
-// a round's weight changes) plays the hostile device of docs/security.md:
+// mtworker_faulty --corrupt-gradients (a test build; the production
+// mtworker has no such flag): for testing the hub's defences. A worker that
+// sends poisonous but well-formed contributions (gradients, or a round's
+// weight changes) plays the hostile device of docs/security.md:
 //
 //   sign-flip   -g: the honest gradient pointing the wrong way
 //   scale:X     X * g (e.g. scale:1e4)
@@ -13,7 +14,7 @@
 #include <cstddef>
 #include <string>
 
-namespace mt {
+namespace mt::faulty {
 
 struct GradientCorruption {
   enum class Kind { kNone, kSignFlip, kScale, kFltMax } kind = Kind::kNone;
@@ -28,4 +29,4 @@ GradientCorruption ParseGradientCorruption(const std::string& text);
 // out[i] = the corrupted in[i]; out may be in.
 void Corrupt(const GradientCorruption& c, const float* in, size_t n, float* out);
 
-}  // namespace mt
+}  // namespace mt::faulty

@@ -1,10 +1,10 @@
-#include "worker/gradient_corruption.h"
+#include "tests/faulty_worker/gradient_corruption.h"
 
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
 
-namespace mt {
+namespace mt::faulty {
 
 GradientCorruption ParseGradientCorruption(const std::string& text) {
   GradientCorruption c;
@@ -52,4 +52,4 @@ void Corrupt(const GradientCorruption& c, const float* in, size_t n, float* out)
   }
 }
 
-}  // namespace mt
+}  // namespace mt::faulty

@@ -1,0 +1,31 @@
+// Local SGD's arithmetic (mthub --sync-every H): a worker takes H optimizer
+// steps on its own and sends the change of its weights; the hub averages
+// the changes, and hub and workers add that average to the weights the
+// round started from. Written once, for both sides: the next round's
+// weights must be bit-identical on the hub and on every worker.
+#pragma once
+
+#include <cstddef>
+
+namespace mt::local_sgd {
+
+// change[i] = now[i] - start[i]: what a worker sends for its round.
+void RoundChange(const float* now, const float* start, size_t n, float* change);
+
+// weights[i] += change[i]: the round's averaged change applied to the
+// weights it started from.
+void AddChange(float* weights, const float* change, size_t n);
+
+// out[i] = anchor[i] + (now[i] - sent[i]): with look-ahead, the steps a
+// worker took since its change left (now - sent) moved onto the averaged
+// weights (anchor).
+void MoveOnto(const float* anchor, const float* now, const float* sent, size_t n, float* out);
+
+// The outer optimizer (DiLoCo) over n floats of the averaged change:
+// v = m * v + change, then change = lr * v, the update every worker and the
+// hub add. `velocity` may be null when m is 0. Returns false, changing
+// nothing, when the update would not be finite (a finite average of huge
+// changes can overflow v).
+bool OuterStep(float* change, float* velocity, size_t n, float lr, float m);
+
+}  // namespace mt::local_sgd

@@ -1,0 +1,53 @@
+#include "tests/faulty_worker/corrupting_hub_link.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "core/compress/compression_proto.h"
+
+namespace mt::faulty {
+
+CorruptingHubLink::CorruptingHubLink(HubLink& inner, const proto::JoinReply& join,
+                                     GradientCorruption corruption)
+    : inner_(inner),
+      corruption_(corruption),
+      compression_(FromProto(join.compression())),
+      begins_(join.segments().begin(), join.segments().end()),
+      param_count_(join.param_count()) {}
+
+size_t CorruptingHubLink::SegmentSize(uint64_t offset) const {
+  uint64_t end = param_count_;
+  for (const uint64_t begin : begins_)
+    if (begin > offset && begin < end) end = begin;
+  if (offset > end) throw std::logic_error("a gradient chunk beyond the model");
+  return static_cast<size_t>(end - offset);
+}
+
+bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
+  if (!message.has_gradient() || !corruption_.active()) return inner_.Send(message);
+  outgoing_ = message;
+  proto::GradientChunk& chunk = *outgoing_.mutable_gradient();
+  if (compression_ == Compression::kNone) {
+    float* values = chunk.mutable_values()->mutable_data();
+    Corrupt(corruption_, values, static_cast<size_t>(chunk.values_size()), values);
+    return inner_.Send(outgoing_);
+  }
+  // Packed: decoded, corrupted and encoded again, so the hub decodes the
+  // poison as it would an honest chunk.
+  const size_t n = SegmentSize(chunk.offset());
+  values_.resize(n);
+  const std::string why =
+      DecodeFloats(compression_, chunk.packed().data(), chunk.packed().size(), n, values_.data());
+  if (!why.empty()) throw std::logic_error("cannot decode the worker's own chunk: " + why);
+  Corrupt(corruption_, values_.data(), n, values_.data());
+  EncodeFloats(compression_, values_.data(), n, nullptr, chunk.mutable_packed());
+  return inner_.Send(outgoing_);
+}
+
+HubLinkDecorator CorruptEverySession(GradientCorruption corruption) {
+  return [corruption](HubLink& link, const proto::JoinReply& join) {
+    return std::make_unique<CorruptingHubLink>(link, join, corruption);
+  };
+}
+
+}  // namespace mt::faulty
