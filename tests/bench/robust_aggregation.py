@@ -3,8 +3,8 @@
 
 A hub and three `mtworker --threads 1` on this machine train LeNet-5 on
 Fashion-MNIST for one epoch; in each attacked run the third worker sends
-corrupted contributions (`mtworker --corrupt-gradients sign-flip | scale:1e4
-| flt-max`, for testing the hub's defences), under every `--compress`
+corrupted contributions (the test build `tests/mtworker_faulty
+--corrupt-gradients sign-flip | scale:1e4 | flt-max`), under every `--compress`
 (none, fp16, int8). Prints, per case, the hub's final test accuracy, its
 exit code, its stop reason, and how many contributions were refused (the
 worker named and dropped) or clipped. The issue 15 criterion: with the
@@ -36,6 +36,7 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
     """One hub and three workers, the last one corrupting unless attack is clean."""
     hub_bin = os.path.join(build, "hub", "mthub")
     worker_bin = os.path.join(build, "worker", "mtworker")
+    faulty_bin = os.path.join(build, "tests", "mtworker_faulty")  # mtworker plus --corrupt-gradients
     # Loopback only: plaintext where the build has TLS, so the bench does
     # not measure certificates.
     hub_plain = ["--insecure"] if supports(hub_bin, "--insecure") else []
@@ -60,9 +61,10 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
                 time.sleep(0.1)
             port = open(port_file).read().strip()
             for i in range(3):
-                cmd = [worker_bin, "--hub", f"127.0.0.1:{port}", "--threads", "1", "--name", f"w{i}",
-                       "--connect-timeout", "30", *worker_plain]
-                if i == 2 and attack != "clean":
+                hostile = i == 2 and attack != "clean"
+                cmd = [faulty_bin if hostile else worker_bin, "--hub", f"127.0.0.1:{port}", "--threads", "1",
+                       "--name", f"w{i}", "--connect-timeout", "30", *worker_plain]
+                if hostile:
                     cmd += ["--corrupt-gradients", attack]
                 workers.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             try:

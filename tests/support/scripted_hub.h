@@ -6,8 +6,10 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/model_spec.h"
@@ -27,6 +29,9 @@ class ScriptedLink final : public HubLink {
   std::deque<proto::HubMessage> script;
   std::vector<proto::WorkerMessage> sent;
   bool closed = false;
+  // Runs before the hub's message number i is read (e.g. to let the steps
+  // a worker takes ahead happen first).
+  std::function<void(size_t i)> before_read;
 
   bool Send(const proto::WorkerMessage& m) override {
     sent.push_back(m);
@@ -34,12 +39,17 @@ class ScriptedLink final : public HubLink {
   }
   // The script's end is the hub going away.
   bool Read(proto::HubMessage* m) override {
+    if (before_read) before_read(reads_);
+    ++reads_;
     if (script.empty()) return false;
     *m = std::move(script.front());
     script.pop_front();
     return true;
   }
   void CloseSending() override { closed = true; }
+
+ private:
+  size_t reads_ = 0;
 };
 
 // A worker's side of a session, built once (loading data and placing
@@ -58,7 +68,10 @@ class ScriptedWorker {
     cfg_.threads = 1;
     cfg_.read_system_device_state = false;
     cfg_.log_every_seconds = 3600;
-    spec_ = TrainerSpec{model, dir, OptimizerConfig{}, kBatch, 1};
+    spec_.model = model;
+    spec_.dataset = dir;
+    spec_.capacity = kBatch;
+    spec_.seed = 1;
     trainer_ = std::make_unique<LocalTrainer>(devices_, spec_);
     join_.set_worker_id(0);
     *join_.mutable_model() = spec_.model;
@@ -119,6 +132,7 @@ class ScriptedWorker {
     link_->script = std::move(script);
     const std::unique_ptr<HubLink> decorated = decorate ? decorate(*link_, join_) : nullptr;
     WorkerControl control;
+    if (before_read_) link_->before_read = [&](size_t i) { before_read_(control, i); };
     HubSession session(cfg_, join_, decorated ? *decorated : *link_, *trainer_, totals_, control,
                        nullptr);
     const HubSession::Outcome out = session.Run();
@@ -127,6 +141,11 @@ class ScriptedWorker {
   }
 
   proto::JoinReply& mutable_join() { return join_; }
+  // Before each of the hub's messages is read, with the session's control
+  // (its status counts the steps taken).
+  void set_before_read(std::function<void(const WorkerControl&, size_t i)> hook) {
+    before_read_ = std::move(hook);
+  }
 
  private:
   ComputeDevices devices_;
@@ -135,6 +154,7 @@ class ScriptedWorker {
   std::unique_ptr<LocalTrainer> trainer_;
   proto::JoinReply join_;
   std::unique_ptr<ScriptedLink> link_;
+  std::function<void(const WorkerControl&, size_t)> before_read_;
   WorkerTotals totals_;
 };
 

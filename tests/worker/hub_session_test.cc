@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/data/sampler.h"
@@ -155,6 +157,43 @@ TEST_F(HubSessionTest, ARoundSendsTheChangeOverItsLocalStepsAndAddsTheAveragedCh
   std::vector<float> expected(start.size());
   for (size_t i = 0; i < start.size(); ++i) expected[i] = start[i] + average[i];
   EXPECT_EQ(Weights(worker_->trainer()), expected);
+}
+
+TEST_F(HubSessionTest, StepsTakenAheadMoveOntoTheAveragedChange) {
+  // mthub --overlap: while the round's change travels, the worker takes the
+  // next round's steps; the hub's average then lands under them.
+  constexpr int kSteps = 3, kBatch = 8, kStride = 8;
+  const auto dir = test_support::FreshTempDir("hub-session-ahead");
+  ScriptedWorker w(dir.string());
+  w.mutable_join().set_overlap_rounds(true);
+  // The result is read only once the steps ahead (at most a round's) are done.
+  w.set_before_read([](const WorkerControl& control, size_t i) {
+    if (i != 2) return;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (control.Snapshot().steps_trained < 2 * kSteps &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  const std::vector<float> average = SomeAverage();
+  w.Run(
+      {w.State(), ScriptedWorker::Plan(0, 0, kBatch, kSteps, kStride), Result(0, average, kSteps)});
+  EXPECT_EQ(w.totals().steps_ahead, kSteps);
+
+  // By hand: the round, then the next round's first steps on their samples.
+  auto ref = Reference();
+  const std::vector<float> start = Weights(*ref);
+  std::vector<float> sent;
+  for (int k = 0; k < 2 * kSteps; ++k) {
+    if (k == kSteps) sent = Weights(*ref);
+    ReferenceStep(*ref, k, k * kStride, kBatch);
+    ref->ApplyGradients();
+  }
+  const std::vector<float> now = Weights(*ref);
+  std::vector<float> expected(start.size());
+  for (size_t i = 0; i < start.size(); ++i)
+    expected[i] = (start[i] + average[i]) + (now[i] - sent[i]);
+  EXPECT_EQ(Weights(w.trainer()), expected);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(HubSessionTest, AGoodbyeEndsTheSessionWithTheHubsAccuracy) {
