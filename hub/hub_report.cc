@@ -17,7 +17,8 @@ void ReportRun(const StatusSnapshot& s, RunSummary& r) {
   r.model = s.run.model;
   r.dataset = s.run.dataset;
   r.parameters = s.run.parameters;
-  for (const auto& [key, value] : RunJson(s.run).items()) r.details[key] = value;
+  const ReportJson run = RunJson(s.run);  // named: items() does not keep a temporary alive
+  for (const auto& [key, value] : run.items()) r.details[key] = value;
   r.details["final_sync_every"] = s.sync_every;
 }
 
