@@ -1,28 +1,49 @@
 // The hub's --report: the shared run summary (core/train/run_summary.h)
-// plus what only the hub knows: its own costs, the wire, each worker.
+// plus what only the hub knows: its own costs, the wire, each worker (the
+// run and the workers written as /api/status writes them).
+#include "hub/hub_report.h"
+
 #include <spdlog/spdlog.h>
 
 #include "core/train/run_summary.h"
 #include "hub/hub.h"
 #include "hub/monitor/live_status.h"
+#include "hub/monitor/run_json.h"
+#include "hub/monitor/status_source.h"
 
 namespace mt {
+
+void ReportRun(const StatusSnapshot& s, RunSummary& r) {
+  r.model = s.run.model;
+  r.dataset = s.run.dataset;
+  r.parameters = s.run.parameters;
+  const ReportJson run = RunJson(s.run);  // named: items() does not keep a temporary alive
+  for (const auto& [key, value] : run.items()) r.details[key] = value;
+  r.details["final_sync_every"] = s.sync_every;
+}
+
+void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
+  ReportJson workers = ReportJson::array();
+  for (const WorkerRow& w : s.workers) workers.push_back(WorkerJson(w));
+  details["workers"] = std::move(workers);
+  details["joins_without_stream"] = s.joins_without_stream;
+}
 
 void Hub::WriteReport(double train_seconds) {
   if (config_.report_path.empty()) return;
   const RunMetrics& m = metrics_;
   const int64_t steps = coordinator_->steps_done();
   const double write_cpu = static_cast<double>(m.write_cpu_ns.load()) * 1e-9;
+  // The workers and the run as /api/status shows them, from the same data.
+  const StatusSnapshot live = TakeSnapshot(*coordinator_, *live_);
   RunSummary r;
   r.mode = "hub";
-  r.model = spec_.name();
-  r.dataset = config_.dataset;
+  ReportRun(live, r);
   r.device = "cpu";
   r.threads = config_.threads;
   r.optimizer = master_->optimizer().config().kind;
   r.lr = master_->optimizer().config().lr;
   r.seed = config_.seed;
-  r.parameters = static_cast<int64_t>(master_->param_count());
   r.steps = steps;
   r.samples = m.samples;
   r.train_seconds = train_seconds;
@@ -43,17 +64,12 @@ void Hub::WriteReport(double train_seconds) {
     r.train_loss = r.epochs.back().train_loss;
   }
   ReportJson& d = r.details;
-  d["global_batch"] = plan_->batch();
   d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
-  d["compression"] = config_.compression;
   d["tls_fingerprint"] = tls_fingerprint_;  // "": plaintext (--insecure)
-  // --sync-every as given ("auto" or H), the H in use at the end, and each
-  // change auto made with the estimates it decided on.
-  d["sync_every"] = config_.sync_every > 0 ? ReportJson(config_.sync_every) : ReportJson("auto");
-  d["final_sync_every"] = coordinator_->sync_every();
   if (config_.outer_momentum > 0) d["outer_momentum"] = config_.outer_momentum;
   if (config_.outer_lr != 1) d["outer_lr"] = config_.outer_lr;
   d["overlap_rounds"] = config_.rounds_overlap();
+  // Each change --sync-every auto made, with the estimates it decided on.
   ReportJson sync_changes = ReportJson::array();
   for (const SyncChange& c : m.sync_changes)
     sync_changes.push_back({{"step", c.step},
@@ -88,46 +104,7 @@ void Hub::WriteReport(double train_seconds) {
       trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out.load()) /
                              static_cast<double>(trained_here)
                        : 0.0;
-  ReportJson workers = ReportJson::array();
-  int64_t streamless = 0;
-  coordinator_->ForEachWorker([&](const WorkerSlot& s, const BatchController& controller) {
-    // A Join that never opened its stream took no part: counted, not listed
-    // (a flood of them would otherwise fill the report).
-    if (!s.attached) {
-      ++streamless;
-      return;
-    }
-    const WorkerStats& st = s.stats;
-    ReportJson w;
-    w["id"] = s.id;
-    w["name"] = s.name;
-    w["device"] = s.device;
-    w["placement"] = s.placement;
-    w["samples"] = st.samples;
-    w["steps"] = st.steps;
-    w["mean_batch"] =
-        st.steps ? static_cast<double>(st.samples) / static_cast<double>(st.steps) : 0.0;
-    w["mean_compute_ms"] = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
-    w["steps_missed"] = st.steps_missed;
-    w["resyncs"] = st.resyncs;
-    w["digests_checked"] = st.digests_checked;
-    w["clipped_segments"] = st.clipped_segments;
-    w["alignment"] = s.alignment;  // --aggregate auto, 3+ workers (step_coordinator.h)
-    w["max_batch"] = s.max_batch;
-    w["last_batch"] = s.last_batch;
-    w["ms_per_sample"] = controller.ms_per_sample(s.id);
-    w["overhead_ms"] = controller.overhead_ms(s.id);
-    w["left_because"] = s.left_because;
-    // null: not known (no battery, or the device does not say).
-    const proto::DeviceStatus& d = s.device_status;
-    w["battery_percent"] = d.has_battery_percent() ? ReportJson(d.battery_percent()) : ReportJson();
-    w["charging"] = d.has_charging() ? ReportJson(d.charging()) : ReportJson();
-    w["unmetered"] = d.has_unmetered() ? ReportJson(d.unmetered()) : ReportJson();
-    w["temperature_c"] = d.has_temperature_c() ? ReportJson(d.temperature_c()) : ReportJson();
-    workers.push_back(std::move(w));
-  });
-  d["workers"] = std::move(workers);
-  d["joins_without_stream"] = streamless;
+  ReportWorkers(live, d);
   ReportJson changes = ReportJson::array();
   for (const auto& c : m.batch_changes) {
     ReportJson batches = ReportJson::object();

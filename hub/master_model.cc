@@ -40,21 +40,6 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   encoded_average_.resize(segments_.size());
 }
 
-void MasterModel::AverageSegment(size_t k, const std::vector<const float*>& gradients,
-                                 const std::vector<float>& weights) {
-  const wire::Segment seg = segments_[k];
-  float* out = average();
-  for (size_t j = 0; j < gradients.size(); ++j) {
-    const float w = weights[j];
-    const float* g = gradients[j];
-    if (j == 0) {
-      for (size_t i = seg.begin; i < seg.end; ++i) out[i] = w * g[i];
-    } else {
-      for (size_t i = seg.begin; i < seg.end; ++i) out[i] += w * g[i];
-    }
-  }
-}
-
 void MasterModel::EncodeSegment(size_t k) {
   if (compression_ == Compression::kNone) return;
   const wire::Segment seg = segments_[k];

@@ -51,11 +51,6 @@ class MasterModel {
   // The average is built, encoded and sent segment by segment as the
   // workers' segments come in; the master applies it once it is whole.
   const std::vector<wire::Segment>& segments() const { return segments_; }
-  // Sum of w_i * g_i over segment k into average(), in the given order (so
-  // the result does not depend on arrival order); the first writes, the
-  // others add.
-  void AverageSegment(size_t k, const std::vector<const float*>& gradients,
-                      const std::vector<float>& weights);
   // Local SGD's outer update (DiLoCo) over segment k: v = m * v + average,
   // and the average becomes lr * v, the update every worker and the master
   // then add. v starts at zero in each process (a resumed run starts it

@@ -159,11 +159,6 @@ std::string CheckpointPath(const std::string& dir, int64_t step) {
   return (fs::path(dir) / name).string();
 }
 
-std::string LatestCheckpoint(const std::string& dir) {
-  const auto all = ListCheckpoints(dir);
-  return all.empty() ? "" : all.back().second;
-}
-
 ResumePoint NewestValidCheckpoint(const std::string& dir) {
   ResumePoint r;
   const auto all = ListCheckpoints(dir);

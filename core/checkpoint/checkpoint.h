@@ -43,8 +43,6 @@ void SaveCheckpoint(const std::string& path, const Checkpoint& c);
 Checkpoint LoadCheckpoint(const std::string& path);
 
 std::string CheckpointPath(const std::string& dir, int64_t step);
-// The checkpoint in dir with the highest step, or "" if there is none.
-std::string LatestCheckpoint(const std::string& dir);
 
 // What --resume continues from: the newest checkpoint in dir that loads
 // (checksum, body and content: finite weights and optimizer state, step and

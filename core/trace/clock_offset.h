@@ -40,8 +40,6 @@ class ClockOffset {
   int64_t offset_us() const { return best_offset_; }
   // The kept sample's round trip: twice the most the offset can be off.
   int64_t round_trip_us() const { return best_round_trip_; }
-  // A worker time on the hub's clock.
-  int64_t ToHub(int64_t worker_us) const { return worker_us - best_offset_; }
 
  private:
   int64_t samples_ = 0;

@@ -4,7 +4,6 @@
 // shuffles from the same seed.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 namespace mt {
@@ -38,13 +37,6 @@ class Rng {
   float Uniform(float lo, float hi) { return lo + static_cast<float>(Uniform()) * (hi - lo); }
   // Uniform integer in [0, n), without modulo bias worth caring about for n < 2^32.
   uint64_t Below(uint64_t n) { return static_cast<uint64_t>(Uniform() * static_cast<double>(n)); }
-  // Standard normal (Box-Muller).
-  double Normal() {
-    double u1 = Uniform();
-    double u2 = Uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
 
  private:
   static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "hub/http/dashboard_server.h"
@@ -33,7 +34,7 @@ RunInfo Hub::LiveRunInfo() const {
   r.model = spec_.name();
   r.dataset = config_.dataset;
   r.compression = config_.compression;
-  r.sync_setting = config_.sync_every > 0 ? std::to_string(config_.sync_every) : "auto";
+  r.sync_every_setting = std::max(0, config_.sync_every);
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();
   r.global_batch = plan_->batch();

@@ -3,50 +3,10 @@
 #include <map>
 #include <string>
 
+#include "hub/monitor/run_json.h"
+
 namespace mt {
 namespace {
-
-template <class T>
-ReportJson OrNull(const std::optional<T>& v) {
-  return v ? ReportJson(*v) : ReportJson();
-}
-
-ReportJson RunJson(const RunInfo& r) {
-  return {{"model", r.model},
-          {"dataset", r.dataset},
-          {"parameters", r.parameters},
-          {"total_steps", r.total_steps},
-          {"global_batch", r.global_batch},
-          {"workers_expected", r.workers_expected},
-          {"first_step", r.first_step},
-          {"compression", r.compression},
-          {"sync_every", r.sync_setting}};
-}
-
-ReportJson WorkerJson(const WorkerRow& w) {
-  return {{"id", w.id},
-          {"name", w.name},
-          {"state", w.state},
-          {"device", w.device},
-          {"placement", w.placement},
-          {"peer", w.peer},
-          {"batch", w.batch},
-          {"max_batch", w.max_batch},
-          {"ms_per_sample", w.ms_per_sample},
-          {"mean_compute_ms", w.mean_compute_ms},
-          {"steps", w.steps},
-          {"samples", w.samples},
-          {"steps_missed", w.steps_missed},
-          {"resyncs", w.resyncs},
-          {"bytes_in", w.bytes_in},
-          {"bytes_out", w.bytes_out},
-          {"battery_percent", OrNull(w.battery_percent)},
-          {"charging", OrNull(w.charging)},
-          {"temperature_c", OrNull(w.temperature_c)},
-          {"left_out_events", w.left_out_events},
-          {"back_events", w.back_events},
-          {"left_because", w.left_because}};
-}
 
 ReportJson HistogramJson(const FixedHistogram& h) {
   ReportJson buckets = ReportJson::array();
@@ -68,15 +28,15 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["step"] = s.step;
   j["epoch"] = s.epoch;
   j["samples"] = s.samples;
-  j["loss"] = OrNull(s.loss);
+  j["loss"] = JsonOrNull(s.loss);
   j["samples_per_second"] = s.samples_per_second;
   j["eta_seconds"] = s.eta_seconds;
   j["sync_every"] = s.sync_every;
   j["gradient_bytes_in"] = s.gradient_bytes_in;
   j["result_bytes_out"] = s.result_bytes_out;
   j["bytes_per_step"] = s.bytes_per_step;
-  j["test_accuracy"] = OrNull(s.test_accuracy);
-  j["test_loss"] = OrNull(s.test_loss);
+  j["test_accuracy"] = JsonOrNull(s.test_accuracy);
+  j["test_loss"] = JsonOrNull(s.test_loss);
 
   // Every state named, so a client need not know which exist.
   std::map<std::string, int> by_state{

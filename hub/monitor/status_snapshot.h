@@ -13,20 +13,24 @@
 
 namespace mt {
 
-// One worker as the coordinator knows it, plus what the event chain counted.
+// One worker as the coordinator knows it, plus what the event chain counted:
+// what both the --report and /api/status write of it (hub/monitor/run_json.h).
 struct WorkerRow {
   int id = 0;
   std::string name, state, device, placement, peer;
   std::string left_because;  // its Leave reason, if it left
   int batch = 0;             // of the step in progress, or the last it took part in
   int max_batch = 0;         // what fits in its memory budget (0: no cap)
-  double ms_per_sample = 0;  // the batch controller's estimate
+  // The batch controller's estimates (< 0: not measured yet).
+  double ms_per_sample = 0, overhead_ms = 0;
   double mean_compute_ms = 0;
   int64_t steps = 0, samples = 0, steps_missed = 0, resyncs = 0;
-  int64_t bytes_in = 0, bytes_out = 0;  // gradient payload in, results out
+  int64_t digests_checked = 0, clipped_segments = 0;  // WorkerStats says what they mean
+  double alignment = 0;                               // --aggregate auto, 3+ workers (WorkerSlot)
+  int64_t bytes_in = 0, bytes_out = 0;                // gradient payload in, results out
   // Unset: the device does not say (no battery, no sensor).
   std::optional<double> battery_percent, temperature_c;
-  std::optional<bool> charging;
+  std::optional<bool> charging, unmetered;
   int64_t left_out_events = 0, back_events = 0;  // missed deadlines, rejoins
 };
 
@@ -57,7 +61,7 @@ struct RecentEvent {
 // The run as configured.
 struct RunInfo {
   std::string model, dataset, compression;
-  std::string sync_setting;  // "auto" or the fixed H
+  int sync_every_setting = 0;  // --sync-every: the fixed H, 0 for auto
   int64_t parameters = 0, total_steps = 0, global_batch = 0;
   int workers_expected = 0;
   int64_t first_step = 0;  // steps done before this process trained (resumed runs)

@@ -1,9 +1,8 @@
 #include "hub/monitor/status_source.h"
 
 namespace mt {
-namespace {
 
-WorkerRow RowOf(const WorkerSlot& s, const BatchController& controller) {
+WorkerRow WorkerRowOf(const WorkerSlot& s, const BatchController& controller) {
   WorkerRow row;
   row.id = s.id;
   row.name = s.name;
@@ -15,33 +14,36 @@ WorkerRow RowOf(const WorkerSlot& s, const BatchController& controller) {
   row.batch = s.last_batch;
   row.max_batch = s.max_batch;
   row.ms_per_sample = controller.ms_per_sample(s.id);
+  row.overhead_ms = controller.overhead_ms(s.id);
   const WorkerStats& st = s.stats;
   row.steps = st.steps;
   row.samples = st.samples;
   row.steps_missed = st.steps_missed;
   row.resyncs = st.resyncs;
+  row.digests_checked = st.digests_checked;
+  row.clipped_segments = st.clipped_segments;
+  row.alignment = s.alignment;
   row.mean_compute_ms = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
   row.bytes_in = st.bytes_in;
   row.bytes_out = st.bytes_out;
   const proto::DeviceStatus& d = s.device_status;
   if (d.has_battery_percent()) row.battery_percent = d.battery_percent();
   if (d.has_charging()) row.charging = d.charging();
+  if (d.has_unmetered()) row.unmetered = d.unmetered();
   if (d.has_temperature_c()) row.temperature_c = d.temperature_c();
   return row;
 }
-
-}  // namespace
 
 StatusSnapshot TakeSnapshot(const StepCoordinator& coordinator, const LiveStatus& live) {
   StatusSnapshot out;
   coordinator.ForEachWorker([&](const WorkerSlot& s, const BatchController& controller) {
     // A Join that never opened its stream took no part: counted, not
-    // listed, as in the report (a flood of them would fill the table).
+    // listed (a flood of them would fill the table and the report).
     if (!s.attached) {
       ++out.joins_without_stream;
       return;
     }
-    out.workers.push_back(RowOf(s, controller));
+    out.workers.push_back(WorkerRowOf(s, controller));
   });
   out.sync_every = coordinator.sync_every();
   live.Fill(out);

@@ -129,16 +129,16 @@ TEST_F(Checkpoints, OverwriteIsAtomic) {
 }
 
 TEST_F(Checkpoints, LatestAndPrune) {
-  EXPECT_EQ(LatestCheckpoint(dir_.string()), "");
+  EXPECT_EQ(NewestValidCheckpoint(dir_.string()).path, "");
   for (int step : {5, 40, 300, 7}) SaveCheckpoint(CheckpointPath(dir_.string(), step), Sample());
   Put((dir_ / "ckpt-notanumber.mtc").string(), "x");
-  EXPECT_EQ(LatestCheckpoint(dir_.string()), CheckpointPath(dir_.string(), 300));
+  EXPECT_EQ(NewestValidCheckpoint(dir_.string()).path, CheckpointPath(dir_.string(), 300));
   PruneCheckpoints(dir_.string(), 2);
   EXPECT_TRUE(fs::exists(CheckpointPath(dir_.string(), 300)));
   EXPECT_TRUE(fs::exists(CheckpointPath(dir_.string(), 40)));
   EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 7)));
   EXPECT_FALSE(fs::exists(CheckpointPath(dir_.string(), 5)));
-  EXPECT_EQ(LatestCheckpoint((dir_ / "nope").string()), "");
+  EXPECT_EQ(NewestValidCheckpoint((dir_ / "nope").string()).path, "");
 }
 
 TEST_F(Checkpoints, AValidChecksumDoesNotVouchForTheContent) {

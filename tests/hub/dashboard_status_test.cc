@@ -38,7 +38,7 @@ RunInfo Run100Steps() {
   run.dataset = "fashion-mnist";
   run.total_steps = 100;
   run.workers_expected = 2;
-  run.sync_setting = "auto";
+  run.sync_every_setting = 0;  // auto
   return run;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "hub/robust_aggregate.h"
 
 namespace mt {
 namespace {
@@ -20,9 +21,14 @@ std::unique_ptr<MasterModel> Tiny() {
   return std::make_unique<MasterModel>(spec, OptimizerConfig{}, Compression::kNone, 1, 3, 1);
 }
 
-// Averages `change` alone (weight 1) into the master's average buffer.
+// Averages `change` alone (weight 1) into the master's average buffer,
+// segment by segment, as the coordinator's reduction does.
 void Average(MasterModel& m, const std::vector<float>& change) {
-  for (size_t k = 0; k < m.segments().size(); ++k) m.AverageSegment(k, {change.data()}, {1.0f});
+  const float weight = 1.0f;
+  for (const wire::Segment& seg : m.segments()) {
+    const float* inputs[] = {change.data() + seg.begin};
+    WeightedSum(inputs, &weight, 1, seg.size(), m.average() + seg.begin);
+  }
 }
 
 TEST(MasterModel, ARoundsChangeIsAddedToTheWeights) {

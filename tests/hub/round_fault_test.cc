@@ -174,7 +174,7 @@ TEST_F(RoundFaults, AHubKilledMidRoundResumesFromTheLastSyncPointAndTrainsNoStep
   ASSERT_TRUE(WaitForEvent(EventsOf(dir_, "hub"), "checkpoint_saved", {}, 120, 4)) << hub_->Log();
   hub_->Signal(SIGKILL);
   EXPECT_EQ(hub_->Wait(10), 128 + SIGKILL);
-  const int64_t latest = LoadCheckpoint(LatestCheckpoint(ck.string())).step;
+  const int64_t latest = NewestValidCheckpoint(ck.string()).checkpoint.step;
   ASSERT_LT(latest, kSteps - 2 * kH) << "the run was nearly over before the kill";
 
   std::unique_ptr<ChildProcess> resumed;

@@ -1,0 +1,51 @@
+#include "hub/monitor/run_json.h"
+
+namespace mt {
+
+ReportJson RunJson(const RunInfo& r) {
+  return {{"model", r.model},
+          {"dataset", r.dataset},
+          {"parameters", r.parameters},
+          {"total_steps", r.total_steps},
+          {"global_batch", r.global_batch},
+          {"workers_expected", r.workers_expected},
+          {"first_step", r.first_step},
+          {"compression", r.compression},
+          {"sync_every",
+           r.sync_every_setting > 0 ? ReportJson(r.sync_every_setting) : ReportJson("auto")}};
+}
+
+ReportJson WorkerJson(const WorkerRow& w) {
+  const double steps = static_cast<double>(w.steps);
+  return {{"id", w.id},
+          {"name", w.name},
+          {"state", w.state},
+          {"device", w.device},
+          {"placement", w.placement},
+          {"peer", w.peer},
+          {"batch", w.batch},
+          {"last_batch", w.batch},
+          {"max_batch", w.max_batch},
+          {"mean_batch", w.steps ? static_cast<double>(w.samples) / steps : 0.0},
+          {"ms_per_sample", w.ms_per_sample},
+          {"overhead_ms", w.overhead_ms},
+          {"mean_compute_ms", w.mean_compute_ms},
+          {"steps", w.steps},
+          {"samples", w.samples},
+          {"steps_missed", w.steps_missed},
+          {"resyncs", w.resyncs},
+          {"digests_checked", w.digests_checked},
+          {"clipped_segments", w.clipped_segments},
+          {"alignment", w.alignment},
+          {"bytes_in", w.bytes_in},
+          {"bytes_out", w.bytes_out},
+          {"battery_percent", JsonOrNull(w.battery_percent)},
+          {"charging", JsonOrNull(w.charging)},
+          {"unmetered", JsonOrNull(w.unmetered)},
+          {"temperature_c", JsonOrNull(w.temperature_c)},
+          {"left_out_events", w.left_out_events},
+          {"back_events", w.back_events},
+          {"left_because", w.left_because}};
+}
+
+}  // namespace mt
