@@ -80,16 +80,4 @@ std::string PolicyStopReason(const DevicePolicy& p, const DeviceState& s) {
   return "";
 }
 
-std::string DescribeDeviceState(const DeviceState& s) {
-  auto tri = [](int v) { return v < 0 ? "unknown" : v ? "yes" : "no"; };
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "battery %s, charging %s, unmetered %s, temperature %s",
-                s.battery_percent < 0 ? "none" : (std::to_string(s.battery_percent) + "%").c_str(),
-                tri(s.charging), tri(s.unmetered),
-                std::isnan(s.temperature_c)
-                    ? "unknown"
-                    : (std::to_string(static_cast<int>(s.temperature_c)) + " C").c_str());
-  return buf;
-}
-
 }  // namespace mt

@@ -33,6 +33,4 @@ struct DevicePolicy {
 // make a worker leave: a desktop without a battery trains.
 std::string PolicyStopReason(const DevicePolicy& policy, const DeviceState& state);
 
-std::string DescribeDeviceState(const DeviceState& state);
-
 }  // namespace mt
