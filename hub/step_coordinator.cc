@@ -284,4 +284,3 @@ void StepCoordinator::Finish(const std::string& reason, double test_accuracy) {
 }
 
 }  // namespace mt
-

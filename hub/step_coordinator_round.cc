@@ -173,9 +173,8 @@ void StepCoordinator::ObserveRound() {
     // less the largest compute would shrink with every hiccup of a noisy
     // device's compute, and a phone five times slower than its partner kept
     // auto in the per-step mode for a third of an epoch that way.
-    exchange_ms =
-        std::max(exchange_ms,
-                 1e3 * Seconds(s->inbox.completed_at() - published_at) - s->inbox.compute_ms());
+    exchange_ms = std::max(exchange_ms, 1e3 * Seconds(s->inbox.completed_at() - published_at) -
+                                            s->inbox.compute_ms());
     // The last to send waited least for the others: its view is the exchange.
     const double seen = s->inbox.exchange_ms();
     if (seen > 0) seen_ms = seen_ms < 0 ? seen : std::min(seen_ms, seen);

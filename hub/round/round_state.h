@@ -15,10 +15,10 @@ struct RoundState {
   // same step and none finite.
   static constexpr int kDivergedAfter = 3;
 
-  int64_t step = 0;     // steps done; the round in progress starts here
-  int64_t steps = 1;    // of the round in progress
-  bool local = false;   // whether it sends weight changes (local SGD)
-  uint64_t digest_before = 0;  // master weights' digest when the step began
+  int64_t step = 0;               // steps done; the round in progress starts here
+  int64_t steps = 1;              // of the round in progress
+  bool local = false;             // whether it sends weight changes (local SGD)
+  uint64_t digest_before = 0;     // master weights' digest when the step began
   bool published_result = false;  // its plan carried the previous round's result
   // Whether the master holds an applied average the workers have not had:
   // false at the start, after a step nobody finished, or when everyone left.

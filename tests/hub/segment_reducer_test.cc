@@ -35,7 +35,8 @@ void Feed(SegmentReducer& r, const std::vector<Worker>& workers) {
 
 TEST(SegmentReducer, CombinesEachSegmentOnceEveryContributionHoldsItWeightedByBatch) {
   SegmentReducer r(TwoSegments(), AggregatorOptions{Aggregation::kMean});
-  std::vector<Worker> w = {{0, std::vector<float>(10, 1.0f), 1}, {1, std::vector<float>(10, 5.0f), 3}};
+  std::vector<Worker> w = {{0, std::vector<float>(10, 1.0f), 1},
+                           {1, std::vector<float>(10, 5.0f), 3}};
   r.Begin(0, false, w.size());
   std::vector<float> out(10, -1.0f);
 
