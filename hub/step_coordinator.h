@@ -1,8 +1,9 @@
 // The synchronous step as a state machine, free of any transport. Events
 // come in from the transport's threads (a worker joins, opens its stream,
 // sends a gradient chunk, goes away, leaves; a stop is asked); messages go
-// out through MessageEncoder and each worker's WorkerLink. The run thread
-// drives steps in the order they happen:
+// out, built by StepMessages and encoded by the transport's MessageEncoder,
+// through each worker's WorkerLink. The run thread drives steps in the
+// order they happen:
 //
 //   PublishStep()   choose who takes part and their batches; send the plan,
 //                   together with the previous step's averaged gradient (or
