@@ -5,6 +5,7 @@
 // The hub averages each segment as soon as every participant's is in.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ class GradientInbox {
   bool has_digest() const { return has_digest_; }
   uint64_t digest() const { return digest_; }
   const std::vector<float>& gradient() const { return grad_; }
+  // When the gradient became whole, as the hub's clock saw it (the caller
+  // stamps it: the inbox keeps no clock).
+  void StampComplete(std::chrono::steady_clock::time_point at) { completed_at_ = at; }
+  std::chrono::steady_clock::time_point completed_at() const { return completed_at_; }
 
  private:
   size_t param_count_;
@@ -66,6 +71,7 @@ class GradientInbox {
   double loss_sum_ = 0, compute_ms_ = 0, exchange_ms_ = 0;
   bool has_digest_ = false;
   uint64_t digest_ = 0;
+  std::chrono::steady_clock::time_point completed_at_;
 };
 
 }  // namespace mt

@@ -127,8 +127,8 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->device = wire::DeviceName(req.device().device());
   slot->peer = peer;
   slot->max_batch = max_batch;
-  slot->session_secret = NewSessionSecret();
-  slot->joined_at = std::chrono::steady_clock::now();
+  slot->session.secret = NewSessionSecret();
+  slot->session.joined_at = std::chrono::steady_clock::now();
   spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
                slot->device, req.device().cores(), req.device().threads(),
                max_batch < rules_.global_batch
@@ -182,10 +182,17 @@ bool Membership::Remove(WorkerSlot* slot) {
   return was_in;
 }
 
+void Membership::LeaveOut(WorkerSlot* slot, std::chrono::steady_clock::time_point now) {
+  slot->state = WorkerSlot::State::kLate;
+  slot->inbox.Discard();
+  ++slot->stats.steps_missed;
+  slot->quarantine.Strike(now);
+}
+
 std::vector<WorkerSlot*> Membership::ExpireJoins(std::chrono::steady_clock::time_point now) {
   std::vector<WorkerSlot*> expired;
   for (const auto& s : slots_)
-    if (s->state == WorkerSlot::State::kJoined && now - s->joined_at >= kJoinExpiry) {
+    if (s->state == WorkerSlot::State::kJoined && now - s->session.joined_at >= kJoinExpiry) {
       Remove(s.get());
       expired.push_back(s.get());
     }
@@ -197,7 +204,7 @@ bool Membership::TokenMatches(const std::string& token) const {
 }
 
 bool Membership::SecretMatches(const WorkerSlot& slot, const std::string& secret) const {
-  return ConstantTimeEquals(secret, slot.session_secret);
+  return ConstantTimeEquals(secret, slot.session.secret);
 }
 
 WorkerSlot* Membership::Find(int id) const {

@@ -55,6 +55,22 @@ class Membership {
   HubStatus FindLeaving(const proto::LeaveRequest& request, WorkerSlot** slot);
   // Out of the run for good: no more sends, no inbox. Returns whether it was in.
   bool Remove(WorkerSlot* slot);
+  // ---- Deadlines and quarantine (hub/quarantine.h). ----
+  // Left out of the step at `now` for missing its deadline: late, its
+  // gradient discarded, a strike that may quarantine it.
+  void LeaveOut(WorkerSlot* slot, std::chrono::steady_clock::time_point now);
+  // Late workers whose gradient is whole and whose quarantine is over at
+  // `now` wait for the next step again; `back(slot)` hears of each.
+  template <class Fn>
+  void ReleaseQuarantined(std::chrono::steady_clock::time_point now, Fn&& back) {
+    for (const auto& s : slots_) {
+      if (s->state != WorkerSlot::State::kLate || !s->quarantine.MayReturn(now)) continue;
+      s->state = WorkerSlot::State::kWaiting;
+      s->quarantine.back_ready = false;
+      back(s.get());
+    }
+  }
+
   // After the run: every Join is told the run has ended.
   void Close() { closed_ = true; }
 

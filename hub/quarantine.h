@@ -27,4 +27,31 @@ struct Quarantine {
   }
 };
 
+// One worker's record: leave-outs not yet forgiven, the steps taken part in
+// since the last, whether its late gradient is whole (it may come back),
+// and not before when.
+struct QuarantineRecord {
+  using Clock = std::chrono::steady_clock;
+
+  int strikes = 0;
+  int64_t steps_since_strike = 0;
+  bool back_ready = false;
+  Clock::time_point until;
+
+  // Left out of a step at `now`: it sits out Quarantine::For its strikes.
+  void Strike(Clock::time_point now) {
+    ++strikes;
+    steps_since_strike = 0;
+    back_ready = false;
+    until = now + Quarantine::For(strikes);
+  }
+  // It finished a round of `steps` steps: enough of them forgive it.
+  void TookPart(int64_t steps) {
+    steps_since_strike += steps;
+    if (steps_since_strike >= Quarantine::kForgiveAfterSteps) strikes = 0;
+  }
+  // Whether a late worker may take part again at `now`.
+  bool MayReturn(Clock::time_point now) const { return back_ready && now >= until; }
+};
+
 }  // namespace mt

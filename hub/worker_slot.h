@@ -10,6 +10,8 @@
 
 #include "hub.pb.h"
 #include "hub/gradient_inbox.h"
+#include "hub/quarantine.h"
+#include "hub/round/assignment.h"
 #include "hub/transport.h"
 
 namespace mt {
@@ -29,6 +31,37 @@ struct WorkerStats {
   // Payload bytes, headers excluded, as RunMetrics counts them: its
   // gradient in, the results sent to it.
   int64_t bytes_in = 0, bytes_out = 0;
+};
+
+// The session a Join opened: only its holder may speak for the worker's id.
+struct WorkerSession {
+  std::string secret;  // its Hello and Leave must carry it
+  std::chrono::steady_clock::time_point joined_at;
+};
+
+// The worker's link, which the transport detaches (under the lock) before
+// the link goes away, so nothing is ever sent to a finished stream.
+class SlotLink {
+ public:
+  bool Send(const Encoded& m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return link_ != nullptr && link_->Send(m);
+  }
+  void Set(WorkerLink* link) {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_ = link;
+  }
+
+ private:
+  std::mutex mu_;
+  WorkerLink* link_ = nullptr;
+};
+
+// When a worker gets the whole model rather than the step's result: on
+// joining, and after its weights were found to differ from the hub's.
+struct FullState {
+  bool this_step = false;  // the step in progress started with it
+  bool next_step = false;  // a resync is due: the next step starts with it
 };
 
 struct WorkerSlot {
@@ -51,47 +84,27 @@ struct WorkerSlot {
   std::string placement;  // per layer, from Hello
   proto::DeviceInfo info;
   State state = State::kJoined;
-  proto::Assignment assignment;  // of the step in progress
-  GradientInbox inbox;
+  Assignment assignment;  // of the step in progress
+  GradientInbox inbox;    // also when its gradient of this step was whole
   WorkerStats stats;
-  // --aggregate auto, 3+ workers: this step's contribution against the
-  // others' (summed over segments), and the running mean of its cosine.
-  double align_dot = 0, align_self = 0, align_others = 0;
+  // --aggregate auto, 3+ workers: the running mean of the cosine of its
+  // contributions with the others' (hub/round/alignment_watch.h).
   double alignment = 0;
-  int alignment_steps = 0;
-  bool needs_resync = false;
-  bool gets_state = false;            // this step starts with the full model (join, resync)
+  FullState full_state;
   int max_batch = 0;                  // what fits in its memory budget
   int last_batch = 0;                 // of the previous step it took part in
   proto::DeviceStatus device_status;  // as of its last gradient
   std::string left_because;           // its Leave reason
-  std::string session_secret;         // its Hello and Leave must carry it
-  std::chrono::steady_clock::time_point joined_at;
-  bool attached = false;  // it opened its stream (said Hello) at least once
-  std::chrono::steady_clock::time_point complete_at;  // its gradient of this step was whole
-  // Growing quarantine (hub/quarantine.h): leave-outs not yet forgiven, the
-  // steps taken part in since the last, whether its late gradient is whole
-  // (it may come back), and not before when.
-  int strikes = 0;
-  int64_t steps_since_strike = 0;
-  bool back_ready = false;
-  std::chrono::steady_clock::time_point quarantined_until;
+  WorkerSession session;
+  bool attached = false;        // it opened its stream (said Hello) at least once
+  QuarantineRecord quarantine;  // hub/quarantine.h
 
-  // Sends on the worker's link while it is open. The transport detaches the
-  // link (under link_mu) before the link goes away, so nothing is ever sent
-  // to a finished stream.
-  bool Send(const Encoded& m) {
-    std::lock_guard<std::mutex> lock(link_mu);
-    return link != nullptr && link->Send(m);
-  }
-  void SetLink(WorkerLink* l) {
-    std::lock_guard<std::mutex> lock(link_mu);
-    link = l;
-  }
+  // Sends on the worker's link while it is open.
+  bool Send(const Encoded& m) { return link.Send(m); }
+  void SetLink(WorkerLink* l) { link.Set(l); }
 
  private:
-  std::mutex link_mu;
-  WorkerLink* link = nullptr;
+  SlotLink link;
 };
 
 const char* StateName(WorkerSlot::State s);

@@ -100,7 +100,7 @@ struct SlotView {
   WorkerSlot::State state = WorkerSlot::State::kGone;
   bool due = false;  // in the step, its gradient not yet whole
   size_t next = 0;   // the segment expected next
-  proto::Assignment a;
+  mt::Assignment a;
 };
 
 // What a hostile or broken worker changes in a chunk (how's bits); `plain`:

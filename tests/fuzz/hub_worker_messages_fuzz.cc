@@ -314,10 +314,10 @@ class Harness {
   proto::GradientChunk Honest(const SlotView& v, size_t k, float scale = 0.01f) {
     const mt::wire::Segment seg = master_->segments()[k];
     proto::GradientChunk c;
-    c.set_step(v.a.step());
+    c.set_step(v.a.step);
     c.set_offset(seg.begin);
     values_.resize(seg.size());
-    const float size = scale * (1.0f + 0.01f * static_cast<float>(v.a.offset() % 7));
+    const float size = scale * (1.0f + 0.01f * static_cast<float>(v.a.offset % 7));
     for (size_t i = 0; i < values_.size(); ++i)
       values_[i] = size * std::cos(0.5f * static_cast<float>((seg.begin + i) % 64));
     if (master_->compression() == mt::Compression::kNone)
@@ -326,12 +326,12 @@ class Harness {
       mt::EncodeFloats(master_->compression(), values_.data(), values_.size(), nullptr,
                        c.mutable_packed());
     if (k + 1 == master_->segments().size()) {
-      const int batch = v.a.batch() * std::max(1, v.a.local_steps());
+      const int batch = v.a.batch * std::max(1, v.a.local_steps);
       c.set_last(true);
       c.set_batch(batch);
       c.set_loss_sum(2.3 * batch);
       c.set_compute_ms(1 + 0.1 * batch);
-      if (v.a.step() % config_.digest_every == 0) c.set_weights_digest(digest_);
+      if (v.a.step % config_.digest_every == 0) c.set_weights_digest(digest_);
     }
     return c;
   }
@@ -416,7 +416,7 @@ class Harness {
     for (auto& s : streams_) {
       if (!s->open) continue;
       const SlotView v = View(s->worker_id);
-      round_steps = std::max(round_steps, v.a.local_steps());
+      round_steps = std::max(round_steps, v.a.local_steps);
       if (v.due) due.push_back({s.get(), Rest(v)});
     }
     config_.step_deadline_seconds = kThreadedDeadlineSeconds / round_steps;

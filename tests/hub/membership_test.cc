@@ -51,8 +51,8 @@ TEST(Membership, EachJoinGetsItsOwnUnguessableSecret) {
   WorkerSlot *a = nullptr, *b = nullptr;
   ASSERT_TRUE(m.Admit(Join(), "p", &a).ok());
   ASSERT_TRUE(m.Admit(Join(), "p", &b).ok());
-  EXPECT_EQ(a->session_secret.size(), 16u);
-  EXPECT_NE(a->session_secret, b->session_secret);
+  EXPECT_EQ(a->session.secret.size(), 16u);
+  EXPECT_NE(a->session.secret, b->session.secret);
 }
 
 TEST(Membership, OnlyTheWorkerThatJoinedMayOpenItsStream) {
@@ -62,11 +62,11 @@ TEST(Membership, OnlyTheWorkerThatJoinedMayOpenItsStream) {
   NullLink link;
   // Another peer naming a's id, without the secret or with a guess.
   EXPECT_EQ(m.Attach(Hello(*a, ""), &link, &out).code, Code::kUnauthenticated);
-  std::string guess = a->session_secret;
+  std::string guess = a->session.secret;
   guess[15] ^= 1;
   EXPECT_EQ(m.Attach(Hello(*a, guess), &link, &out).code, Code::kUnauthenticated);
   EXPECT_EQ(a->state, WorkerSlot::State::kJoined);  // still a's to take
-  ASSERT_TRUE(m.Attach(Hello(*a, a->session_secret), &link, &out).ok());
+  ASSERT_TRUE(m.Attach(Hello(*a, a->session.secret), &link, &out).ok());
   EXPECT_EQ(out, a);
   EXPECT_TRUE(a->attached);
 }
@@ -79,7 +79,7 @@ TEST(Membership, OnlyTheWorkerThatJoinedMayLeave) {
   leave.set_worker_id(a->id);
   leave.set_token("tok");  // a token holder, but not a
   EXPECT_EQ(m.FindLeaving(leave, &out).code, Code::kUnauthenticated);
-  leave.set_session_secret(a->session_secret);
+  leave.set_session_secret(a->session.secret);
   ASSERT_TRUE(m.FindLeaving(leave, &out).ok());
   EXPECT_EQ(out, a);
 }
@@ -140,7 +140,7 @@ TEST(Membership, OneAddressCannotHoldEveryPendingJoin) {
   EXPECT_TRUE(m.Admit(Join(), "ipv6:[::1]:2000", &s).ok());
   NullLink link;
   WorkerSlot* out = nullptr;
-  ASSERT_TRUE(m.Attach(Hello(*m.Find(0), m.Find(0)->session_secret), &link, &out).ok());
+  ASSERT_TRUE(m.Attach(Hello(*m.Find(0), m.Find(0)->session.secret), &link, &out).ok());
   EXPECT_TRUE(m.Admit(Join(), "ipv4:10.9.9.9:2001", &s).ok());
 }
 
@@ -150,7 +150,7 @@ TEST(Membership, RefusesJoinsBeyondMaxWorkers) {
   for (int i = 0; i < 3; ++i) {
     WorkerSlot *s = nullptr, *out = nullptr;
     ASSERT_TRUE(m.Admit(Join(), "p", &s).ok());
-    ASSERT_TRUE(m.Attach(Hello(*s, s->session_secret), &link, &out).ok());
+    ASSERT_TRUE(m.Attach(Hello(*s, s->session.secret), &link, &out).ok());
   }
   WorkerSlot* s = nullptr;
   const HubStatus st = m.Admit(Join(), "p", &s);

@@ -13,6 +13,7 @@
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
 #include "hub/robust_aggregate.h"
+#include "hub/round/segment_reducer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/support/synthetic_dataset.h"
@@ -81,6 +82,41 @@ TEST(RobustAggregateAlloc, ASteadyStepAllocatesNothing) {
       EXPECT_EQ(counter.count(), 0) << AggregationName(mode) << " over " << n;
 #endif
     }
+  }
+}
+
+// The round's reduction (hub/round/segment_reducer.h) around it: gathering
+// the contributions, combining and checking every segment of a step, for
+// the same participants step after step.
+TEST(SegmentReducerAlloc, ASteadyStepAllocatesNothing) {
+  const std::vector<SegmentRange> segments = {{300, 500}, {100, 300}, {0, 100}};
+  for (size_t n : {2, 3, 8}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> normal(0, 1);
+    std::vector<std::vector<float>> values(n, std::vector<float>(500));
+    for (auto& v : values)
+      for (float& x : v) x = normal(rng);
+    std::vector<float> out(500);
+    SegmentReducer reducer(segments, AggregatorOptions{Aggregation::kAuto});
+    int64_t step = 0;
+    auto run_step = [&] {
+      reducer.Begin(step++, false, n);
+      while (!reducer.done()) {
+        reducer.ClearInputs();
+        for (size_t i = 0; i < n; ++i)
+          reducer.AddInput({static_cast<int>(i), values[i].data(), 16, segments.size()});
+        ASSERT_TRUE(reducer.Ready());
+        ASSERT_TRUE(reducer.Combine(out.data()).ok());
+        ASSERT_TRUE(reducer.CheckAlignment().ok());
+        reducer.Commit();
+      }
+    };
+    run_step();  // sizes the scratch and the alignment watch
+    test_support::AllocationCounter counter;
+    for (int i = 0; i < 3; ++i) run_step();
+#ifndef MT_NO_MALLOC_HOOK
+    EXPECT_EQ(counter.count(), 0) << n << " contributions";
+#endif
   }
 }
 

@@ -1,0 +1,95 @@
+#include "hub/round/segment_reducer.h"
+
+#include <cstdio>
+
+namespace mt {
+
+SegmentReducer::SegmentReducer(std::vector<SegmentRange> segments, AggregatorOptions options)
+    : segments_(std::move(segments)), aggregator_(options) {}
+
+void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
+  step_ = step;
+  local_ = local;
+  reduced_ = 0;
+  step_refused_ = false;
+  alignment_.BeginStep();
+  inputs_.reserve(participants);
+  values_.reserve(participants);
+  weights_.reserve(participants);
+  ids_.reserve(participants);
+}
+
+bool SegmentReducer::Ready() const {
+  if (done() || step_refused_ || inputs_.empty()) return false;
+  for (const Contribution& c : inputs_)
+    if (c.segments_in <= reduced_) return false;
+  return true;
+}
+
+SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
+  const SegmentRange seg = segments_[reduced_];
+  // Batch weights: each contribution is the mean over its batch, so
+  // sum(b_i / B * g_i), B = sum(b_i), is the mean over all samples.
+  int64_t samples = 0;
+  for (const Contribution& c : inputs_) samples += c.batch;
+  values_.clear();
+  weights_.clear();
+  for (const Contribution& c : inputs_) {
+    values_.push_back(c.values + seg.begin);
+    weights_.push_back(static_cast<float>(c.batch) / static_cast<float>(samples));
+  }
+  const RobustAggregator::Outcome o = aggregator_.Aggregate(
+      values_.data(), weights_.data(), inputs_.size(), seg.size(), out + seg.begin);
+  Verdict v;
+  if (o.refused >= 0) {
+    char why[160];
+    std::snprintf(why, sizeof why,
+                  "its %s for step %lld is %.3g times the median norm of the step's (segment at "
+                  "%zu; at most %.0f)",
+                  ContributionName(), static_cast<long long>(step_ + 1), o.ratio, seg.begin,
+                  aggregator_.options().refuse_factor);
+    v.refused = o.refused;
+    v.why = why;
+  } else if (!o.finite) {
+    // Finite inputs whose combination is not: blame the largest.
+    v.refused = Largest();
+    v.why = "the step's average with its contribution is not finite (step " +
+            std::to_string(step_ + 1) + ")";
+  }
+  return v;
+}
+
+SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
+  Verdict v;
+  if (aggregator_.options().mode != Aggregation::kAuto || inputs_.size() < 3) return v;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
+  if (!last_segment()) return v;
+  ids_.clear();
+  for (const Contribution& c : inputs_) ids_.push_back(c.id);
+  const int worst = alignment_.EndStep(ids_.data(), ids_.size());
+  if (worst < 0) return v;
+  char why[200];
+  std::snprintf(why, sizeof why,
+                "its %ss point against the other workers' (mean cosine %.2f over its last ~%d "
+                "steps; refused below -%.2f)",
+                ContributionName(), alignment_.cosine(inputs_[static_cast<size_t>(worst)].id),
+                static_cast<int>(1 / AlignmentWatch::kSmoothing), AlignmentWatch::kBound);
+  v.refused = worst;
+  v.why = why;
+  return v;
+}
+
+int SegmentReducer::Largest() const {
+  size_t worst = 0;
+  for (size_t i = 1; i < inputs_.size(); ++i)
+    if (aggregator_.norm(i) > aggregator_.norm(worst)) worst = i;
+  return static_cast<int>(worst);
+}
+
+bool SegmentReducer::Refused() {
+  if (reduced_ > 0) step_refused_ = true;
+  return step_refused_;
+}
+
+}  // namespace mt
