@@ -8,7 +8,7 @@
 
 namespace mt {
 
-void Hub::WriteReport(double train_seconds) {
+void Hub::WriteReport() {
   if (config_.report_path.empty()) return;
   const RunMetrics& m = metrics_;
   const int64_t steps = coordinator_->steps_done();
@@ -23,29 +23,13 @@ void Hub::WriteReport(double train_seconds) {
   r.lr = master_->optimizer().config().lr;
   r.seed = config_.seed;
   r.parameters = static_cast<int64_t>(master_->param_count());
-  r.steps = steps;
-  r.samples = m.samples;
-  r.train_seconds = train_seconds;
   r.resumed_from_step = resumed_from_;
-  r.stopped_early = steps < plan_->total_steps();
-  r.stop_reason = stop_reason_;
-  r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
-  r.epochs = m.epochs;
-  r.eval_history = eval_history_;
-  if (config_.target_accuracy > 0) r.target_accuracy = config_.target_accuracy;
-  if (target_reached_at_.step >= 0) {
-    r.seconds_to_target = target_reached_at_.seconds;
-    r.step_to_target = target_reached_at_.step;
-  }
-  if (!r.epochs.empty()) {
-    r.test_accuracy = r.epochs.back().test_accuracy;
-    r.test_loss = r.epochs.back().test_loss;
-    r.train_loss = r.epochs.back().train_loss;
-  }
+  loop_->FillSummary(r);
+  const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;
   d["global_batch"] = plan_->batch();
-  d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
-  d["compression"] = config_.compression;
+  d["batch_policy"] = BatchPolicyName(coordinator_->batch_policy());
+  d["compression"] = CompressionName(config_.compression);
   d["tls_fingerprint"] = tls_fingerprint_;  // "": plaintext (--insecure)
   // --sync-every as given ("auto" or H), the H in use at the end, and each
   // change auto made with the estimates it decided on.
@@ -76,7 +60,7 @@ void Hub::WriteReport(double train_seconds) {
   // adds receiving and parsing the workers' gradients and the transport's
   // own threads to the above.
   d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
-  d["aggregate"] = config_.aggregate;
+  d["aggregate"] = AggregationName(config_.aggregate);
   d["clip_factor"] = config_.clip_factor;
   d["refused_contributions"] = m.refused_contributions;
   d["steps_refused"] = m.steps_refused;

@@ -50,10 +50,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  master.worker_bytes_per_sample(), master.param_count(),
                                  master.segments(), master.compression(),
                                  config.max_workers_or_default()}),
-      controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
-                                                : BatchPolicy::kFixed),
+      controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       sync_(config.sync_every, config.overlap_rounds),
-      aggregator_(AggregatorOptions{ParseAggregation(config.aggregate), config.clip_factor}) {}
+      aggregator_(AggregatorOptions{config.aggregate, config.clip_factor}) {}
 
 void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) {
   if (!events_) return;

@@ -32,7 +32,7 @@ RunInfo Hub::LiveRunInfo() const {
   RunInfo r;
   r.model = spec_.name();
   r.dataset = config_.dataset;
-  r.compression = config_.compression;
+  r.compression = CompressionName(config_.compression);
   r.sync_setting = config_.sync_every > 0 ? std::to_string(config_.sync_every) : "auto";
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();
