@@ -19,7 +19,7 @@ void Hub::WriteReport() {
   r.dataset = config_.dataset;
   r.device = "cpu";
   r.threads = config_.threads;
-  r.optimizer = master_->optimizer().config().kind;
+  r.optimizer = master_->optimizer().Kind();
   r.lr = master_->optimizer().config().lr;
   r.seed = config_.seed;
   r.parameters = static_cast<int64_t>(master_->param_count());

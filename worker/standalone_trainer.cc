@@ -198,7 +198,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.device = DeviceLabel(model);
   summary.placement = model.PlacementSummary();
   summary.threads = cfg.threads;
-  summary.optimizer = cfg.optimizer.kind;
+  summary.optimizer = OptimizerKindName(cfg.optimizer.kind);
   summary.lr = cfg.optimizer.lr;
   summary.seed = cfg.seed;
   summary.parameters = static_cast<int64_t>(model.ParamCount());

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/cli/choice_option.h"
 #include "core/cli/command_line.h"
 #include "core/cli/validators.h"
 #include "core/cli/version.h"
@@ -73,8 +74,8 @@ void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double
 }
 
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
-  app.add_option("--optimizer", optimizer.kind, "the optimizer")
-      ->check(CLI::IsMember({"sgd", "adam"}));
+  AddChoice(app, "--optimizer", optimizer.kind,
+            {{"sgd", OptimizerKind::kSgd}, {"adam", OptimizerKind::kAdam}}, "the optimizer");
   app.add_option("--lr", optimizer.lr, "learning rate")->check(Real(1e-9, 100));
   app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));
   app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")->check(Real(0, 1));

@@ -94,7 +94,7 @@ class Harness {
     const int64_t samples = batch * (1 + (b3 / 12) % 3) + (b3 / 36) % batch;
     config_.eval_every = b4 % 3;
     config_.checkpoint_every = (b4 / 3) % 3;
-    config_.optimizer.kind = (b4 / 9) % 2 ? "adam" : "sgd";
+    config_.optimizer.kind = (b4 / 9) % 2 ? mt::OptimizerKind::kAdam : mt::OptimizerKind::kSgd;
     config_.outer_lr = (b4 / 18) % 2 ? 0.7 : 1;
     // Every barrier but the threaded one finds its deadline past: no waits.
     config_.step_deadline_seconds = 0;

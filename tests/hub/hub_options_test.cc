@@ -75,7 +75,7 @@ TEST(HubOptions, FlagsFillTheConfig) {
   EXPECT_EQ(o.config.compression, Compression::kInt8);
   EXPECT_EQ(o.config.step_deadline_seconds, 2.5);
   EXPECT_EQ(o.config.seed, 9u);
-  EXPECT_EQ(o.config.optimizer.kind, "adam");
+  EXPECT_EQ(o.config.optimizer.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(o.config.optimizer.lr, 0.01f);
   EXPECT_EQ(o.config.threads, 2);
   EXPECT_EQ(o.config.digest_every, 5);
