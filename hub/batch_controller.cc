@@ -15,6 +15,10 @@ BatchPolicy ParseBatchPolicy(const std::string& name) {
   throw std::invalid_argument("batch policy '" + name + "': expected fixed or balanced");
 }
 
+const char* BatchPolicyName(BatchPolicy policy) {
+  return policy == BatchPolicy::kFixed ? "fixed" : "balanced";
+}
+
 BatchController::BatchController(BatchPolicy policy, BatchControllerOptions options)
     : policy_(policy), options_(options) {}
 

@@ -18,6 +18,7 @@ namespace mt {
 enum class BatchPolicy { kFixed, kBalanced };
 // "fixed" | "balanced"; throws std::invalid_argument otherwise.
 BatchPolicy ParseBatchPolicy(const std::string& name);
+const char* BatchPolicyName(BatchPolicy policy);
 
 struct BatchControllerOptions {
   double smoothing = 0.15;  // weight of a new measurement in the running estimates

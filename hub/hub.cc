@@ -13,7 +13,6 @@
 #include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 #include "hub/http/dashboard_server.h"
-#include "hub/model_health.h"
 #include "hub/monitor/live_status.h"
 #include "model_io/run_model.h"
 #include "tls/server_credentials.h"
@@ -24,7 +23,6 @@ namespace {
 constexpr int kEvalBatch = 500;
 
 using Clock = std::chrono::steady_clock;
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
   int64_t global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
@@ -57,9 +55,9 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
   test_ = LoadDataset(config_.dataset, Split::kTest);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
-  master_ = std::make_unique<MasterModel>(
-      spec_, config_.optimizer, ParseCompression(config_.compression),
-      static_cast<int>(config_.threads), config_.seed, kEvalBatch, run.frozen);
+  master_ = std::make_unique<MasterModel>(spec_, config_.optimizer, config_.compression,
+                                          static_cast<int>(config_.threads), config_.seed,
+                                          kEvalBatch, run.frozen);
   if (run.initial && !config_.resume) {
     SetWeights(master_->model(), *run.initial);
     spdlog::info("initial weights from {}", run.initial_origin);
@@ -152,79 +150,35 @@ int Hub::Run() {
       "listening on {}:{}, waiting for {} worker(s)",
       spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
       plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
+  exchange_ = std::make_unique<HubExchange>(*coordinator_, config_);
+  LoopSettings settings = LoopSettingsOf(config_);
+  settings.record_history = false;  // LiveStatus keeps the hub's, with bytes and batches
+  loop_ =
+      std::make_unique<TrainingLoop>(*plan_, settings, *exchange_, static_cast<RunHooks&>(*this));
   if (coordinator_->steps_done() >= plan_->total_steps()) {
     // Resumed from the checkpoint a finished run wrote last: there is
     // nothing to train, and waiting for workers would wait forever.
     spdlog::info("the run is already complete at step {}; nothing to train",
                  coordinator_->steps_done());
-    stop_reason_ = "training complete";
-    coordinator_->Finish(stop_reason_, -1);
-    WriteReport(0);
+    loop_->EndWithoutTraining("training complete");
+    coordinator_->Finish(loop_->stop_reason(), -1);
+    WriteReport();
     return 0;
   }
   if (!coordinator_->WaitForWorkers()) {
-    coordinator_->Finish("hub shutting down", -1);
-    WriteReport(0);
+    loop_->EndWithoutTraining("hub shutting down");
+    coordinator_->Finish(loop_->stop_reason(), -1);
+    WriteReport();
     return 0;
   }
-  const auto started = Clock::now();
-  train_started_ = started;
-  progress_ = std::make_unique<ProgressMeter>(config_.log_every_seconds, plan_->total_steps(),
-                                              coordinator_->steps_done());
-  const double process_cpu_start = ProcessCpuSeconds();
-  while (coordinator_->steps_done() < plan_->total_steps() && stop_reason_.empty()) {
-    if (!coordinator_->PublishStep()) break;
-    // The epoch just finished is evaluated while the workers compute the
-    // next step: the master weights do not change until its gradients are
-    // in. Evaluating competes with workers on a shared machine; the step's
-    // deadline is not theirs to pay for it.
-    const int64_t done = coordinator_->steps_done();
-    if (coordinator_->published_result() && EvaluationDue(done)) {
-      const auto eval_start = Clock::now();
-      Evaluate(done, /*run_ended=*/false);
-      coordinator_->ExtendDeadline(Clock::now() - eval_start);
-    }
-    const StepCoordinator::StepOutcome outcome = coordinator_->CompleteStep(stop_reason_.empty());
-    if (outcome.stopped) break;
-    if (outcome.samples == 0) continue;  // nobody finished: the step runs again
-    RecordStep(outcome);
-  }
-  const std::string diverged = coordinator_->diverged();
-  if (!diverged.empty()) stop_reason_ = diverged;
-  if (stop_reason_.empty() && coordinator_->stop_requested()) stop_reason_ = "hub shutting down";
-  const double train_seconds = Seconds(Clock::now() - started);
-  metrics_.process_seconds = ProcessCpuSeconds() - process_cpu_start - metrics_.eval_seconds;
-  if (stop_reason_.empty()) stop_reason_ = "training complete";
-  // Evaluate the final weights unless they were evaluated already.
-  const int64_t steps = coordinator_->steps_done();
-  if (diverged.empty() && steps > 0 &&
-      (eval_history_.empty() || eval_history_.back().step != steps))
-    Evaluate(steps, /*run_ended=*/true);
-  // Finite weights that a hostile worker (or the learning rate) blew up
-  // are no result either: the run fails rather than report success.
-  std::string broken = diverged;
-  if (broken.empty()) {
-    broken = BrokenModelReason(master_->model(),
-                               eval_history_.empty() ? -1 : eval_history_.back().test_loss,
-                               test_->NumClasses());
-    if (!broken.empty()) {
-      spdlog::error("{}", broken);
-      stop_reason_ = broken;
-    }
-  }
-  spdlog::info("stopping: {}", stop_reason_);
-  coordinator_->Finish(stop_reason_,
-                       metrics_.epochs.empty() ? -1.0 : metrics_.epochs.back().test_accuracy);
-  // Diverged weights would only be resumed into the same failure; the
-  // last checkpoint before it is the one to go back to.
-  if (broken.empty()) {
-    SaveCheckpoint();
-    SaveFinal();
-  }
-  WriteReport(train_seconds);
+  train_started_ = Clock::now();
+  process_cpu_start_ = ProcessCpuSeconds();
+  loop_->Run();
+  if (!loop_->failed()) SaveFinal();
+  WriteReport();
   if (trace_) trace_->Write();
   if (!final_model_path_.empty()) spdlog::info("final model: {}", final_model_path_);
-  return broken.empty() ? 0 : 1;
+  return loop_->failed() ? 1 : 0;
 }
 
 void Hub::SaveFinal() {
@@ -242,25 +196,8 @@ void Hub::SaveFinal() {
   }
 }
 
-void Hub::RecordStep(const StepCoordinator::StepOutcome& outcome) {
-  last_loss_ = outcome.loss_sum / static_cast<double>(outcome.samples);
-  epoch_loss_sum_ += outcome.loss_sum;
-  epoch_samples_ += outcome.samples;
-  const int64_t step = coordinator_->steps_done();
-  RecordLive(outcome, step);
-  if (progress_->Step(step, outcome.samples)) {
-    spdlog::info("step {}/{} epoch {} loss {:.4f} {:.0f} samples/s ETA {} |{}", step,
-                 plan_->total_steps(), plan_->EpochOf(step) + 1, last_loss_,
-                 progress_->samples_per_second(), FormatDuration(progress_->eta_seconds()),
-                 coordinator_->ParticipantSummary());
-    if (events_) events_->OnEvent({HubEvent::Kind::kProgress, step, -1, {}, {}});
-  }
-  if (plan_->CheckpointDue(step, config_.checkpoint_every)) SaveCheckpoint();
-}
-
-void Hub::SaveCheckpoint() {
+void Hub::SaveCheckpoint(int64_t step) {
   if (config_.checkpoint_dir.empty()) return;
-  const int64_t step = coordinator_->steps_done();
   const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kCheckpoint, -1, step);
   RecalibrateRunningStats(step);
   try {

@@ -1,7 +1,8 @@
 // The hub: a training run served to workers. It owns the master model, the
 // step coordinator (hub/step_coordinator.h) and the transport that feeds it
-// (hub/grpc/), and runs the schedule around the steps: evaluation at epoch
-// ends, early stopping, checkpoints, progress and the report.
+// (hub/grpc/), and runs the training loop (core/train/training_loop.h)
+// over the coordinator's steps (hub/hub_exchange.h), as its hooks: what
+// the loop evaluates and saves, and what the live views and events hear.
 #pragma once
 
 #include <chrono>
@@ -11,10 +12,11 @@
 #include <vector>
 
 #include "core/data/dataset.h"
-#include "core/train/progress.h"
 #include "core/train/run_summary.h"
+#include "core/train/training_loop.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
+#include "hub/hub_exchange.h"
 #include "hub/hub_trace.h"
 #include "hub/master_model.h"
 #include "hub/monitor/status_snapshot.h"
@@ -29,7 +31,7 @@ class HubServer;
 class LiveStatus;
 class DashboardServer;
 
-class Hub {
+class Hub final : private RunHooks {
  public:
   // Loads the model and the datasets; throws with a clear message on bad
   // configuration. `events` (may be null) sees everything the run does.
@@ -51,21 +53,26 @@ class Hub {
 
  private:
   void ResumeFromCheckpoint();
-  // hub/hub_evaluation.cc: the master weights on the test set at epoch ends,
-  // every --eval-every steps and at the end; early stopping and the target.
-  bool EvaluationDue(int64_t steps_done) const;
-  void Evaluate(int64_t steps_done, bool run_ended);
-  // The epoch (1-based) that ended, or that the run ended inside (complete
-  // false), summarised with its evaluation.
-  void RecordEpoch(int64_t epoch, bool complete, const EvalPoint& eval);
-  void CheckTarget(const EvalPoint& eval);
-  void RecordStep(const StepCoordinator::StepOutcome& outcome);
+  // hub/hub_evaluation.cc: the training loop's hooks (core/train/
+  // training_loop.h) that evaluate the master weights and tell the live
+  // views, the events and the log what the run does.
+  EvalResult Evaluate(int64_t step) override;
+  void OnStep(const StepOutcome& outcome, const StepSample& sample) override;
+  void OnEvaluated(const EvalPoint& point) override;
+  void OnEpoch(const EpochSummary& epoch) override;
+  void OnTargetReached(const EvalPoint& point) override;
+  std::string ProgressDetail() override;
+  void OnProgress(int64_t step) override;
+  void OnStepsEnded() override;
+  std::string ResultProblem(double last_test_loss) override;
+  void OnRunEnded() override;
+  void Log(const std::string& line) override;
   // hub/monitor/hub_live.cc: the live views. The run as configured, each
   // step for LiveStatus, and the HTTP server (--http-port) in Start.
   RunInfo LiveRunInfo() const;
   void RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step);
   void StartDashboard();
-  void SaveCheckpoint();
+  void SaveCheckpoint(int64_t step) override;
   // The final model where the run keeps it (run_model.h); logged, not fatal.
   void SaveFinal();
   // Batch norm statistics for the master weights (core/train/recalibrate.h),
@@ -73,7 +80,7 @@ class Hub {
   void RecalibrateRunningStats(int64_t step);
   // Hands the master's running statistics to the coordinator for Joins.
   void PublishRunningStats();
-  void WriteReport(double train_seconds);
+  void WriteReport();
   // Where the hub's spans go (--trace); null when not tracing.
   trace::SpanSink* TraceSpans() const { return trace_ ? trace_->hub() : nullptr; }
 
@@ -100,19 +107,15 @@ class Hub {
   // Last: it reads the coordinator and live_, so it stops before they go.
   std::unique_ptr<DashboardServer> dashboard_;
 
-  int64_t resumed_from_ = -1;  // the checkpoint's step when resumed
-  double epoch_loss_sum_ = 0;
-  int64_t epoch_samples_ = 0;
-  double best_test_loss_ = 1e300;
-  int64_t epochs_without_improvement_ = 0;
-  std::string stop_reason_;
+  // The run's loop and its steps, made in Run once the workers are in.
+  std::unique_ptr<HubExchange> exchange_;
+  std::unique_ptr<TrainingLoop> loop_;
+
+  int64_t resumed_from_ = -1;     // the checkpoint's step when resumed
   std::string final_model_path_;  // "" until written
   std::string tls_fingerprint_;   // of the certificate the hub presents; "" in plaintext
-  double last_loss_ = 0;
   std::chrono::steady_clock::time_point train_started_;
-  std::vector<EvalPoint> eval_history_;
-  EvalPoint target_reached_at_{-1};  // step -1 until --target-accuracy is reached
-  std::unique_ptr<ProgressMeter> progress_;
+  double process_cpu_start_ = 0;
 };
 
 }  // namespace mt

@@ -5,13 +5,24 @@
 #include <string>
 #include <vector>
 
-#include "core/model/fine_tuning.h"
-#include "core/optim/optimizer.h"
+#include "core/compress/gradient_codec.h"
+#include "core/train/run_settings.h"
+#include "hub/batch_controller.h"
+#include "hub/robust_aggregate.h"
 #include "tls/tls_options.h"
 
 namespace mt {
 
-struct HubConfig {
+// The run's settings shared with standalone training (core/train/
+// run_settings.h; `threads` are the hub's own, for averaging, the
+// optimizer and evaluation, and the trace holds the workers' spans too),
+// and what only a hub has.
+struct HubConfig : RunSettings {
+  // Deliberately unlike standalone training's 0 (epoch ends only): a hub
+  // run is long and spread over devices that come and go, and its
+  // checkpoint is what a restarted hub resumes from.
+  HubConfig() { checkpoint_every = 100; }
+
   int workers = 1;  // wait for this many before the first step
   std::string bind = "0.0.0.0";
   int port = 50051;  // 0: any free port (see Hub::port())
@@ -21,19 +32,15 @@ struct HubConfig {
   int http_port = 0;
   // Named on the command line: a taken port is then fatal, not a warning.
   bool http_port_explicit = false;
-  std::string model = "lenet5";
-  std::string dataset = "fashion-mnist";
-  FineTuning tuning;         // --init-from, --freeze, --train-only
-  std::string export_path;   // "": the final model goes to checkpoint_dir or state/models
   int64_t global_batch = 0;  // 0: 64 per worker
   // Fixed per-worker shares of the global batch in join order (tests and
   // benchmarks); empty: equal shares.
   std::vector<int> worker_batches;
-  std::string batch_policy = "balanced";  // fixed | balanced (hub/batch_controller.h)
+  BatchPolicy batch_policy = BatchPolicy::kBalanced;
   // How workers' contributions are combined: auto | mean | trimmed-mean |
   // median (hub/robust_aggregate.h), and auto's clipping radius as a
   // multiple of the step's median.
-  std::string aggregate = "auto";
+  Aggregation aggregate = Aggregation::kAuto;
   double clip_factor = 2;
   int min_workers = 1;  // below this many the hub waits instead of training on
   int max_workers = 0;  // at most this many in the run at once; 0: twice --workers, at least 64
@@ -45,26 +52,13 @@ struct HubConfig {
   double step_deadline_seconds = 0;
   double deadline_factor = 8;
   double deadline_floor_seconds = 3;
-  bool resume = false;               // continue from the newest checkpoint in checkpoint_dir
-  std::string compression = "none";  // none | fp16 | int8, both directions
-  int64_t epochs = 0;                // 0: as many as max_steps needs, else 1
-  int64_t max_steps = 0;             // 0: whole epochs
-  OptimizerConfig optimizer;
-  uint64_t seed = 1;
-  int64_t patience = 0;        // epochs without a better test loss before stopping; 0: never
-  int64_t eval_every = 0;      // steps between evaluations besides epoch ends; 0: epoch ends only
-  double target_accuracy = 0;  // stop once the test accuracy reaches this; 0: no target
+  Compression compression = Compression::kNone;  // both directions
   std::string token;
   tls::ServerOptions tls;  // TLS unless tls.insecure
   // A Train stream that has not said Hello by then is closed (a worker
   // says it at once; only a peer holding streams open stays silent).
   double hello_timeout_seconds = 10;
-  std::string checkpoint_dir;
-  int64_t checkpoint_every = 100;  // steps; 0: epoch ends and shutdown only
-  std::string report_path;
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
-  std::string trace_path;   // Chrome trace of the hub and its workers (hub/hub_trace.h); "": none
-  int64_t threads = 1;      // hub compute threads (averaging, optimizer, evaluation)
   int digest_every = 10;
   // Local SGD: steps each worker takes between exchanges (1: every step,
   // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
@@ -82,7 +76,6 @@ struct HubConfig {
   bool overlap_rounds = false;
   // Whether workers are told to overlap (per-step runs have no rounds).
   bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
-  double log_every_seconds = 2.0;
 };
 
 }  // namespace mt

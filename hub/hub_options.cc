@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "core/cli/choice_option.h"
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
@@ -21,10 +22,11 @@ using cli::UsageError;
 // too, but only after loading the data, and as a runtime failure.
 void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
   const bool fixed_batches = app.count("--worker-batches") > 0;
-  if (fixed_batches && app.count("--batch-policy") > 0 && cfg.batch_policy != "fixed")
+  if (fixed_batches && app.count("--batch-policy") > 0 && cfg.batch_policy != BatchPolicy::kFixed)
     throw UsageError(
-        "--worker-batches fixes each worker's batch; it cannot go with --batch-policy " +
-        cfg.batch_policy);
+        std::string(
+            "--worker-batches fixes each worker's batch; it cannot go with --batch-policy ") +
+        BatchPolicyName(cfg.batch_policy));
   if (fixed_batches && static_cast<int>(cfg.worker_batches.size()) != cfg.workers)
     throw UsageError("--worker-batches gives " + std::to_string(cfg.worker_batches.size()) +
                      " sizes but --workers is " + std::to_string(cfg.workers) +
@@ -100,13 +102,17 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->delimiter(',')
       ->trigger_on_parse()  // given twice, the last list counts, as for every other flag
       ->transform(Integer(1, 1 << 20));
-  app.add_option("--batch-policy", cfg.batch_policy,
+  cli::AddChoice(app, "--batch-policy", cfg.batch_policy,
+                 {{"fixed", BatchPolicy::kFixed}, {"balanced", BatchPolicy::kBalanced}},
                  "how the global batch is split: balanced (by each worker's measured speed, so all "
-                 "finish together) or fixed (equal shares)")
-      ->check(CLI::IsMember({"fixed", "balanced"}));
+                 "finish together) or fixed (equal shares)");
 
   cli::Section(app, "Hostile workers");
-  app.add_option("--aggregate", cfg.aggregate,
+  cli::AddChoice(app, "--aggregate", cfg.aggregate,
+                 {{"auto", Aggregation::kAuto},
+                  {"mean", Aggregation::kMean},
+                  {"trimmed-mean", Aggregation::kTrimmedMean},
+                  {"median", Aggregation::kMedian}},
                  "how the workers' gradients (or weight changes) are combined, segment by "
                  "segment: auto (each worker's norm clipped to --clip-factor times the step's "
                  "median; from 3 workers on, centred clipping around the coordinate-wise median, "
@@ -115,8 +121,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "(exact, undefended), trimmed-mean or median (coordinate-wise, one vote per "
                  "worker). Whatever the choice, from 3 workers on a contribution over 100 times "
                  "the median norm is refused and its worker dropped; 2 workers cannot be told "
-                 "apart (docs/security.md)")
-      ->check(CLI::IsMember({"auto", "mean", "trimmed-mean", "median"}));
+                 "apart (docs/security.md)");
   app.add_option("--clip-factor", cfg.clip_factor,
                  "--aggregate auto: clipping radius as a multiple of the step's median norm "
                  "and median distance to the centre")
@@ -134,10 +139,11 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--deadline-floor", cfg.deadline_floor_seconds,
                  "adaptive deadline: never shorter than this (seconds)")
       ->check(Real(0.01, 1e6));
-  app.add_option("--compress", cfg.compression,
-                 "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
-                 "256 values, with error feedback)")
-      ->check(CLI::IsMember({"none", "fp16", "int8"}));
+  cli::AddChoice(
+      app, "--compress", cfg.compression,
+      {{"none", Compression::kNone}, {"fp16", Compression::kFp16}, {"int8", Compression::kInt8}},
+      "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
+      "256 values, with error feedback)");
   app.add_option("--sync-every", cfg.sync_every,
                  "local SGD: each worker takes H optimizer steps on its own batches between "
                  "exchanges and sends the change of its weights; the hub averages the changes. "
@@ -166,17 +172,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
   cli::AddFineTuning(app, cfg.tuning, cfg.export_path);
-  app.add_option("--patience", cfg.patience,
-                 "stop when the test loss has not improved for this many epochs (0: never)")
-      ->transform(Integer(0));
-  app.add_option("--eval-every", cfg.eval_every,
-                 "also evaluate on the test set every N steps, for the report's eval_history (0: "
-                 "at epoch ends only)")
-      ->transform(Integer(0));
-  app.add_option("--target-accuracy", cfg.target_accuracy,
-                 "stop once the test accuracy reaches X and report seconds_to_target (0: no "
-                 "target; pair with --eval-every to notice it between epoch ends)")
-      ->check(Real(0, 1));
+  cli::AddEvaluation(app, cfg.eval_every, cfg.patience, cfg.target_accuracy);
   cli::AddSeed(app, cfg.seed, "initial weights and shuffles");
   cli::AddOptimizer(app, cfg.optimizer);
 

@@ -29,7 +29,7 @@ void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
   details["joins_without_stream"] = s.joins_without_stream;
 }
 
-void Hub::WriteReport(double train_seconds) {
+void Hub::WriteReport() {
   if (config_.report_path.empty()) return;
   const RunMetrics& m = metrics_;
   const int64_t steps = coordinator_->steps_done();
@@ -41,30 +41,14 @@ void Hub::WriteReport(double train_seconds) {
   ReportRun(live, r);
   r.device = "cpu";
   r.threads = config_.threads;
-  r.optimizer = master_->optimizer().config().kind;
+  r.optimizer = master_->optimizer().Kind();
   r.lr = master_->optimizer().config().lr;
   r.seed = config_.seed;
-  r.steps = steps;
-  r.samples = m.samples;
-  r.train_seconds = train_seconds;
   r.resumed_from_step = resumed_from_;
-  r.stopped_early = steps < plan_->total_steps();
-  r.stop_reason = stop_reason_;
-  r.last_step_loss = steps > std::max<int64_t>(0, resumed_from_) ? last_loss_ : -1;
-  r.epochs = m.epochs;
-  r.eval_history = eval_history_;
-  if (config_.target_accuracy > 0) r.target_accuracy = config_.target_accuracy;
-  if (target_reached_at_.step >= 0) {
-    r.seconds_to_target = target_reached_at_.seconds;
-    r.step_to_target = target_reached_at_.step;
-  }
-  if (!r.epochs.empty()) {
-    r.test_accuracy = r.epochs.back().test_accuracy;
-    r.test_loss = r.epochs.back().test_loss;
-    r.train_loss = r.epochs.back().train_loss;
-  }
+  loop_->FillSummary(r);
+  const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;
-  d["batch_policy"] = coordinator_->batch_policy() == BatchPolicy::kFixed ? "fixed" : "balanced";
+  d["batch_policy"] = BatchPolicyName(coordinator_->batch_policy());
   d["tls_fingerprint"] = tls_fingerprint_;  // "": plaintext (--insecure)
   if (config_.outer_momentum > 0) d["outer_momentum"] = config_.outer_momentum;
   if (config_.outer_lr != 1) d["outer_lr"] = config_.outer_lr;
@@ -92,7 +76,7 @@ void Hub::WriteReport(double train_seconds) {
   // adds receiving and parsing the workers' gradients and the transport's
   // own threads to the above.
   d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
-  d["aggregate"] = config_.aggregate;
+  d["aggregate"] = AggregationName(config_.aggregate);
   d["clip_factor"] = config_.clip_factor;
   d["refused_contributions"] = m.refused_contributions;
   d["steps_refused"] = m.steps_refused;

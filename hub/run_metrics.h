@@ -1,5 +1,5 @@
 // What the hub measures over a run, for its report: its own CPU and wall
-// time per kind of work, bytes on the wire, batch changes and epochs.
+// time per kind of work, bytes on the wire and batch changes.
 #pragma once
 
 #include <atomic>
@@ -49,8 +49,6 @@ struct RunMetrics {
 
   static constexpr size_t kMaxSyncChanges = 1000;
   std::vector<SyncChange> sync_changes;  // the first kMaxSyncChanges
-
-  std::vector<EpochSummary> epochs;
 };
 
 }  // namespace mt

@@ -43,11 +43,10 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  config.max_workers_or_default()}),
       deadline_(config.step_deadline_seconds, config.deadline_floor_seconds,
                 config.deadline_factor),
-      controller_(config.worker_batches.empty() ? ParseBatchPolicy(config.batch_policy)
-                                                : BatchPolicy::kFixed),
+      controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       sync_(config.sync_every, config.overlap_rounds),
-      reducer_(Ranges(master.segments()),
-               AggregatorOptions{ParseAggregation(config.aggregate), config.clip_factor}) {}
+      reducer_(Ranges(master.segments()), AggregatorOptions{config.aggregate, config.clip_factor}) {
+}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -52,9 +52,9 @@
 #include "hub/master_model.h"
 #include "hub/membership.h"
 #include "hub/round/fast_path.h"
+#include "hub/round/round_outcome.h"
 #include "hub/round/round_state.h"
 #include "hub/round/segment_reducer.h"
-#include "hub/round/step_outcome.h"
 #include "hub/run_metrics.h"
 #include "hub/step_deadline.h"
 #include "hub/sync_period.h"
@@ -110,7 +110,7 @@ class StepCoordinator {
   // The hub's own work inside this step (evaluation) that the step's
   // deadline should not charge to the workers.
   void ExtendDeadline(Clock::duration d) { deadline_.Extend(d); }
-  using StepOutcome = mt::StepOutcome;  // hub/round/step_outcome.h
+  using StepOutcome = RoundOutcome;  // hub/round/round_outcome.h
   // `next_may_follow`: the next step may be published as soon as this one
   // completes (the run is not ending).
   StepOutcome CompleteStep(bool next_may_follow = true);

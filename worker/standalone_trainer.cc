@@ -15,10 +15,9 @@
 #include "core/model/model_spec.h"
 #include "core/trace/span.h"
 #include "core/train/evaluate.h"
-#include "core/train/progress.h"
 #include "core/train/run_plan.h"
 #include "core/train/run_summary.h"
-#include "core/train/step_history.h"
+#include "core/train/training_loop.h"
 #include "core/util/atomic_file.h"
 #include "core/util/process_stats.h"
 #include "model_io/run_model.h"
@@ -29,10 +28,6 @@
 
 namespace mt {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // Continues from the newest checkpoint in the run's directory, if any;
 // returns its step, or -1 when starting afresh.
@@ -60,6 +55,108 @@ int64_t Resume(const StandaloneConfig& cfg, const RunPlan& plan, const std::stri
   spdlog::info("resumed from {} at step {}", latest, ck.step);
   return ck.step;
 }
+
+// The exchange "none": each step runs here, on this device's trainer.
+class LocalSteps final : public StepExchange {
+ public:
+  LocalSteps(LocalTrainer& trainer, const RunPlan& plan, uint64_t seed, int64_t first_step,
+             WorkerTrace* tracing, const std::atomic<bool>* stop)
+      : trainer_(trainer),
+        plan_(plan),
+        seed_(seed),
+        step_(first_step),
+        tracing_(tracing),
+        stop_(stop) {}
+
+  ExchangeKind kind() const override { return ExchangeKind::kNone; }
+  bool Begin() override {
+    if (!stop_wanted()) return true;
+    spdlog::warn("stop requested: saving and ending at step {}", step_);
+    return false;
+  }
+  int64_t steps_done() const override { return step_; }
+  bool WeightsCurrent() const override { return true; }
+  bool StepInFlight() const override { return false; }
+  StepOutcome Complete(bool /*more_may_follow*/) override {
+    const int64_t epoch = plan_.EpochOf(step_);
+    if (order_epoch_ != epoch) {
+      order_ = EpochOrder(static_cast<size_t>(plan_.train_samples()), seed_, epoch);
+      order_epoch_ = epoch;
+    }
+    const int64_t first = plan_.FirstSample(step_);
+    const int count = plan_.BatchAt(step_);
+    if (tracing_) tracing_->SetStep(step_);
+    const int64_t step_begin = tracing_ ? trace::NowMicros() : 0;
+    const double loss =
+        trainer_.ComputeGradients(order_.data() + first, count, DropoutSeed(seed_, step_, first));
+    trainer_.ApplyGradients();
+    if (tracing_)
+      tracing_->Add(
+          trace::MakeSpan(trace::SpanKind::kStep, step_begin, trace::NowMicros(), -1, step_));
+    if (!std::isfinite(loss))
+      throw std::runtime_error("training diverged at step " + std::to_string(step_ + 1) +
+                               " (loss is not finite); try a lower --lr");
+    ++step_;
+    StepOutcome out;
+    out.samples = count;
+    out.loss_sum = loss;
+    return out;
+  }
+  std::string Failure() const override { return {}; }
+  std::string StopReason() const override {
+    return stop_wanted() && step_ < plan_.total_steps() ? "stopped" : "";
+  }
+
+ private:
+  bool stop_wanted() const { return stop_ && stop_->load(); }
+
+  LocalTrainer& trainer_;
+  const RunPlan& plan_;
+  uint64_t seed_;
+  int64_t step_;
+  WorkerTrace* tracing_;
+  const std::atomic<bool>* stop_;
+  std::vector<uint32_t> order_;
+  int64_t order_epoch_ = -1;
+};
+
+// What the loop evaluates and saves: this device's model.
+class StandaloneHooks final : public RunHooks {
+ public:
+  StandaloneHooks(const StandaloneConfig& cfg, const RunPlan& plan, const std::string& spec_text,
+                  LocalTrainer& trainer, const Dataset& test, WorkerTrace* tracing)
+      : cfg_(cfg),
+        plan_(plan),
+        spec_text_(spec_text),
+        trainer_(trainer),
+        test_(test),
+        tracing_(tracing) {}
+
+  EvalResult Evaluate(int64_t step) override {
+    const trace::ScopedSpan span(tracing_, trace::SpanKind::kEvaluation, -1, step);
+    return mt::Evaluate(trainer_.model(), test_);
+  }
+  void SaveCheckpoint(int64_t step) override {
+    if (cfg_.checkpoint_dir.empty()) return;
+    const trace::ScopedSpan span(tracing_, trace::SpanKind::kCheckpoint, -1, step);
+    const std::string path = SaveTrainingCheckpoint(
+        cfg_.checkpoint_dir, spec_text_, trainer_.model(), trainer_.optimizer(),
+        RunPosition{step, plan_.EpochOf(step), cfg_.seed});
+    spdlog::info("checkpoint {}", path);
+  }
+  void OnHistoryPoint(StepPoint& point) override {
+    point.batches = {{"batch", plan_.BatchAt(point.step - 1)}};
+  }
+  void Log(const std::string& line) override { spdlog::info("{}", line); }
+
+ private:
+  const StandaloneConfig& cfg_;
+  const RunPlan& plan_;
+  const std::string& spec_text_;
+  LocalTrainer& trainer_;
+  const Dataset& test_;
+  WorkerTrace* tracing_;
+};
 
 }  // namespace
 
@@ -101,7 +198,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.device = DeviceLabel(model);
   summary.placement = model.PlacementSummary();
   summary.threads = cfg.threads;
-  summary.optimizer = cfg.optimizer.kind;
+  summary.optimizer = OptimizerKindName(cfg.optimizer.kind);
   summary.lr = cfg.optimizer.lr;
   summary.seed = cfg.seed;
   summary.parameters = static_cast<int64_t>(model.ParamCount());
@@ -127,119 +224,23 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
 
   spdlog::info(
       "standalone: model {} ({} parameters), dataset {} ({} train, {} test), batch {}, {} steps in "
-      "{} "
-      "epoch(s), device {}, {} thread(s), {} lr {}; memory {} KiB at this batch, {} KiB per extra "
-      "sample",
+      "{} epoch(s), device {}, {} thread(s), {} lr {}; memory {} KiB at this batch, {} KiB per "
+      "extra sample",
       spec.name(), model.ParamCount(), cfg.dataset, plan.train_samples(), test->Size(), batch,
       plan.total_steps(), plan.epochs(), summary.device, cfg.threads, trainer.optimizer().Kind(),
       cfg.optimizer.lr, model.MemoryBytes(batch) / 1024,
       (model.MemoryBytes(2) - model.MemoryBytes(1)) / 1024);
 
-  auto save = [&](int64_t at_step) {
-    if (cfg.checkpoint_dir.empty()) return;
-    const trace::ScopedSpan span(tracing, trace::SpanKind::kCheckpoint, -1, at_step);
-    const std::string path =
-        SaveTrainingCheckpoint(cfg.checkpoint_dir, spec_text, model, trainer.optimizer(),
-                               RunPosition{at_step, plan.EpochOf(at_step), cfg.seed});
-    spdlog::info("checkpoint {}", path);
-  };
-  auto stop_wanted = [&] { return stop && stop->load(); };
-
-  ProgressMeter progress(cfg.log_every_seconds, plan.total_steps(), step);
-  StepHistory history;
-  const auto started = Clock::now();
-  std::vector<uint32_t> order;
-  int64_t order_epoch = -1;
-  EpochSummary current;
-  double loss_sum = 0;
-  auto t_epoch = Clock::now();
-  auto evaluate = [&](bool complete) {
-    const trace::ScopedSpan span(tracing, trace::SpanKind::kEvaluation, -1, step);
-    current.epoch = plan.EpochOf(step - 1) + 1;
-    current.step = step;
-    current.complete = complete;
-    current.train_seconds = Seconds(Clock::now() - t_epoch);
-    current.train_loss = current.samples ? loss_sum / static_cast<double>(current.samples) : 0;
-    const EvalResult r = Evaluate(model, *test);
-    current.test_loss = r.mean_loss;
-    current.test_accuracy = r.accuracy;
-    summary.train_seconds += current.train_seconds;
-    summary.epochs.push_back(current);
-    spdlog::info(
-        "epoch {} {} at step {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.4f}, {:.0f} "
-        "samples/s",
-        current.epoch, complete ? "done" : "stopped part way", step, current.train_loss,
-        r.mean_loss, r.accuracy,
-        static_cast<double>(current.samples) / std::max(current.train_seconds, 1e-9));
-    current = EpochSummary{};
-    loss_sum = 0;
-    t_epoch = Clock::now();
-  };
-
-  while (step < plan.total_steps()) {
-    const int64_t epoch = plan.EpochOf(step);
-    if (order_epoch != epoch) {
-      order = EpochOrder(static_cast<size_t>(plan.train_samples()), cfg.seed, epoch);
-      order_epoch = epoch;
-    }
-    const int64_t first = plan.FirstSample(step);
-    const int count = plan.BatchAt(step);
-    if (tracing) tracing->SetStep(step);
-    const int64_t step_begin = tracing ? trace::NowMicros() : 0;
-    const auto step_started = Clock::now();
-    const double loss =
-        trainer.ComputeGradients(order.data() + first, count, DropoutSeed(cfg.seed, step, first));
-    trainer.ApplyGradients();
-    if (tracing)
-      tracing->Add(
-          trace::MakeSpan(trace::SpanKind::kStep, step_begin, trace::NowMicros(), -1, step));
-    if (!std::isfinite(loss))
-      throw std::runtime_error("training diverged at step " + std::to_string(step + 1) +
-                               " (loss is not finite); try a lower --lr");
-    ++step;
-    StepSample sample;
-    sample.step = step;
-    sample.seconds = Seconds(Clock::now() - started);
-    sample.loss_sum = loss;
-    sample.samples = count;
-    sample.wall_ms = 1e3 * Seconds(Clock::now() - step_started);
-    if (StepPoint* point = history.Add(sample)) point->batches = {{"batch", count}};
-    loss_sum += loss;
-    current.samples += count;
-    summary.samples += count;
-    summary.last_step_loss = loss / count;
-    if (progress.Step(step, count))
-      spdlog::info("step {}/{} epoch {}/{} loss {:.4f} {:.0f} samples/s ETA {}", step,
-                   plan.total_steps(), epoch + 1, plan.epochs(),
-                   loss_sum / static_cast<double>(current.samples), progress.samples_per_second(),
-                   FormatDuration(progress.eta_seconds()));
-    if (plan.EpochEnded(step)) evaluate(true);
-    if (plan.CheckpointDue(step, cfg.checkpoint_every)) save(step);
-    if (stop_wanted() && step < plan.total_steps()) {
-      spdlog::warn("stop requested: saving and ending at step {}", step);
-      summary.stopped_early = true;
-      summary.stop_reason = "stopped";
-      break;
-    }
-  }
-  // A run that ended inside an epoch (--steps, or a stop) is evaluated too.
-  if (current.samples > 0) {
-    evaluate(false);
-    save(step);
-  }
-  if (summary.stop_reason.empty()) summary.stop_reason = "training complete";
-  summary.steps = step;
+  LocalSteps steps(trainer, plan, cfg.seed, step, tracing, stop);
+  StandaloneHooks hooks(cfg, plan, spec_text, trainer, *test, tracing);
+  TrainingLoop loop(plan, LoopSettingsOf(cfg), steps, hooks);
+  loop.Run();
+  loop.FillSummary(summary);
   const std::string final_path =
       FinalModelPath(cfg.export_path, cfg.checkpoint_dir,
                      cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, spec.name());
   const SavedModel saved = SaveFinalModel(final_path, spec, model);
   summary.details["model_file"] = final_path;
-  summary.details["history"] = history.ToJson();
-  if (!summary.epochs.empty()) {
-    summary.test_accuracy = summary.epochs.back().test_accuracy;
-    summary.test_loss = summary.epochs.back().test_loss;
-    summary.train_loss = summary.epochs.back().train_loss;
-  }
   if (const TrainingProfiler* profiler = trainer.profiler()) {
     spdlog::info("--profile:\n{}", profiler->Table());
     profiler->AddTo(summary.details);

@@ -157,6 +157,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   cli::AddModelAndDataset(app, alone.model, alone.dataset, "");
   app.add_option("--batch", alone.batch, "samples per step")->transform(Integer(1, 1 << 20));
   cli::AddRunLength(app, alone.epochs, alone.max_steps);
+  cli::AddEvaluation(app, alone.eval_every, alone.patience, alone.target_accuracy);
   cli::AddOptimizer(app, alone.optimizer);
   cli::AddSeed(app, alone.seed, "initial weights, shuffling and dropout");
   app.add_option("--checkpoint-dir", alone.checkpoint_dir,

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/cli/choice_option.h"
 #include "core/cli/command_line.h"
 #include "core/cli/validators.h"
 #include "core/cli/version.h"
@@ -57,9 +58,24 @@ void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps) {
       ->transform(Integer(0));
 }
 
+void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double& target_accuracy) {
+  app.add_option("--patience", patience,
+                 "stop when the test loss has not improved for this many epochs (0: never)")
+      ->transform(Integer(0));
+  app.add_option("--eval-every", eval_every,
+                 "also evaluate on the test set every N steps, for the report's eval_history (0: "
+                 "at epoch ends only)")
+      ->transform(Integer(0));
+  app.add_option("--target-accuracy", target_accuracy,
+                 "stop once the test accuracy reaches X and report seconds_to_target and "
+                 "step_to_target (0: no target; pair with --eval-every to notice it between "
+                 "epoch ends)")
+      ->check(Real(0, 1));
+}
+
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
-  app.add_option("--optimizer", optimizer.kind, "the optimizer")
-      ->check(CLI::IsMember({"sgd", "adam"}));
+  AddChoice(app, "--optimizer", optimizer.kind,
+            {{"sgd", OptimizerKind::kSgd}, {"adam", OptimizerKind::kAdam}}, "the optimizer");
   app.add_option("--lr", optimizer.lr, "learning rate")->check(Real(1e-9, 100));
   app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));
   app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")->check(Real(0, 1));

@@ -23,6 +23,9 @@ void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
 // --init-from, --freeze, --train-only, --export.
 void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path);
+// --eval-every, --patience, --target-accuracy: when the training loop
+// (core/train/training_loop.h) evaluates, and when that ends the run.
+void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double& target_accuracy);
 // --optimizer, --lr, --momentum, --weight-decay.
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer);
 // --seed. `what` says what it seeds.

@@ -43,8 +43,9 @@ OptimizerState Optimizer::SaveState() const {
 
 void Optimizer::LoadState(const OptimizerState& s) {
   if (s.config.kind != config_.kind)
-    throw std::invalid_argument("optimizer state is for '" + s.config.kind + "', not '" +
-                                config_.kind + "'");
+    throw std::invalid_argument(std::string("optimizer state is for '") +
+                                OptimizerKindName(s.config.kind) + "', not '" +
+                                OptimizerKindName(config_.kind) + "'");
   if (s.slots.size() != param_count_ * slot_count_)
     throw std::invalid_argument("optimizer state has " + std::to_string(s.slots.size()) +
                                 " values, expected " + std::to_string(param_count_ * slot_count_));
@@ -55,9 +56,20 @@ void Optimizer::LoadState(const OptimizerState& s) {
 
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, kernels::Backend& backend,
                                          size_t param_count) {
-  if (config.kind == "sgd") return std::make_unique<Sgd>(config, backend, param_count);
-  if (config.kind == "adam") return std::make_unique<Adam>(config, backend, param_count);
-  throw std::invalid_argument("unknown optimizer '" + config.kind + "' (known: sgd, adam)");
+  switch (config.kind) {
+    case OptimizerKind::kSgd: return std::make_unique<Sgd>(config, backend, param_count);
+    case OptimizerKind::kAdam: return std::make_unique<Adam>(config, backend, param_count);
+  }
+  throw std::invalid_argument("unknown optimizer kind " +
+                              std::to_string(static_cast<int>(config.kind)));
+}
+
+const char* OptimizerKindName(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return "sgd";
+    case OptimizerKind::kAdam: return "adam";
+  }
+  return "unknown";
 }
 
 }  // namespace mt

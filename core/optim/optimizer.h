@@ -14,8 +14,13 @@
 
 namespace mt {
 
+enum class OptimizerKind { kSgd, kAdam };
+// "sgd" | "adam": for reports, logs and messages (the command line parses
+// the words, core/cli/common_options.h).
+const char* OptimizerKindName(OptimizerKind kind);
+
 struct OptimizerConfig {
-  std::string kind = "sgd";  // sgd | adam
+  OptimizerKind kind = OptimizerKind::kSgd;
   float lr = 0.05f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;
@@ -34,7 +39,7 @@ class Optimizer {
             int slots);
   virtual ~Optimizer() = default;
 
-  const char* Kind() const { return config_.kind.c_str(); }
+  const char* Kind() const { return OptimizerKindName(config_.kind); }
   // One update of `params` from `grads` (param_count floats each), over the
   // trained ranges only. Allocates nothing.
   void Step(kernels::View params, kernels::View grads);

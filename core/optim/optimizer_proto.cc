@@ -6,12 +6,10 @@ namespace mt {
 
 proto::OptimizerSettings ToProto(const OptimizerConfig& c) {
   proto::OptimizerSettings s;
-  if (c.kind == "sgd")
-    s.set_kind(proto::OPTIMIZER_SGD);
-  else if (c.kind == "adam")
-    s.set_kind(proto::OPTIMIZER_ADAM);
-  else
-    throw std::invalid_argument("unknown optimizer '" + c.kind + "' (known: sgd, adam)");
+  switch (c.kind) {
+    case OptimizerKind::kSgd: s.set_kind(proto::OPTIMIZER_SGD); break;
+    case OptimizerKind::kAdam: s.set_kind(proto::OPTIMIZER_ADAM); break;
+  }
   s.set_lr(c.lr);
   s.set_momentum(c.momentum);
   s.set_weight_decay(c.weight_decay);
@@ -24,8 +22,8 @@ proto::OptimizerSettings ToProto(const OptimizerConfig& c) {
 OptimizerConfig FromProto(const proto::OptimizerSettings& s) {
   OptimizerConfig c;
   switch (s.kind()) {
-    case proto::OPTIMIZER_SGD: c.kind = "sgd"; break;
-    case proto::OPTIMIZER_ADAM: c.kind = "adam"; break;
+    case proto::OPTIMIZER_SGD: c.kind = OptimizerKind::kSgd; break;
+    case proto::OPTIMIZER_ADAM: c.kind = OptimizerKind::kAdam; break;
     default: throw std::invalid_argument("unknown optimizer kind " + std::to_string(s.kind()));
   }
   c.lr = s.lr();

@@ -33,7 +33,7 @@ RunInfo Hub::LiveRunInfo() const {
   RunInfo r;
   r.model = spec_.name();
   r.dataset = config_.dataset;
-  r.compression = config_.compression;
+  r.compression = CompressionName(config_.compression);
   r.sync_every_setting = std::max(0, config_.sync_every);
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();

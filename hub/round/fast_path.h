@@ -3,7 +3,7 @@
 // and publishes the next itself, rather than waking the run thread for it.
 #pragma once
 
-#include "hub/round/step_outcome.h"
+#include "hub/round/round_outcome.h"
 
 namespace mt {
 
@@ -11,7 +11,7 @@ struct FastPath {
   bool armed = false;            // by the run thread, while it waits at the barrier
   bool advanced = false;         // the transport completed the step meanwhile
   bool published_ahead = false;  // and published the next one
-  StepOutcome outcome;           // of the step it completed
+  RoundOutcome outcome;          // of the step it completed
 };
 
 }  // namespace mt

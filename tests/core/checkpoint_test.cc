@@ -32,7 +32,7 @@ class Checkpoints : public ::testing::Test {
     c.epoch = 2;
     c.seed = 99;
     c.weights = {1.5f, -2.25f, 3.0f, 0.0f};
-    c.optimizer.config.kind = "sgd";
+    c.optimizer.config.kind = OptimizerKind::kSgd;
     c.optimizer.config.lr = 0.05f;
     c.optimizer.steps = 1234;
     c.optimizer.slots = {0.1f, 0.2f, 0.3f, 0.4f};
@@ -67,7 +67,7 @@ TEST_F(Checkpoints, RoundTrip) {
   EXPECT_EQ(c.epoch, s.epoch);
   EXPECT_EQ(c.seed, s.seed);
   EXPECT_EQ(c.weights, s.weights);
-  EXPECT_EQ(c.optimizer.config.kind, "sgd");
+  EXPECT_EQ(c.optimizer.config.kind, OptimizerKind::kSgd);
   EXPECT_FLOAT_EQ(c.optimizer.config.lr, 0.05f);
   EXPECT_EQ(c.optimizer.steps, 1234);
   EXPECT_EQ(c.optimizer.slots, s.optimizer.slots);

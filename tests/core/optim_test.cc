@@ -28,7 +28,7 @@ struct Params {
 TEST(Sgd, MomentumAndWeightDecayMatchHandComputedSteps) {
   kernels::CpuBackend backend;
   OptimizerConfig c;
-  c.kind = "sgd";
+  c.kind = OptimizerKind::kSgd;
   c.lr = 0.1f;
   c.momentum = 0.9f;
   c.weight_decay = 0.01f;
@@ -67,7 +67,7 @@ TEST(Sgd, PlainWithoutMomentum) {
 TEST(Adam, BiasCorrectedStepsWithWeightDecay) {
   kernels::CpuBackend backend;
   OptimizerConfig c;
-  c.kind = "adam";
+  c.kind = OptimizerKind::kAdam;
   c.lr = 0.01f;
   c.weight_decay = 0.1f;
   auto opt = MakeOptimizer(c, backend, 1);
@@ -87,7 +87,7 @@ TEST(Adam, BiasCorrectedStepsWithWeightDecay) {
 }
 
 TEST(OptimizerState, SaveAndLoadContinuesIdentically) {
-  for (const char* kind : {"sgd", "adam"}) {
+  for (const OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam}) {
     kernels::CpuBackend backend;
     OptimizerConfig c;
     c.kind = kind;
@@ -105,20 +105,20 @@ TEST(OptimizerState, SaveAndLoadContinuesIdentically) {
 
     auto b = MakeOptimizer(OptimizerConfig{kind}, backend, 3);
     b->LoadState(FromProto(parsed));
-    EXPECT_EQ(b->steps(), 2) << kind;
-    EXPECT_FLOAT_EQ(b->lr(), 0.05f) << kind;
+    EXPECT_EQ(b->steps(), 2) << OptimizerKindName(kind);
+    EXPECT_FLOAT_EQ(b->lr(), 0.05f) << OptimizerKindName(kind);
     Params y(backend, x.Get());
     y.SetGrads({1.0f, -1.0f, 0.5f});
     a->Step(kernels::WholeOf(*x.p), kernels::WholeOf(*x.g));
     b->Step(kernels::WholeOf(*y.p), kernels::WholeOf(*y.g));
-    EXPECT_EQ(x.Get(), y.Get()) << kind;
+    EXPECT_EQ(x.Get(), y.Get()) << OptimizerKindName(kind);
   }
 }
 
 TEST(OptimizerState, BadStateIsRejectedClearly) {
   kernels::CpuBackend backend;
-  auto sgd = MakeOptimizer(OptimizerConfig{"sgd"}, backend, 4);
-  auto adam = MakeOptimizer(OptimizerConfig{"adam"}, backend, 4);
+  auto sgd = MakeOptimizer(OptimizerConfig{OptimizerKind::kSgd}, backend, 4);
+  auto adam = MakeOptimizer(OptimizerConfig{OptimizerKind::kAdam}, backend, 4);
   try {
     sgd->LoadState(adam->SaveState());
     FAIL();
@@ -126,12 +126,13 @@ TEST(OptimizerState, BadStateIsRejectedClearly) {
     EXPECT_THAT(e.what(),
                 ::testing::HasSubstr("adam"));  // the state's kind, which --optimizer differs from
   }
-  auto small = MakeOptimizer(OptimizerConfig{"sgd"}, backend, 3);
+  auto small = MakeOptimizer(OptimizerConfig{OptimizerKind::kSgd}, backend, 3);
   EXPECT_THROW(sgd->LoadState(small->SaveState()), std::invalid_argument);
   proto::OptimizerState unknown = ToProto(sgd->SaveState());
   unknown.mutable_settings()->set_kind(static_cast<proto::OptimizerKind>(7));
   EXPECT_THROW(FromProto(unknown), std::invalid_argument);
-  EXPECT_THROW(MakeOptimizer(OptimizerConfig{"rmsprop"}, backend, 4), std::invalid_argument);
+  EXPECT_THROW(MakeOptimizer(OptimizerConfig{static_cast<OptimizerKind>(7)}, backend, 4),
+               std::invalid_argument);
 }
 
 }  // namespace

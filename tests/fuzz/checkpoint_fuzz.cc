@@ -37,12 +37,12 @@ void WriteSeeds(const std::string& dir) {
   c.epoch = 1;
   c.seed = 1;
   c.weights = {0.5f, -0.25f, 1.0f, 0.0f};
-  c.optimizer.config.kind = "sgd";
+  c.optimizer.config.kind = mt::OptimizerKind::kSgd;
   c.optimizer.steps = 938;
   c.optimizer.slots = {0.1f, 0.2f, 0.3f, 0.4f};
   const std::string whole = mt::EncodeCheckpoint(c);
   std::ofstream(dir + "/sgd", std::ios::binary) << whole.substr(8, whole.size() - 12);
-  c.optimizer.config.kind = "adam";
+  c.optimizer.config.kind = mt::OptimizerKind::kAdam;
   c.optimizer.slots.resize(8, 0.01f);
   const std::string adam = mt::EncodeCheckpoint(c);
   std::ofstream(dir + "/adam", std::ios::binary) << adam.substr(8, adam.size() - 12);

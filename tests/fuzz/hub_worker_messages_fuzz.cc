@@ -74,12 +74,11 @@ class Harness {
     const mt::Compression compressions[] = {mt::Compression::kNone, mt::Compression::kFp16,
                                             mt::Compression::kInt8};
     const mt::Compression compression = compressions[(b0 >> 1) % 3];
-    const char* aggregations[] = {"auto", "mean", "trimmed-mean", "median"};
-    config_.aggregate = aggregations[(b0 >> 1) / 3 % 4];
+    config_.aggregate = static_cast<mt::Aggregation>((b0 >> 1) / 3 % 4);  // each of the 4
     const int sync[] = {1, 0, 2, 4};
     config_.sync_every = sync[(b0 >> 1) / 12 % 4];
     config_.outer_momentum = (b0 >> 7) ? 0.9 : 0;
-    config_.compression = mt::CompressionName(compression);
+    config_.compression = compression;
     config_.workers = 1 + b1 % 3;
     config_.min_workers = 1 + (b1 / 3) % config_.workers;
     const int digests[] = {1000000, 1, 3};
@@ -88,14 +87,14 @@ class Harness {
     config_.max_workers = (b1 / 54) % 2 ? 2 : 0;
     const int64_t batch = config_.workers + b2 % 14;
     config_.global_batch = batch;
-    config_.batch_policy = (b2 / 14) % 2 ? "fixed" : "balanced";
+    config_.batch_policy = (b2 / 14) % 2 ? mt::BatchPolicy::kFixed : mt::BatchPolicy::kBalanced;
     if ((b2 / 28) % 3 == 1) config_.worker_batches = {1, 2, 3};
     config_.overlap_rounds = (b2 / 84) % 2;
     const int64_t steps = 1 + b3 % 12;
     const int64_t samples = batch * (1 + (b3 / 12) % 3) + (b3 / 36) % batch;
     config_.eval_every = b4 % 3;
     config_.checkpoint_every = (b4 / 3) % 3;
-    config_.optimizer.kind = (b4 / 9) % 2 ? "adam" : "sgd";
+    config_.optimizer.kind = (b4 / 9) % 2 ? mt::OptimizerKind::kAdam : mt::OptimizerKind::kSgd;
     config_.outer_lr = (b4 / 18) % 2 ? 0.7 : 1;
     // Every barrier but the threaded one finds its deadline past: no waits.
     config_.step_deadline_seconds = 0;

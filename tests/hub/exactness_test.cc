@@ -36,7 +36,7 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   hc.worker_batches = {16, 32, 16};
   // The exact batch-weighted mean; auto clips whoever strays, and a batch
   // of 16 strays further from the others than one of 32.
-  hc.aggregate = "mean";
+  hc.aggregate = Aggregation::kMean;
   hc.max_steps = 20;
   hc.seed = 7;
   hc.digest_every = 5;

@@ -38,7 +38,7 @@ struct Moved {
 Moved Compare(const std::vector<Fault>& faults, RunResult* hostile, InProcessHub* hub) {
   InProcessHub clean(3, kSteps);
   for (InProcessHub* h : {&clean, hub}) {
-    h->config.batch_policy = "fixed";
+    h->config.batch_policy = BatchPolicy::kFixed;
     h->Rebuild();
   }
   const std::vector<float> start = clean.coordinator->MasterWeights();
@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(Attacks, OneHostileWorker,
 
 TEST(HostileWorkers, APlainMeanStillRefusesAnExplodingGradient) {
   InProcessHub hub(3, 10);
-  hub.config.aggregate = "mean";
+  hub.config.aggregate = Aggregation::kMean;
   hub.Rebuild();
   RunResult r = RunWith(hub, {Fault{}, Fault{}, Fault{Fault::Kind::kFltMax, 4}});
   EXPECT_EQ(r.steps, 10);

@@ -72,10 +72,10 @@ TEST(HubOptions, FlagsFillTheConfig) {
   EXPECT_EQ(o.config.port, 0);
   EXPECT_EQ(o.port_file, "/tmp/p");
   EXPECT_EQ(o.config.worker_batches, (std::vector<int>{16, 32, 16}));  // given twice: the last list
-  EXPECT_EQ(o.config.compression, "int8");
+  EXPECT_EQ(o.config.compression, Compression::kInt8);
   EXPECT_EQ(o.config.step_deadline_seconds, 2.5);
   EXPECT_EQ(o.config.seed, 9u);
-  EXPECT_EQ(o.config.optimizer.kind, "adam");
+  EXPECT_EQ(o.config.optimizer.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(o.config.optimizer.lr, 0.01f);
   EXPECT_EQ(o.config.threads, 2);
   EXPECT_EQ(o.config.digest_every, 5);
@@ -90,6 +90,29 @@ TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
   EXPECT_EQ(Parse({"--outer-lr", "0.7"}).config.outer_lr, 0.7);
   EXPECT_FALSE(Parse({}).config.overlap_rounds);
   EXPECT_TRUE(Parse({"--overlap"}).config.overlap_rounds);
+}
+
+TEST(HubOptions, ChoicesArriveAsTheirEnums) {
+  EXPECT_EQ(Parse({}).config.aggregate, Aggregation::kAuto);
+  EXPECT_EQ(Parse({"--aggregate", "trimmed-mean"}).config.aggregate, Aggregation::kTrimmedMean);
+  EXPECT_EQ(Parse({"--aggregate", "median"}).config.aggregate, Aggregation::kMedian);
+  EXPECT_EQ(Parse({}).config.batch_policy, BatchPolicy::kBalanced);
+  EXPECT_EQ(Parse({"--batch-policy", "fixed"}).config.batch_policy, BatchPolicy::kFixed);
+  EXPECT_EQ(Parse({"--compress", "fp16"}).config.compression, Compression::kFp16);
+  EXPECT_EQ(Parse({}).config.compression, Compression::kNone);
+}
+
+TEST(HubOptions, EvaluationFlagsFillTheSharedRunSettings) {
+  const HubConfig cfg =
+      Parse({"--eval-every", "25", "--patience", "3", "--target-accuracy", "0.8"}).config;
+  EXPECT_EQ(cfg.eval_every, 25);
+  EXPECT_EQ(cfg.patience, 3);
+  EXPECT_DOUBLE_EQ(cfg.target_accuracy, 0.8);
+  const LoopSettings loop = LoopSettingsOf(cfg);
+  EXPECT_EQ(loop.eval_every, 25);
+  EXPECT_EQ(loop.patience, 3);
+  EXPECT_DOUBLE_EQ(loop.target_accuracy, 0.8);
+  EXPECT_EQ(loop.checkpoint_every, 100);  // the hub's default, unlike standalone's 0
 }
 
 TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {

@@ -66,7 +66,7 @@ TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkI
   // Equal batches: the split is not what this test is about, and a worker
   // balanced down to ~30 samples takes local steps noisy enough to undo
   // this small data's progress by step 40.
-  hc.batch_policy = "fixed";
+  hc.batch_policy = BatchPolicy::kFixed;
   const json r = test_support::TrainInProcess(hc, dir_, 3);
   ASSERT_EQ(r["steps"], 40);
   ASSERT_EQ(r["workers"].size(), 3u);
@@ -96,7 +96,7 @@ TEST_F(LocalSgd, OverlappedRoundsStepAheadAndStillStartFromTheHubsWeights) {
     hc.sync_every = 4;
     hc.digest_every = 1;
     hc.eval_every = 8;
-    hc.batch_policy = "fixed";
+    hc.batch_policy = BatchPolicy::kFixed;
     hc.overlap_rounds = overlap;
     // A round of the 4x-slow worker took 3.5 s under ThreadSanitizer on a
     // busy 2-core machine, past the 3 s floor: deadlines are not this

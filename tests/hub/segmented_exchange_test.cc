@@ -152,7 +152,7 @@ TEST(SegmentedExchange, EachSegmentIsAveragedAndAnsweredOnceEveryParticipantSent
       std::make_unique<MasterModel>(hub.spec, hub.config.optimizer, Compression::kNone, 1, 3, 1);
   hub.config.worker_batches = {8, 16};  // unequal, so the weighting shows
   hub.config.global_batch = 24;
-  hub.config.aggregate = "mean";  // the weighting itself (auto would clip 4 against 1)
+  hub.config.aggregate = Aggregation::kMean;  // the weighting itself (auto would clip 4 against 1)
   hub.Rebuild();
   ScriptedWorker a(*hub.coordinator, "a"), b(*hub.coordinator, "b");
   ASSERT_EQ(a.segments.size(), 2u);

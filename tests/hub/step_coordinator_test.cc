@@ -24,7 +24,7 @@ TEST_P(CoordinatorWorkers, AnySplitOfTheGlobalBatchGivesTheOneWorkerWeights) {
   InProcessHub hub(n, 12);
   hub.config.global_batch = 12;  // the same global batch for every n
   // The exact batch-weighted mean (auto clips a worker whose share strays).
-  hub.config.aggregate = "mean";
+  hub.config.aggregate = Aggregation::kMean;
   hub.Rebuild();
   RunResult r = RunWith(hub, std::vector<Fault>(static_cast<size_t>(n)));
   EXPECT_EQ(r.steps, 12);

@@ -21,7 +21,7 @@
 namespace mt {
 namespace {
 
-class TrainingStepAlloc : public ::testing::TestWithParam<const char*> {};
+class TrainingStepAlloc : public ::testing::TestWithParam<OptimizerKind> {};
 
 TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
   for (int threads : {1, 2}) {
@@ -50,13 +50,15 @@ TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
     double loss = 0;
     for (int n : {64, 64, 17, 1, 64}) loss += run(n);
 #ifndef MT_NO_MALLOC_HOOK
-    EXPECT_EQ(counter.count(), 0) << GetParam() << ", " << threads << " thread(s)";
+    EXPECT_EQ(counter.count(), 0) << OptimizerKindName(GetParam()) << ", " << threads
+                                  << " thread(s)";
 #endif
     EXPECT_TRUE(std::isfinite(loss));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Optimizers, TrainingStepAlloc, ::testing::Values("sgd", "adam"));
+INSTANTIATE_TEST_SUITE_P(Optimizers, TrainingStepAlloc,
+                         ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdam));
 
 // The hub's aggregation (hub/robust_aggregate.h) runs on every segment of
 // every step: once its scratch is sized it allocates nothing either.

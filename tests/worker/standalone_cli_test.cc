@@ -42,7 +42,8 @@ TEST(StandaloneCli, HelpListsTheFlags) {
   const auto r = RunProcess({Worker(), "--help"});
   EXPECT_EQ(r.exit_code, 0);
   for (const char* flag : {"--standalone", "--model", "--dataset", "--batch", "--epochs", "--lr",
-                           "--momentum", "--threads", "--checkpoint-dir", "--resume", "--report"})
+                           "--momentum", "--threads", "--checkpoint-dir", "--resume", "--report",
+                           "--eval-every", "--target-accuracy", "--patience"})
     EXPECT_THAT(r.output, HasSubstr(flag));
 }
 

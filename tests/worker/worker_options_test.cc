@@ -94,7 +94,7 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_EQ(o.standalone_mode.batch, 16);  // given twice: the last one
   EXPECT_EQ(o.standalone_mode.epochs, 3);
   EXPECT_EQ(o.standalone_mode.max_steps, 10);  // decimal, not octal
-  EXPECT_EQ(o.standalone_mode.optimizer.kind, "adam");
+  EXPECT_EQ(o.standalone_mode.optimizer.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.lr, 0.001f);
   EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.momentum, 0.5f);
   EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.weight_decay, 0.0001f);

@@ -5,7 +5,7 @@
 
 namespace mt {
 
-struct StepOutcome {
+struct RoundOutcome {
   bool stopped = false;  // stopped at the barrier; nothing applied
   int64_t samples = 0;   // in the average; 0: nobody finished, the step runs again
   int64_t steps = 1;     // steps the round covered (--sync-every)

@@ -1,0 +1,44 @@
+// The settings of a training run that mthub and mtworker --standalone
+// share, in one struct: HubConfig (hub/hub_config.h) and StandaloneConfig
+// (worker/standalone_trainer.h) extend it with what only they have. Choices
+// are typed here (OptimizerConfig, enums in the configs that extend it),
+// parsed at the command-line edge (core/cli/, hub/hub_options.cc,
+// worker/worker_options.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/model/fine_tuning.h"
+#include "core/optim/optimizer.h"
+#include "core/train/training_loop.h"
+
+namespace mt {
+
+struct RunSettings {
+  std::string model = "lenet5";  // preset, spec file, .onnx or .mtc
+  std::string dataset = "fashion-mnist";
+  FineTuning tuning;        // --init-from, --freeze, --train-only
+  std::string export_path;  // "": the final model to checkpoint_dir or state_dir/models
+  int64_t epochs = 0;       // 0: as many as max_steps needs, else 1
+  int64_t max_steps = 0;    // 0: whole epochs
+  OptimizerConfig optimizer;
+  uint64_t seed = 1;
+  int64_t eval_every = 0;      // steps between evaluations besides epoch ends; 0: epoch ends only
+  int64_t patience = 0;        // epochs without a better test loss before stopping; 0: never
+  double target_accuracy = 0;  // stop once the test accuracy reaches this; 0: no target
+  std::string checkpoint_dir;
+  // Steps between checkpoints besides epoch ends and the end; 0: none. The
+  // hub's default differs (HubConfig): see there.
+  int64_t checkpoint_every = 0;
+  bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
+  std::string report_path;
+  std::string trace_path;  // Chrome trace of the run; "": none
+  int64_t threads = 1;     // compute threads
+  double log_every_seconds = 2.0;
+};
+
+// What the training loop takes of them.
+LoopSettings LoopSettingsOf(const RunSettings& settings);
+
+}  // namespace mt

@@ -1,0 +1,257 @@
+// The training loop (core/train/training_loop.h) with a fake exchange and
+// fake hooks, no processes: when it evaluates, checkpoints and stops, and
+// what its summary says, for an exchange that runs the step itself
+// (standalone) and one whose step is in flight while the loop works (hub).
+#include "core/train/training_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mt {
+namespace {
+
+class FakeExchange final : public StepExchange {
+ public:
+  bool in_flight = false;    // the hub's kind: evaluations overlap the step
+  int64_t round = 1;         // steps per Complete (local SGD rounds)
+  int64_t stop_before = -1;  // Begin refuses at this step (a signal)
+  int64_t empty_at = -1;     // this step's first try finishes nobody
+  std::string failure;       // Failure() once the steps are over
+  std::vector<std::string> calls;
+  int overlapped = 0;
+
+  ExchangeKind kind() const override {
+    return in_flight ? ExchangeKind::kEveryStep : ExchangeKind::kNone;
+  }
+  bool Begin() override {
+    if (steps_ == stop_before) return false;
+    calls.push_back("begin " + std::to_string(steps_));
+    return true;
+  }
+  int64_t steps_done() const override { return steps_; }
+  bool WeightsCurrent() const override { return true; }
+  bool StepInFlight() const override { return in_flight; }
+  void Overlapped(std::chrono::steady_clock::duration) override { ++overlapped; }
+  StepOutcome Complete(bool more_may_follow) override {
+    calls.push_back(std::string("complete") + (more_may_follow ? "" : " last"));
+    StepOutcome out;
+    if (steps_ == empty_at) {
+      empty_at = -1;
+      return out;  // samples 0: runs again
+    }
+    steps_ += round;
+    out.steps = round;
+    out.samples = 10 * round;
+    out.loss_sum = 2.0 * static_cast<double>(out.samples);
+    return out;
+  }
+  std::string Failure() const override { return failure; }
+  std::string StopReason() const override { return steps_ == stop_before ? "stopped" : ""; }
+
+ private:
+  int64_t steps_ = 0;
+};
+
+class FakeHooks final : public RunHooks {
+ public:
+  // Test accuracy and loss of the weights after `step` steps.
+  std::function<double(int64_t)> accuracy = [](int64_t) { return 0.5; };
+  std::function<double(int64_t)> loss = [](int64_t) { return 1.0; };
+  std::vector<int64_t> evaluated, checkpoints, steps;
+  std::string problem;
+  bool ended = false;
+
+  EvalResult Evaluate(int64_t step) override {
+    evaluated.push_back(step);
+    EvalResult r;
+    r.accuracy = accuracy(step);
+    r.mean_loss = loss(step);
+    r.samples = 100;
+    return r;
+  }
+  void SaveCheckpoint(int64_t step) override { checkpoints.push_back(step); }
+  void OnStep(const StepOutcome&, const StepSample& s) override { steps.push_back(s.step); }
+  std::string ResultProblem(double) override { return problem; }
+  void OnRunEnded() override { ended = true; }
+};
+
+using Steps = std::vector<int64_t>;
+
+// 100 samples in batches of 10: 10 steps an epoch.
+RunSummary Train(FakeExchange& exchange, FakeHooks& hooks, LoopSettings settings,
+                 int64_t epochs = 2, int64_t max_steps = 0) {
+  const RunPlan plan(100, 10, epochs, max_steps);
+  TrainingLoop loop(plan, settings, exchange, hooks);
+  loop.Run();
+  RunSummary s;
+  loop.FillSummary(s);
+  EXPECT_TRUE(hooks.ended);
+  return s;
+}
+
+TEST(TrainingLoop, EvaluatesAtEpochEndsEveryNStepsAndTheEnd) {
+  FakeExchange ex;
+  FakeHooks hooks;
+  hooks.accuracy = [](int64_t step) { return 0.01 * static_cast<double>(step); };
+  LoopSettings settings;
+  settings.eval_every = 4;
+  const RunSummary s = Train(ex, hooks, settings, 3, 25);
+  EXPECT_EQ(hooks.evaluated, (Steps{4, 8, 10, 12, 16, 20, 24, 25}));
+  EXPECT_EQ(s.steps, 25);
+  EXPECT_EQ(s.samples, 250);
+  EXPECT_FALSE(s.stopped_early);
+  EXPECT_EQ(s.stop_reason, "training complete");
+  ASSERT_EQ(s.eval_history.size(), 8u);
+  EXPECT_EQ(s.eval_history[2].step, 10);
+  EXPECT_EQ(s.eval_history[2].samples, 100);
+  EXPECT_DOUBLE_EQ(s.eval_history[2].test_accuracy, 0.10);
+  // Two whole epochs, and the third that the run ended inside.
+  ASSERT_EQ(s.epochs.size(), 3u);
+  EXPECT_TRUE(s.epochs[1].complete);
+  EXPECT_EQ(s.epochs[1].step, 20);
+  EXPECT_EQ(s.epochs[1].samples, 100);
+  EXPECT_DOUBLE_EQ(s.epochs[1].train_loss, 2.0);
+  EXPECT_FALSE(s.epochs[2].complete);
+  EXPECT_EQ(s.epochs[2].samples, 50);
+  EXPECT_DOUBLE_EQ(s.test_accuracy, 0.25);
+  EXPECT_DOUBLE_EQ(s.last_step_loss, 2.0);
+  EXPECT_EQ(s.target_accuracy, -1);
+  EXPECT_EQ(s.step_to_target, -1);
+  ASSERT_TRUE(s.details.contains("history"));
+  EXPECT_EQ(s.details["history"]["points"].back()["step"], 25);
+}
+
+TEST(TrainingLoop, ChecksPointsAtTheirIntervalEpochEndsAndTheEndOnce) {
+  FakeExchange ex;
+  FakeHooks hooks;
+  LoopSettings settings;
+  settings.checkpoint_every = 4;
+  Train(ex, hooks, settings, 2, 18);
+  EXPECT_EQ(hooks.checkpoints, (Steps{4, 8, 10, 12, 16, 18}));
+  FakeExchange whole;
+  FakeHooks at_end;
+  Train(whole, at_end, LoopSettings{}, 2);
+  EXPECT_EQ(at_end.checkpoints, (Steps{10, 20}));  // the end is an epoch end: not twice
+}
+
+TEST(TrainingLoop, ATargetStopsAtTheFirstEvaluationReachingItWithoutAnotherStep) {
+  FakeExchange ex;
+  FakeHooks hooks;
+  hooks.accuracy = [](int64_t step) { return step >= 12 ? 0.9 : 0.3; };
+  LoopSettings settings;
+  settings.eval_every = 3;
+  settings.target_accuracy = 0.8;
+  const RunSummary s = Train(ex, hooks, settings, 5);
+  EXPECT_EQ(s.stop_reason, "target accuracy reached");
+  EXPECT_TRUE(s.stopped_early);
+  EXPECT_EQ(s.step_to_target, 12);
+  EXPECT_EQ(s.steps, 12);
+  EXPECT_DOUBLE_EQ(s.target_accuracy, 0.8);
+  EXPECT_EQ(s.seconds_to_target, s.eval_history.back().seconds);
+  EXPECT_EQ(hooks.evaluated, (Steps{3, 6, 9, 10, 12}));  // the last one not twice
+  // The epoch the run ended in is closed by that evaluation.
+  ASSERT_EQ(s.epochs.size(), 2u);
+  EXPECT_FALSE(s.epochs[1].complete);
+  EXPECT_DOUBLE_EQ(s.test_accuracy, 0.9);
+}
+
+TEST(TrainingLoop, AStepInFlightOverlapsTheEvaluationAndStillCompletes) {
+  FakeExchange ex;
+  ex.in_flight = true;
+  FakeHooks hooks;
+  hooks.accuracy = [](int64_t step) { return step >= 6 ? 0.9 : 0.3; };
+  LoopSettings settings;
+  settings.eval_every = 3;
+  settings.target_accuracy = 0.8;
+  const RunSummary s = Train(ex, hooks, settings, 5);
+  EXPECT_EQ(s.step_to_target, 6);
+  EXPECT_EQ(s.steps, 7);  // the step published before that evaluation
+  EXPECT_EQ(ex.overlapped, 2);
+  EXPECT_EQ(ex.calls.back(), "complete last");
+  EXPECT_EQ(hooks.evaluated, (Steps{3, 6, 7}));
+}
+
+TEST(TrainingLoop, PatienceStopsWhenTheTestLossStopsImproving) {
+  FakeExchange ex;
+  FakeHooks hooks;
+  // Best after epoch 2, then worse: patience 2 stops after epoch 4.
+  hooks.loss = [](int64_t step) { return step == 20 ? 0.5 : 1.0; };
+  LoopSettings settings;
+  settings.patience = 2;
+  const RunSummary s = Train(ex, hooks, settings, 10);
+  EXPECT_EQ(s.steps, 40);
+  EXPECT_EQ(s.epochs.size(), 4u);
+  EXPECT_TRUE(s.stopped_early);
+  EXPECT_EQ(s.stop_reason, "early stop: test loss has not improved for 2 epoch(s)");
+}
+
+TEST(TrainingLoop, AStopEndsTheRunWithTheExchangesReasonAndSavesIt) {
+  FakeExchange ex;
+  ex.stop_before = 7;
+  FakeHooks hooks;
+  const RunSummary s = Train(ex, hooks, LoopSettings{});
+  EXPECT_EQ(s.steps, 7);
+  EXPECT_TRUE(s.stopped_early);
+  EXPECT_EQ(s.stop_reason, "stopped");
+  EXPECT_EQ(hooks.evaluated, (Steps{7}));
+  EXPECT_EQ(hooks.checkpoints, (Steps{7}));
+}
+
+TEST(TrainingLoop, AFailedRunIsNeitherEvaluatedNorCheckpointedAtTheEnd) {
+  FakeExchange ex;
+  ex.failure = "diverged";
+  FakeHooks hooks;
+  TrainingLoop loop(RunPlan(100, 10, 0, 5), LoopSettings{}, ex, hooks);
+  loop.Run();
+  EXPECT_TRUE(loop.failed());
+  EXPECT_EQ(loop.stop_reason(), "diverged");
+  EXPECT_TRUE(hooks.evaluated.empty());
+  EXPECT_TRUE(hooks.checkpoints.empty());
+
+  FakeExchange fine;
+  FakeHooks broken;
+  broken.problem = "weights blew up";
+  TrainingLoop second(RunPlan(100, 10, 0, 5), LoopSettings{}, fine, broken);
+  second.Run();
+  EXPECT_TRUE(second.failed());
+  EXPECT_EQ(second.stop_reason(), "weights blew up");
+  EXPECT_EQ(broken.evaluated, (Steps{5}));
+  EXPECT_TRUE(broken.checkpoints.empty());
+}
+
+TEST(TrainingLoop, AStepThatFinishedNobodyRunsAgainAndRoundsCoverSeveralSteps) {
+  FakeExchange ex;
+  ex.empty_at = 3;
+  FakeHooks hooks;
+  const RunSummary s = Train(ex, hooks, LoopSettings{}, 1);
+  EXPECT_EQ(hooks.steps, (Steps{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(s.samples, 100);
+
+  FakeExchange rounds;
+  rounds.round = 5;
+  FakeHooks by_round;
+  const RunSummary r = Train(rounds, by_round, LoopSettings{}, 2);
+  EXPECT_EQ(by_round.steps, (Steps{5, 10, 15, 20}));
+  EXPECT_EQ(by_round.evaluated, (Steps{10, 20}));
+  EXPECT_EQ(r.details["history"]["points"][0]["steps"], 5);
+}
+
+TEST(TrainingLoop, AResumedRunDoesNotEvaluateTheWeightsItStartsFrom) {
+  FakeExchange ex;
+  FakeHooks hooks;
+  // Resumed at an epoch end: 10 steps already done.
+  ex.round = 10;
+  ex.Complete(true);
+  ex.round = 1;
+  ex.calls.clear();
+  const RunSummary s = Train(ex, hooks, LoopSettings{}, 2);
+  EXPECT_EQ(hooks.evaluated, (Steps{20}));
+  EXPECT_EQ(s.samples, 100);  // trained in this process
+  EXPECT_EQ(s.steps, 20);
+}
+
+}  // namespace
+}  // namespace mt
