@@ -357,6 +357,32 @@ inline void AddLossAndOptimizers(Table& t) {
 
 namespace mt::kernels::test_support {
 
+// Every function of the activation family, over the kinks of the piecewise
+// ones (inputs in [-4, 4]), forward and backward (in place too).
+inline void AddActivations(Table& t) {
+  const ActivationParams params[] = {{}, {}, {0.2f, 0.5f}, {}, {0.1f, 0.0f}, {}};
+  for (int f = 0; f <= static_cast<int>(Activation::kSilu); ++f) {
+    const Activation fn = static_cast<Activation>(f);
+    const ActivationParams p = params[f];
+    for (size_t n : {size_t(1), size_t(1000), size_t(40000)}) {
+      const std::string shape = std::string(ActivationName(fn)) + " " + Dims({int(n)});
+      t.Add(Op::kActivationForward, shape, [fn, p, n](CaseIo& io) {
+        const View y = io.Random(n, 41);
+        io.be().ActivationForward(fn, p, io.Random(n, 42, -4, 4), y);
+        io.Keep("y", y);
+      });
+      for (bool in_place : {false, true})
+        t.Add(Op::kActivationBackward, shape + (in_place ? " in place" : ""),
+              [fn, p, n, in_place](CaseIo& io) {
+                const View d_out = io.Random(n, 43);
+                const View d_in = in_place ? d_out : io.Random(n, 44);
+                io.be().ActivationBackward(fn, p, io.Random(n, 42, -4, 4), d_out, d_in);
+                io.Keep("d_in", d_in);
+              });
+    }
+  }
+}
+
 // Every case, built on first use.
 inline const std::vector<OpCase>& AllCases() {
   static const std::vector<OpCase> cases = [] {
@@ -367,6 +393,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddAveragePooling(t);
     AddBatchNorm(t);
     AddClip(t);
+    AddActivations(t);
     AddElementwise(t);
     AddLossAndOptimizers(t);
     return t.Take();

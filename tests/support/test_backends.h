@@ -4,7 +4,7 @@
 // then skips with kNoOpenCl.
 //
 // LimitedBackend<Base>: a real backend that lacks some ops, for the code
-// that must honour Supports() (placement, the op table).
+// that must honour SupportedOps() (placement, the op table).
 #pragma once
 
 #include <initializer_list>
@@ -45,8 +45,10 @@ inline std::unique_ptr<kernels::Backend> MakeTestBackend(const std::string& name
 
 // Base (CpuBackend, OpenClBackend) without the ops in `missing`:
 // SupportedOps leaves them out and calling one throws std::logic_error, so a
-// caller that ignores Supports() fails instead of quietly working; so does
-// an op given another backend's memory.
+// caller that ignores SupportedOps() fails instead of quietly working; so
+// does an op given another backend's memory. It guards every numeric op of
+// kernels::Backend (LimitedBackendGuardsEveryOp in the kernels tests checks
+// that by calling each).
 template <class Base>
 class LimitedBackend : public Base {
  public:
@@ -93,6 +95,62 @@ class LimitedBackend : public Base {
                        View d_in) override {
     Require(Op::kMaxPoolBackward, {d_out, argmax, d_in});
     Base::MaxPoolBackward(g, d_out, argmax, d_in);
+  }
+  void AvgPoolForward(const kernels::PoolGeometry& g, View in, View out) override {
+    Require(Op::kAvgPoolForward, {in, out});
+    Base::AvgPoolForward(g, in, out);
+  }
+  void AvgPoolBackward(const kernels::PoolGeometry& g, View d_out, View d_in) override {
+    Require(Op::kAvgPoolBackward, {d_out, d_in});
+    Base::AvgPoolBackward(g, d_out, d_in);
+  }
+  void GlobalAvgPoolForward(View in, View out, int planes, int inner) override {
+    Require(Op::kGlobalAvgPoolForward, {in, out});
+    Base::GlobalAvgPoolForward(in, out, planes, inner);
+  }
+  void GlobalAvgPoolBackward(View d_out, View d_in, int planes, int inner) override {
+    Require(Op::kGlobalAvgPoolBackward, {d_out, d_in});
+    Base::GlobalAvgPoolBackward(d_out, d_in, planes, inner);
+  }
+  void BatchNormForwardTraining(const kernels::BatchNormGeometry& g, View x, View scale, View shift,
+                                View running_mean, View running_var, View save_mean,
+                                View save_invstd, View y) override {
+    Require(Op::kBatchNormForwardTraining,
+            {x, scale, shift, running_mean, running_var, save_mean, save_invstd, y});
+    Base::BatchNormForwardTraining(g, x, scale, shift, running_mean, running_var, save_mean,
+                                   save_invstd, y);
+  }
+  void BatchNormForwardInference(const kernels::BatchNormGeometry& g, View x, View scale,
+                                 View shift, View running_mean, View running_var, View save_invstd,
+                                 View y) override {
+    Require(Op::kBatchNormForwardInference,
+            {x, scale, shift, running_mean, running_var, save_invstd, y});
+    Base::BatchNormForwardInference(g, x, scale, shift, running_mean, running_var, save_invstd, y);
+  }
+  void BatchNormBackward(const kernels::BatchNormGeometry& g, View x, View d_y, View scale,
+                         View save_mean, View save_invstd, bool batch_stats, View d_x, View d_scale,
+                         View d_shift) override {
+    Require(Op::kBatchNormBackward, {x, d_y, scale, save_mean, save_invstd, d_x, d_scale, d_shift});
+    Base::BatchNormBackward(g, x, d_y, scale, save_mean, save_invstd, batch_stats, d_x, d_scale,
+                            d_shift);
+  }
+  void ClipForward(View in, View out, float lo, float hi) override {
+    Require(Op::kClipForward, {in, out});
+    Base::ClipForward(in, out, lo, hi);
+  }
+  void ClipBackward(View out, View d_out, View d_in, float lo, float hi) override {
+    Require(Op::kClipBackward, {out, d_out, d_in});
+    Base::ClipBackward(out, d_out, d_in, lo, hi);
+  }
+  void ActivationForward(kernels::Activation f, const kernels::ActivationParams& p, View in,
+                         View out) override {
+    Require(Op::kActivationForward, {in, out});
+    Base::ActivationForward(f, p, in, out);
+  }
+  void ActivationBackward(kernels::Activation f, const kernels::ActivationParams& p, View in,
+                          View d_out, View d_in) override {
+    Require(Op::kActivationBackward, {in, d_out, d_in});
+    Base::ActivationBackward(f, p, in, d_out, d_in);
   }
   void AddBias(View x, View bias, int outer, int channels, int inner) override {
     Require(Op::kAddBias, {x, bias});
