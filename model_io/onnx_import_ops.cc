@@ -65,28 +65,34 @@ void Constant(OnnxImporter& im, const OnnxNode& n) {
 }
 
 // The ops that make no layer: constants, identities and the shape
-// arithmetic; the layers' ops are in onnx_layers/ (onnx_layer_translators.h).
+// arithmetic; the layers' ops are in onnx_layers/ (onnx_layer_translators.h),
+// Concat among them, which takes a Concat of shape constants too.
 const std::map<std::string, Translate>& StructuralOps() {
   static const std::map<std::string, Translate> table = {
-      {"Concat", ImportConcat},       {"Constant", Constant}, {"Gather", ImportGather},
-      {"Identity", Identity},         {"Pad", Pad},           {"Shape", ImportShape},
-      {"Unsqueeze", ImportUnsqueeze},
+      {"Constant", Constant}, {"Gather", ImportGather}, {"Identity", Identity},
+      {"Pad", Pad},           {"Shape", ImportShape},   {"Unsqueeze", ImportUnsqueeze},
   };
   return table;
 }
 
 }  // namespace
 
+bool OnnxOpKnown(const std::string& op) {
+  return FindOnnxImport(op) != nullptr || StructuralOps().count(op) > 0;
+}
+
+std::string SupportedLayerOpsText() {
+  std::string known;
+  for (const std::string& op : OnnxLayerOps()) known += (known.empty() ? "" : ", ") + op;
+  return known;
+}
+
 void ImportOnnxNode(OnnxImporter& im, const OnnxNode& n) {
   if (const OnnxImportFn layer = FindOnnxImport(n.op())) return layer(im, n);
-  const auto& table = StructuralOps();
-  const auto it = table.find(n.op());
-  if (it == table.end()) {
-    std::string known;
-    for (const std::string& op : OnnxLayerOps()) known += (known.empty() ? "" : ", ") + op;
-    for (const auto& entry : table) known += ", " + entry.first;
-    n.Fail("op type '" + n.op() + "' is not supported (supported: " + known + ")");
-  }
+  const auto it = StructuralOps().find(n.op());
+  if (it == StructuralOps().end())
+    n.Fail("op type '" + n.op() +
+           "' is not supported (supported as layers that train: " + SupportedLayerOpsText() + ")");
   it->second(im, n);
 }
 

@@ -1,5 +1,8 @@
 // maxpool, avgpool and global_avgpool <-> ONNX MaxPool, AveragePool and
-// GlobalAveragePool (+ Flatten, since mt's global pool is flat already).
+// GlobalAveragePool (+ Flatten, since mt's global pool is flat already);
+// ReduceMean over H and W imports as global_avgpool too.
+#include <algorithm>
+
 #include "model_io/onnx_attributes.h"
 #include "model_io/onnx_layer_translators.h"
 
@@ -44,6 +47,24 @@ void ImportGlobalAveragePool(OnnxImporter& im, const OnnxNode& n) {
   im.AddLayer(n, std::move(layer), {x}, true, true);
 }
 
+// ReduceMean over H and W is a global average pool: keepdims 1 (the
+// default) leaves ONNX's [N, C, 1, 1], which mt holds flat already.
+void ImportReduceMean(OnnxImporter& im, const OnnxNode& n) {
+  n.ExpectArity(1, 1);
+  n.OnlyAttributes({"axes", "keepdims"});
+  const ImportedValue& x = im.SpatialValue(n, 0);
+  std::vector<int64_t> axes = n.Ints("axes");
+  for (int64_t& a : axes)
+    if (a < 0) a += 4;
+  std::sort(axes.begin(), axes.end());
+  if (axes != std::vector<int64_t>{2, 3})
+    n.Fail("only a mean over H and W (axes [2, 3]) is supported, got axes " +
+           DimsText(n.Ints("axes")));
+  proto::Layer layer;
+  layer.mutable_global_avgpool();
+  im.AddLayer(n, std::move(layer), {x}, true, n.Int("keepdims", 1) != 0);
+}
+
 void ExportPool(const OnnxLayerOut& o, const char* op, int size, int stride) {
   auto& n = o.w.Node(op, o.name, {o.inputs[0]}, o.name);
   SetInts(n, "kernel_shape", {size, size});
@@ -63,6 +84,7 @@ MT_REGISTER_ONNX_IMPORT("MaxPool",
 MT_REGISTER_ONNX_IMPORT("AveragePool",
                         [](OnnxImporter& im, const OnnxNode& n) { ImportPool(im, n, false); });
 MT_REGISTER_ONNX_IMPORT("GlobalAveragePool", ImportGlobalAveragePool);
+MT_REGISTER_ONNX_IMPORT("ReduceMean", ImportReduceMean);
 MT_REGISTER_ONNX_EXPORT(proto::Layer::kMaxpool, [](const OnnxLayerOut& o) {
   ExportPool(o, "MaxPool", o.layer.maxpool().size(), o.layer.maxpool().stride());
 });

@@ -13,11 +13,13 @@
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer.h"
 #include "core/profile/layer_flops.h"
+#include "core/train/batch_buffer.h"
 #include "model_io/onnx_export.h"
 #include "model_io/onnx_import.h"
 #include "model_io/onnx_layer_translators.h"
 #include "tests/modeltool/model_io_fixtures.h"
 #include "tests/support/gradient_check.h"
+#include "tests/support/synthetic_dataset.h"
 #include "tests/support/test_backends.h"
 
 namespace mt {
@@ -70,17 +72,19 @@ TEST(LayerRegistry, EveryKindOfTheProtoHasACompleteEntry) {
   for (const auto* field : KindFields()) {
     const auto kind = static_cast<proto::Layer::KindCase>(field->number());
     const LayerKind* entry = FindLayerKind(kind);
-    std::string lacks;
+    std::vector<std::string> lacks;
     if (!entry) {
-      lacks = " a registry entry (MT_REGISTER_LAYER_KIND in core/layers/)";
+      lacks.push_back("a registry entry (MT_REGISTER_LAYER_KIND in core/layers/)");
     } else {
-      if (!entry->make) lacks += " a factory,";
-      if (!entry->forward_flops) lacks += " FLOPs,";
-      if (!entry->example) lacks += " an example,";
+      if (!entry->make) lacks.push_back("a factory");
+      if (!entry->forward_flops) lacks.push_back("FLOPs");
+      if (!entry->example) lacks.push_back("an example");
     }
     if (!FindOnnxExport(kind))
-      lacks += " an ONNX export (model_io/onnx_layers/, or LayerKind::onnx)";
-    if (!lacks.empty()) missing += "\n  " + field->name() + " lacks" + lacks;
+      lacks.push_back("an ONNX export (model_io/onnx_layers/, or LayerKind::onnx)");
+    std::string list;
+    for (const std::string& l : lacks) list += (list.empty() ? " " : ", ") + l;
+    if (!lacks.empty()) missing += "\n  " + field->name() + " lacks" + list;
   }
   EXPECT_TRUE(missing.empty()) << "layer kinds without a complete registry entry:" << missing;
   // And no entry for a kind the proto does not have.
@@ -90,17 +94,19 @@ TEST(LayerRegistry, EveryKindOfTheProtoHasACompleteEntry) {
 
 class EachKind : public ::testing::TestWithParam<std::string> {
  protected:
-  const LayerKind& Entry() {
+  // Null, with a failure, when the kind has no complete entry.
+  const LayerKind* Entry() {
     const LayerKind* entry = FindLayerKind(KindNamed(GetParam()));
-    if (!entry || !entry->make || !entry->example)
-      ADD_FAILURE() << GetParam() << " has no complete registry entry";
-    return *entry;
+    if (entry && entry->make && entry->example) return entry;
+    ADD_FAILURE() << GetParam() << " has no complete registry entry";
+    return nullptr;
   }
 };
 
 TEST_P(EachKind, BuildsTheLayerItNamesAndStatesItsFlops) {
-  const LayerKind& kind = Entry();
-  if (HasFailure()) return;
+  const LayerKind* entry = Entry();
+  if (!entry) return;
+  const LayerKind& kind = *entry;
   const proto::ModelSpec spec = ExampleSpec(kind);
   const int probe = ProbeIndex(spec, kind.kind);
   ASSERT_GE(probe, 0) << "the example of " << GetParam() << " has no layer of that kind";
@@ -112,8 +118,9 @@ TEST_P(EachKind, BuildsTheLayerItNamesAndStatesItsFlops) {
 }
 
 TEST_P(EachKind, OnnxRoundTripGivesTheSameSpecAndWeights) {
-  const LayerKind& kind = Entry();
-  if (HasFailure()) return;
+  const LayerKind* entry = Entry();
+  if (!entry) return;
+  const LayerKind& kind = *entry;
   const proto::ModelSpec spec = ExampleSpec(kind);
   const ModelWeights weights = test_support::RandomWeights(spec, 7);
   const std::string bytes = ExportOnnxBytes(spec, weights);
@@ -123,6 +130,53 @@ TEST_P(EachKind, OnnxRoundTripGivesTheSameSpecAndWeights) {
   EXPECT_EQ(back.weights->params, weights.params);
   EXPECT_EQ(back.weights->running_stats, weights.running_stats);
   EXPECT_EQ(ExportOnnxBytes(back.spec, *back.weights), bytes);
+}
+
+// Three SGD steps on one synthetic batch; the parameters after them.
+std::vector<float> TrainedParams(Model& model, kernels::Backend& home) {
+  const int n = 8;
+  test_support::SyntheticDataset data(n, model.input_shape(), 3, 3);
+  BatchBuffer batch(data.SampleShape(), n);
+  std::vector<uint32_t> indices(n);
+  for (int i = 0; i < n; ++i) indices[i] = static_cast<uint32_t>(i);
+  batch.Fill(data, indices.data(), n);
+  model.Reserve(n);
+  model.InitParams(7);
+  auto opt = MakeOptimizer(OptimizerConfig{}, home, model.ParamCount());
+  for (int step = 0; step < 3; ++step) {
+    model.SetBatch(batch.images(), batch.labels(), n);
+    model.ComputeGradients(step);
+    opt->Step(model.params(), model.grads());
+  }
+  std::vector<float> params(model.ParamCount());
+  model.GetParams(params.data());
+  return params;
+}
+
+// Placed on a backend that lacks the kind's ops, the layer runs on the home
+// CPU instead, and the model trains bit for bit as on the CPU alone.
+TEST_P(EachKind, FallsBackToTheCpuOnABackendLackingItsOps) {
+  const LayerKind* entry = Entry();
+  if (!entry) return;
+  const LayerKind& kind = *entry;
+  const proto::ModelSpec spec = ExampleSpec(kind);
+  const int probe = ProbeIndex(spec, kind.kind);
+  const kernels::OpSet ops = MakeLayer(spec.layer(probe))->Ops();
+  // The home CPU checks, as the limited backend does, that every op gets its own memory.
+  test_support::LimitedBackend<kernels::CpuBackend> home("cpu", {}, 1);
+  auto device = test_support::MakeCpuWithout(ops, "limited", 1);
+  auto model =
+      BuildModel(spec, home, std::vector<kernels::Backend*>(spec.layer_size(), device.get()));
+  if (!ops.empty()) {
+    EXPECT_EQ(model->placement()[probe], &home) << model->PlacementSummary();
+    const auto& fallbacks = model->fallbacks();
+    EXPECT_TRUE(std::any_of(fallbacks.begin(), fallbacks.end(), [&](const PlacementFallback& f) {
+      return f.name == spec.layer(probe).name();
+    })) << model->PlacementSummary();
+  }
+  kernels::CpuBackend cpu(1);
+  auto reference = BuildModel(spec, cpu);
+  EXPECT_EQ(TrainedParams(*model, home), TrainedParams(*reference, cpu));
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EachKind, ::testing::ValuesIn(KindNames()),
