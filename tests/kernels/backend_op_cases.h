@@ -1,5 +1,6 @@
-// The table of cases tests/kernels/backend_ops_test.cc runs on every backend,
-// and the harness a case runs in. A case builds its inputs from seeded random
+// The table of cases tests/kernels/backend_ops_test.cc runs on every backend
+// and tests/bench/backend_ops_bench times (one table: a new op is a row
+// here), and the harness a case runs in. A case builds its inputs from seeded random
 // data on the backend it is given, calls its op (after the ops that op
 // depends on, such as a forward pass before its backward one) and keeps what
 // it wrote.
@@ -54,6 +55,7 @@ class CaseIo {
   }
   // Keeps the whole buffer behind `v`, padding included.
   void Keep(const char* name, View v, bool integers = false) {
+    kept_.push_back(WholeOf(*v.buffer));
     Output out{name, std::vector<float>(v.buffer->count()), integers};
     backend_.Download(WholeOf(*v.buffer), out.data.data());
     outputs_.push_back(std::move(out));
@@ -62,6 +64,10 @@ class CaseIo {
     outputs_.push_back(Output{name, {static_cast<float>(value)}});
   }
   std::vector<Output> TakeOutputs() { return std::move(outputs_); }
+  // The buffers the case filled from the host and those it kept, for the
+  // bench's cost of moving them (tests/bench/backend_ops_run.cc).
+  const std::vector<std::pair<View, std::vector<float>>>& uploads() const { return uploads_; }
+  const std::vector<View>& kept() const { return kept_; }
 
  private:
   static constexpr size_t kPad = 3;
@@ -69,12 +75,15 @@ class CaseIo {
   View Padded(const std::vector<float>& host) {
     buffers_.push_back(backend_.Allocate(host.size()));
     backend_.Upload(host.data(), WholeOf(*buffers_.back()));
+    uploads_.emplace_back(WholeOf(*buffers_.back()), host);
     return WholeOf(*buffers_.back()).Slice(kPad, host.size() - 2 * kPad);
   }
 
   Backend& backend_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<Output> outputs_;
+  std::vector<std::pair<View, std::vector<float>>> uploads_;
+  std::vector<View> kept_;
 };
 
 struct OpCase {
