@@ -33,6 +33,9 @@ enum class Op : uint8_t {
   kReluBackward,
   kClipForward,
   kClipBackward,
+  // Every function of kernels/activation.h (one op pair for the family).
+  kActivationForward,
+  kActivationBackward,
   kDropoutForward,
   kDropoutBackward,
   kSoftmaxCrossEntropy,
@@ -66,6 +69,8 @@ constexpr const char* OpName(Op op) {
     case Op::kReluBackward: return "relu_backward";
     case Op::kClipForward: return "clip_forward";
     case Op::kClipBackward: return "clip_backward";
+    case Op::kActivationForward: return "activation_forward";
+    case Op::kActivationBackward: return "activation_backward";
     case Op::kDropoutForward: return "dropout_forward";
     case Op::kDropoutBackward: return "dropout_backward";
     case Op::kSoftmaxCrossEntropy: return "softmax_cross_entropy";

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/util/atomic_file.h"
+#include "model_io/onnx_layer_translators.h"
 #include "model_io/onnx_tensors.h"
 #include "model_io/weights_fit.h"
 
@@ -11,51 +12,6 @@ namespace {
 
 constexpr int64_t kIrVersion = 7;  // what opset 13 came with
 
-class GraphWriter {
- public:
-  explicit GraphWriter(onnx::GraphProto& g) : g_(g) {}
-
-  onnx::NodeProto& Node(const std::string& op, const std::string& name,
-                        std::initializer_list<std::string> inputs, const std::string& output) {
-    onnx::NodeProto& n = *g_.add_node();
-    n.set_op_type(op);
-    n.set_name(name);
-    for (const std::string& in : inputs) n.add_input(in);
-    n.add_output(output);
-    return n;
-  }
-  // An initializer; returns its name.
-  std::string Weight(const std::string& name, const std::vector<int64_t>& dims, const float* data) {
-    *g_.add_initializer() = FloatTensor(name, dims, data);
-    return name;
-  }
-  std::string Scalar(const std::string& name, float value) { return Weight(name, {}, &value); }
-
- private:
-  onnx::GraphProto& g_;
-};
-
-void SetInts(onnx::NodeProto& n, const char* name, std::vector<int64_t> values) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a.add_ints(v);
-}
-
-void SetInt(onnx::NodeProto& n, const char* name, int64_t value) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-}
-
-void SetFloat(onnx::NodeProto& n, const char* name, float value) {
-  onnx::AttributeProto& a = *n.add_attribute();
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
-  a.set_f(value);
-}
-
 // A FLOAT tensor [N, dims...] with N symbolic.
 void DescribeTensor(onnx::ValueInfoProto& v, const std::string& name, const Shape& sample) {
   v.set_name(name);
@@ -63,11 +19,6 @@ void DescribeTensor(onnx::ValueInfoProto& v, const std::string& name, const Shap
   t->set_elem_type(onnx::TensorProto::FLOAT);
   t->mutable_shape()->add_dim()->set_dim_param("N");
   for (int i = 0; i < sample.rank(); ++i) t->mutable_shape()->add_dim()->set_dim_value(sample[i]);
-}
-
-void Pool(onnx::NodeProto& n, int size, int stride) {
-  SetInts(n, "kernel_shape", {size, size});
-  SetInts(n, "strides", {stride ? stride : size, stride ? stride : size});
 }
 
 }  // namespace
@@ -104,77 +55,11 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
     const Shape& in = first < 0 ? model.input_shape() : model.layer_output_shape(first);
     const float* p = weights.params.data() + model.ParamOffsets()[i];
     const float* s = weights.running_stats.data() + model.RunningStatOffsets()[i];
-    switch (l.kind_case()) {
-      case proto::Layer::kConv: {
-        const auto& c = l.conv();
-        const int64_t groups = c.groups() ? c.groups() : 1, k = c.kernel(), f = c.filters();
-        const std::vector<int64_t> dims = {f, in[0] / groups, k, k};
-        std::string weight = w.Weight(name + ".weight", dims, p);
-        auto& n =
-            c.no_bias()
-                ? w.Node("Conv", name, {ins[0], weight}, name)
-                : w.Node("Conv", name,
-                         {ins[0], weight, w.Weight(name + ".bias", {f}, p + f * dims[1] * k * k)},
-                         name);
-        SetInts(n, "kernel_shape", {k, k});
-        const int64_t stride = c.stride() ? c.stride() : 1;
-        SetInts(n, "strides", {stride, stride});
-        SetInts(n, "pads", {c.padding(), c.padding(), c.padding(), c.padding()});
-        SetInts(n, "dilations", {1, 1});
-        SetInt(n, "group", groups);
-        break;
-      }
-      case proto::Layer::kBatchnorm: {
-        const int64_t ch = in[0];
-        auto& n = w.Node("BatchNormalization", name,
-                         {ins[0], w.Weight(name + ".scale", {ch}, p),
-                          w.Weight(name + ".shift", {ch}, p + ch),
-                          w.Weight(name + ".running_mean", {ch}, s),
-                          w.Weight(name + ".running_var", {ch}, s + ch)},
-                         name);
-        const auto& bn = l.batchnorm();
-        SetFloat(n, "epsilon", bn.epsilon() ? bn.epsilon() : 1e-5f);
-        SetFloat(n, "momentum", 1.0f - (bn.momentum() ? bn.momentum() : 0.1f));
-        break;
-      }
-      case proto::Layer::kRelu: w.Node("Relu", name, {ins[0]}, name); break;
-      case proto::Layer::kRelu6:
-        w.Node("Clip", name, {ins[0], w.Scalar(name + ".min", 0), w.Scalar(name + ".max", 6)},
-               name);
-        break;
-      case proto::Layer::kMaxpool:
-        Pool(w.Node("MaxPool", name, {ins[0]}, name), l.maxpool().size(), l.maxpool().stride());
-        break;
-      case proto::Layer::kAvgpool:
-        Pool(w.Node("AveragePool", name, {ins[0]}, name), l.avgpool().size(), l.avgpool().stride());
-        break;
-      case proto::Layer::kGlobalAvgpool:
-        // ONNX keeps [N, C, 1, 1]; ours is flat.
-        w.Node("GlobalAveragePool", name, {ins[0]}, name + ".pooled");
-        SetInt(w.Node("Flatten", name + ".flatten", {name + ".pooled"}, name), "axis", 1);
-        break;
-      case proto::Layer::kAdd: {
-        onnx::NodeProto& n = w.Node(ins.size() == 2 ? "Add" : "Sum", name, {}, name);
-        for (const std::string& x : ins) n.add_input(x);
-        break;
-      }
-      case proto::Layer::kFlatten:
-        SetInt(w.Node("Flatten", name, {ins[0]}, name), "axis", 1);
-        break;
-      case proto::Layer::kDense: {
-        const int64_t units = l.dense().units(), inputs = in.count();
-        auto& n = w.Node("Gemm", name,
-                         {ins[0], w.Weight(name + ".weight", {units, inputs}, p),
-                          w.Weight(name + ".bias", {units}, p + units * inputs)},
-                         name);
-        SetInt(n, "transB", 1);
-        break;
-      }
-      case proto::Layer::kDropout:
-        w.Node("Dropout", name, {ins[0], w.Scalar(name + ".ratio", l.dropout().rate())}, name);
-        break;
-      case proto::Layer::KIND_NOT_SET: throw OnnxError("cannot export layer " + name + ": no kind");
-    }
+    const OnnxExportFn write = FindOnnxExport(l.kind_case());
+    if (!write)
+      throw OnnxError("cannot export layer " + name + ": layer kind " +
+                      LayerKindName(l.kind_case()) + " has no ONNX translation");
+    write(OnnxLayerOut{w, l, name, ins, in, p, s});
   }
   DescribeTensor(*g.add_output(), outputs.back(), model.output_shape());
   std::string bytes;

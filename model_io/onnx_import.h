@@ -1,11 +1,11 @@
 // ONNX models (opsets 11 to 17) as mt models: the spec and its weights.
-// Supported: Conv, BatchNormalization (inference form), Relu, Clip(0, 6) and
-// Clip(0, inf), MaxPool, AveragePool, GlobalAveragePool (+ Flatten), Add and
-// Sum of graph tensors, Flatten (axis 1), Reshape to [N, features], Gemm,
-// MatMul (+ Add of a bias), Dropout, Identity, an all-zero Pad and Constant
-// operands. One
-// FLOAT input [N, C, H, W], one output [N, classes]. Anything else is an
-// OnnxError naming the node, its op type and what is supported.
+// The ops that become layers are those of model_io/onnx_layers/ and of the
+// layer kinds whose registry entry names an elementwise ONNX op (Relu,
+// Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu); besides them the
+// constants, identities, all-zero Pad and shape arithmetic of a PyTorch
+// export. One FLOAT input [N, C, H, W], one output [N, classes]. A model
+// with ops mt lacks is an OnnxError listing every such node at once and the
+// ops that import as layers.
 #pragma once
 
 #include <string>

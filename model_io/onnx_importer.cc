@@ -119,13 +119,25 @@ void OnnxImporter::ReadInput() {
 }
 
 void OnnxImporter::ImportNodes() {
-  int index = 0;
+  // Every node whose op mt lacks, in one message, before any is translated:
+  // a user learns all that stands between the model and mt at once.
+  std::string unsupported;
+  int count = 0, index = 0;
   for (const onnx::NodeProto& node : model_.graph().node()) {
     const OnnxNode n(node, index++, origin_);
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      n.Fail("op domain '" + node.domain() + "' is not supported");
-    ImportOnnxNode(*this, n);
+    const bool foreign = !node.domain().empty() && node.domain() != "ai.onnx";
+    if (!foreign && OnnxOpKnown(node.op_type())) continue;
+    ++count;
+    unsupported +=
+        "\n  " + n.Label() + (foreign ? " (op domain '" + node.domain() + "')" : std::string());
   }
+  if (count > 0)
+    throw OnnxError(origin_ + ": " + std::to_string(count) + " node" + (count > 1 ? "s" : "") +
+                    " of an op type that is not supported:" + unsupported +
+                    "\nsupported (as layers that train): " + SupportedLayerOpsText());
+  index = 0;
+  for (const onnx::NodeProto& node : model_.graph().node())
+    ImportOnnxNode(*this, OnnxNode(node, index++, origin_));
 }
 
 void OnnxImporter::ReadOutput() {
@@ -253,6 +265,7 @@ int OnnxImporter::AddLayer(const OnnxNode& n, proto::Layer layer,
   params_.push_back(std::move(params));
   stats_.push_back(std::move(stats));
   layer_nodes_.push_back(n.Label());
+  inputs_.push_back(inputs);
   values_[n.proto().output(0)] = ImportedValue{spec_.layer(index).name(), index, flat, pooled};
   return index;
 }

@@ -59,6 +59,10 @@ class OnnxImporter {
   // zeros: an Add of a constant after them fills it.
   std::set<int>& pending_bias() { return pending_bias_; }
   const proto::Layer& layer(int i) const { return spec_.layer(i); }
+  // For a pattern that turns a layer into another kind (Sigmoid + Mul: silu).
+  proto::Layer& mutable_layer(int i) { return *spec_.mutable_layer(i); }
+  // What layer i reads, as AddLayer was given it.
+  const std::vector<ImportedValue>& layer_inputs(int i) const { return inputs_[i]; }
   std::vector<float>& params_of(int i) { return params_[i]; }
   // After the model is built: the value at `layer` (-1: input) must hold
   // `count` floats per sample (Reshape to [-1, count]).
@@ -86,6 +90,7 @@ class OnnxImporter {
   std::set<std::string> names_;
   std::vector<std::vector<float>> params_, stats_;  // per layer
   std::vector<std::string> layer_nodes_;            // per layer: the node's label
+  std::vector<std::vector<ImportedValue>> inputs_;  // per layer
   std::set<int> pending_bias_;
   std::vector<CountCheck> count_checks_;
 };
@@ -93,5 +98,10 @@ class OnnxImporter {
 // Translates node `n` into layers, aliases or constants; fails naming the
 // supported ops when its op is not one of them.
 void ImportOnnxNode(OnnxImporter& im, const OnnxNode& n);
+// Whether some translation takes the op (layers, constants, shape arithmetic).
+bool OnnxOpKnown(const std::string& op);
+// "Add, AveragePool, ...": the ops that import as layers, for messages. The
+// constants and shape arithmetic a PyTorch export carries are not listed.
+std::string SupportedLayerOpsText();
 
 }  // namespace mt

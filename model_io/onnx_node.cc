@@ -31,13 +31,13 @@ void OnnxNode::ExpectArity(int min_inputs, int max_inputs) const {
            ") is used; only the first output of this op is supported");
 }
 
-void OnnxNode::OnlyAttributes(std::initializer_list<const char*> known) const {
+void OnnxNode::OnlyAttributes(const std::vector<std::string>& known) const {
   for (const onnx::AttributeProto& a : node_.attribute()) {
     bool ok = false;
-    for (const char* k : known) ok = ok || a.name() == k;
+    for (const std::string& k : known) ok = ok || a.name() == k;
     if (!ok) {
       std::string list;
-      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
       Fail("attribute '" + a.name() +
            "' is not supported (supported: " + (list.empty() ? "none" : list) + ")");
     }

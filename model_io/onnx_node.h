@@ -31,7 +31,7 @@ class OnnxNode {
 
   // Fails on any attribute not in `known`: an attribute we ignore could
   // change what the op computes.
-  void OnlyAttributes(std::initializer_list<const char*> known) const;
+  void OnlyAttributes(const std::vector<std::string>& known) const;
   bool Has(const char* name) const { return Find(name) != nullptr; }
   int64_t Int(const char* name, int64_t fallback) const;
   float Float(const char* name, float fallback) const;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
@@ -44,5 +45,19 @@ void AvgPool2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, c
   if (d_in.view.empty()) return;
   backend().AvgPoolBackward(GeometryFor(in.batch()), d_out.view, d_in.view);
 }
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kAvgpool,
+    [](const proto::Layer& l) -> std::unique_ptr<Layer> {
+      const auto& p = l.avgpool();
+      return std::make_unique<AvgPool2D>(p.size(), p.stride() ? p.stride() : p.size());
+    },
+    // One add per window element.
+    [](const proto::Layer& l, const std::vector<Shape>&, const Shape& out) -> int64_t {
+      const int64_t size = l.avgpool().size();
+      return static_cast<int64_t>(out.count()) * size * size;
+    },
+    R"(layer { name: "probe" avgpool { size: 3 stride: 1 } })",
+    {}});
 
 }  // namespace mt

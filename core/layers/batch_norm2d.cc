@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
@@ -98,5 +99,19 @@ void BatchNorm2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out,
       GeometryFor(in.batch()), in.view, d_out.view, scale_, mean, save_invstd_, used_batch_stats_,
       d_in.view, params ? d_scale_ : kernels::View{}, params ? d_shift_ : kernels::View{});
 }
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kBatchnorm,
+    [](const proto::Layer& l) -> std::unique_ptr<Layer> {
+      const auto& b = l.batchnorm();
+      return std::make_unique<BatchNorm2D>(b.epsilon() ? b.epsilon() : 1e-5f,
+                                           b.momentum() ? b.momentum() : 0.1f);
+    },
+    // Scale and shift per element.
+    [](const proto::Layer&, const std::vector<Shape>&, const Shape& out) -> int64_t {
+      return 2 * static_cast<int64_t>(out.count());
+    },
+    R"(layer { name: "probe" batchnorm { epsilon: 0.001 } })",
+    {}});
 
 }  // namespace mt

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/layers/init.h"
+#include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
@@ -99,5 +100,27 @@ void Conv2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, cons
                            frozen() ? kernels::View{} : d_weight_,
                            frozen() ? kernels::View{} : d_bias_, kernels::WholeOf(*workspace_));
 }
+
+namespace {
+
+std::unique_ptr<Layer> MakeConv2D(const proto::Layer& l) {
+  const auto& c = l.conv();
+  return std::make_unique<Conv2D>(c.filters(), c.kernel(), c.stride() ? c.stride() : 1, c.padding(),
+                                  c.groups() ? c.groups() : 1, !c.no_bias());
+}
+
+int64_t Conv2DFlops(const proto::Layer& l, const std::vector<Shape>& in, const Shape& out) {
+  const int64_t groups = l.conv().groups() ? l.conv().groups() : 1, k = l.conv().kernel();
+  return 2 * static_cast<int64_t>(out.count()) * (in[0][0] / groups) * k * k;
+}
+
+}  // namespace
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kConv,
+    MakeConv2D,
+    Conv2DFlops,
+    R"(layer { name: "probe" conv { filters: 4 kernel: 3 stride: 2 padding: 1 groups: 2 } })",
+    {}});
 
 }  // namespace mt

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/layers/init.h"
+#include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
@@ -50,5 +51,16 @@ void Dense::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, const
   if (!d_in.view.empty())
     backend().Gemm(false, false, n, inputs_, units_, 1.0f, d_out.view, weight_, 0.0f, d_in.view);
 }
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kDense,
+    [](const proto::Layer& l) -> std::unique_ptr<Layer> {
+      return std::make_unique<Dense>(l.dense().units());
+    },
+    [](const proto::Layer&, const std::vector<Shape>& in, const Shape& out) -> int64_t {
+      return 2 * static_cast<int64_t>(out.count()) * static_cast<int64_t>(in[0].count());
+    },
+    R"(layer { name: "flat" flatten {} } layer { name: "probe" dense { units: 5 } })",
+    {}});
 
 }  // namespace mt

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 
 namespace mt {
@@ -52,5 +53,16 @@ void MaxPool2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, c
   backend().MaxPoolBackward(GeometryFor(in.batch()), d_out.view, kernels::WholeOf(*argmax_),
                             d_in.view);
 }
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kMaxpool,
+    [](const proto::Layer& l) -> std::unique_ptr<Layer> {
+      const auto& p = l.maxpool();
+      return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size());
+    },
+    // Comparisons only.
+    [](const proto::Layer&, const std::vector<Shape>&, const Shape&) -> int64_t { return 0; },
+    R"(layer { name: "probe" maxpool { size: 2 } })",
+    {}});
 
 }  // namespace mt

@@ -7,17 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "core/layers/add.h"
-#include "core/layers/avg_pool2d.h"
-#include "core/layers/batch_norm2d.h"
-#include "core/layers/conv2d.h"
-#include "core/layers/dense.h"
-#include "core/layers/dropout.h"
-#include "core/layers/flatten.h"
-#include "core/layers/global_avg_pool.h"
-#include "core/layers/max_pool2d.h"
-#include "core/layers/relu.h"
-#include "core/layers/relu6.h"
+#include "core/layers/layer_registry.h"
 #include "core/model/presets.h"
 
 namespace mt {
@@ -32,40 +22,6 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
   }
   std::string first;
 };
-
-std::unique_ptr<Layer> MakeLayer(const proto::Layer& l) {
-  switch (l.kind_case()) {
-    case proto::Layer::kConv: {
-      const auto& c = l.conv();
-      return std::make_unique<Conv2D>(c.filters(), c.kernel(), c.stride() ? c.stride() : 1,
-                                      c.padding(), c.groups() ? c.groups() : 1, !c.no_bias());
-    }
-    case proto::Layer::kMaxpool: {
-      const auto& p = l.maxpool();
-      return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size());
-    }
-    case proto::Layer::kRelu: return std::make_unique<ReLU>();
-    case proto::Layer::kDense: return std::make_unique<Dense>(l.dense().units());
-    case proto::Layer::kFlatten: return std::make_unique<Flatten>();
-    case proto::Layer::kDropout: return std::make_unique<Dropout>(l.dropout().rate());
-    case proto::Layer::kAdd: return std::make_unique<Add>();
-    case proto::Layer::kBatchnorm: {
-      const auto& b = l.batchnorm();
-      return std::make_unique<BatchNorm2D>(b.epsilon() ? b.epsilon() : 1e-5f,
-                                           b.momentum() ? b.momentum() : 0.1f);
-    }
-    case proto::Layer::kAvgpool: {
-      const auto& p = l.avgpool();
-      return std::make_unique<AvgPool2D>(p.size(), p.stride() ? p.stride() : p.size());
-    }
-    case proto::Layer::kGlobalAvgpool: return std::make_unique<GlobalAvgPool>();
-    case proto::Layer::kRelu6: return std::make_unique<ReLU6>();
-    case proto::Layer::KIND_NOT_SET: break;
-  }
-  throw std::invalid_argument(
-      "no layer kind given (conv, maxpool, relu, dense, flatten, dropout, batchnorm, avgpool, "
-      "global_avgpool, relu6, add)");
-}
 
 }  // namespace
 

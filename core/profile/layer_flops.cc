@@ -2,26 +2,15 @@
 
 #include <stdexcept>
 
+#include "core/layers/layer_registry.h"
+
 namespace mt {
 
 int64_t ForwardFlops(const proto::Layer& l, const std::vector<Shape>& in, const Shape& out) {
-  const int64_t out_count = static_cast<int64_t>(out.count());
-  const int64_t in_count = static_cast<int64_t>(in[0].count());
-  switch (l.kind_case()) {
-    case proto::Layer::kConv: {
-      const int64_t groups = l.conv().groups() ? l.conv().groups() : 1, k = l.conv().kernel();
-      return 2 * out_count * (in[0][0] / groups) * k * k;
-    }
-    case proto::Layer::kDense: return 2 * out_count * in_count;
-    case proto::Layer::kBatchnorm: return 2 * out_count;
-    case proto::Layer::kAvgpool: {
-      const int64_t size = l.avgpool().size();
-      return out_count * size * size;
-    }
-    case proto::Layer::kGlobalAvgpool: return in_count;
-    case proto::Layer::kAdd: return out_count * static_cast<int64_t>(in.size() - 1);
-    default: return 0;
-  }
+  const LayerKind& kind = LayerKindOf(l);
+  if (!kind.forward_flops)
+    throw std::logic_error("layer kind " + LayerKindName(l.kind_case()) + " states no FLOPs");
+  return kind.forward_flops(l, in, out);
 }
 
 std::vector<int64_t> ForwardFlopsPerSample(const proto::ModelSpec& spec, const Model& model) {

@@ -11,9 +11,10 @@
 
 namespace mt {
 
-// Forward pass of one layer per sample: 2 per multiply-add (conv, dense),
-// 2 per element for batch norm's scale and shift, 1 per element summed
-// (pools, add); comparisons (ReLU, max-pool) count nothing.
+// Forward pass of one layer per sample, as its kind's registry entry states
+// (core/layers/layer_registry.h): 2 per multiply-add (conv, dense), 2 per
+// element for batch norm's scale and shift, 1 per element summed (pools,
+// add); comparisons (ReLU, max-pool) count nothing.
 int64_t ForwardFlops(const proto::Layer& layer, const std::vector<Shape>& in, const Shape& out);
 
 // ForwardFlops of every layer of `model`, built from `spec`, in model order.

@@ -20,16 +20,6 @@
 #include "kernels/op_scalars.h"
 
 namespace mt::kernels {
-namespace {
-
-// Below this many elements an elementwise op takes a few microseconds on one
-// core, comparable to handing chunks to the helpers. Larger ops split even
-// when memory-bound: with chunks that follow the same split as the op that
-// wrote the data, each core reads what is already in its own cache (serial
-// ops on two cores were 2-3x slower than split ones for that reason).
-constexpr size_t kParallelElements = size_t{1} << 15;
-
-}  // namespace
 
 CpuBackend::CpuBackend(int threads) : pool_(threads) {}
 CpuBackend::~CpuBackend() = default;
@@ -41,18 +31,6 @@ float* CpuBackend::Data(View v) {
 }
 
 int32_t* CpuBackend::Int32Data(View v) { return reinterpret_cast<int32_t*>(Data(v)); }
-
-template <class Fn>
-void CpuBackend::ForEachRange(size_t n, Fn&& fn) {
-  if (n < kParallelElements || pool_.size() == 1) {
-    fn(size_t{0}, n);
-    return;
-  }
-  const size_t blocks = (n + 15) / 16;
-  pool_.ParallelFor(static_cast<int64_t>(blocks), [&](int64_t b, int64_t e, int) {
-    fn(static_cast<size_t>(b) * 16, std::min(static_cast<size_t>(e) * 16, n));
-  });
-}
 
 OpSet CpuBackend::SupportedOps() const {
   return {Op::kGemm,
@@ -76,6 +54,8 @@ OpSet CpuBackend::SupportedOps() const {
           Op::kReluBackward,
           Op::kClipForward,
           Op::kClipBackward,
+          Op::kActivationForward,
+          Op::kActivationBackward,
           Op::kDropoutForward,
           Op::kDropoutBackward,
           Op::kSoftmaxCrossEntropy,

@@ -1,5 +1,6 @@
-// The table of cases tests/kernels/backend_ops_test.cc runs on every backend,
-// and the harness a case runs in. A case builds its inputs from seeded random
+// The table of cases tests/kernels/backend_ops_test.cc runs on every backend
+// and tests/bench/backend_ops_bench times (one table: a new op is a row
+// here), and the harness a case runs in. A case builds its inputs from seeded random
 // data on the backend it is given, calls its op (after the ops that op
 // depends on, such as a forward pass before its backward one) and keeps what
 // it wrote.
@@ -54,6 +55,7 @@ class CaseIo {
   }
   // Keeps the whole buffer behind `v`, padding included.
   void Keep(const char* name, View v, bool integers = false) {
+    kept_.push_back(WholeOf(*v.buffer));
     Output out{name, std::vector<float>(v.buffer->count()), integers};
     backend_.Download(WholeOf(*v.buffer), out.data.data());
     outputs_.push_back(std::move(out));
@@ -62,6 +64,10 @@ class CaseIo {
     outputs_.push_back(Output{name, {static_cast<float>(value)}});
   }
   std::vector<Output> TakeOutputs() { return std::move(outputs_); }
+  // The buffers the case filled from the host and those it kept, for the
+  // bench's cost of moving them (tests/bench/backend_ops_run.cc).
+  const std::vector<std::pair<View, std::vector<float>>>& uploads() const { return uploads_; }
+  const std::vector<View>& kept() const { return kept_; }
 
  private:
   static constexpr size_t kPad = 3;
@@ -69,12 +75,15 @@ class CaseIo {
   View Padded(const std::vector<float>& host) {
     buffers_.push_back(backend_.Allocate(host.size()));
     backend_.Upload(host.data(), WholeOf(*buffers_.back()));
+    uploads_.emplace_back(WholeOf(*buffers_.back()), host);
     return WholeOf(*buffers_.back()).Slice(kPad, host.size() - 2 * kPad);
   }
 
   Backend& backend_;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<Output> outputs_;
+  std::vector<std::pair<View, std::vector<float>>> uploads_;
+  std::vector<View> kept_;
 };
 
 struct OpCase {
@@ -357,6 +366,32 @@ inline void AddLossAndOptimizers(Table& t) {
 
 namespace mt::kernels::test_support {
 
+// Every function of the activation family, over the kinks of the piecewise
+// ones (inputs in [-4, 4]), forward and backward (in place too).
+inline void AddActivations(Table& t) {
+  const ActivationParams params[] = {{}, {}, {0.2f, 0.5f}, {}, {0.1f, 0.0f}, {}};
+  for (int f = 0; f <= static_cast<int>(Activation::kSilu); ++f) {
+    const Activation fn = static_cast<Activation>(f);
+    const ActivationParams p = params[f];
+    for (size_t n : {size_t(1), size_t(1000), size_t(40000)}) {
+      const std::string shape = std::string(ActivationName(fn)) + " " + Dims({int(n)});
+      t.Add(Op::kActivationForward, shape, [fn, p, n](CaseIo& io) {
+        const View y = io.Random(n, 41);
+        io.be().ActivationForward(fn, p, io.Random(n, 42, -4, 4), y);
+        io.Keep("y", y);
+      });
+      for (bool in_place : {false, true})
+        t.Add(Op::kActivationBackward, shape + (in_place ? " in place" : ""),
+              [fn, p, n, in_place](CaseIo& io) {
+                const View d_out = io.Random(n, 43);
+                const View d_in = in_place ? d_out : io.Random(n, 44);
+                io.be().ActivationBackward(fn, p, io.Random(n, 42, -4, 4), d_out, d_in);
+                io.Keep("d_in", d_in);
+              });
+    }
+  }
+}
+
 // Every case, built on first use.
 inline const std::vector<OpCase>& AllCases() {
   static const std::vector<OpCase> cases = [] {
@@ -367,6 +402,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddAveragePooling(t);
     AddBatchNorm(t);
     AddClip(t);
+    AddActivations(t);
     AddElementwise(t);
     AddLossAndOptimizers(t);
     return t.Take();

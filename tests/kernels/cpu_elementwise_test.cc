@@ -226,7 +226,7 @@ TEST(CpuBackendBasics, NameSupportsAllocateAndData) {
   EXPECT_EQ(be.threads(), 2);
   EXPECT_EQ(be.SupportedOps(), OpSet::All())
       << "lacks " << (OpSet::All() - be.SupportedOps()).Names();
-  EXPECT_TRUE(be.Supports(Op::kAdamUpdate));
+  EXPECT_TRUE(be.SupportedOps().Has(Op::kAdamUpdate));
   auto b = be.Allocate(1000);
   EXPECT_EQ(b->count(), 1000u);
   EXPECT_EQ(b->backend(), &be);

@@ -77,7 +77,7 @@ class GroupedConv : public ::testing::TestWithParam<std::tuple<std::string, Conv
   void SetUp() override {
     be_ = ::mt::test_support::MakeTestBackend(std::get<0>(GetParam()));
     if (!be_) GTEST_SKIP() << ::mt::test_support::kNoOpenCl;
-    ASSERT_TRUE(be_->Supports(Op::kGroupedConv2d));
+    ASSERT_TRUE(be_->SupportedOps().Has(Op::kGroupedConv2d));
   }
   std::unique_ptr<Backend> be_;
 };

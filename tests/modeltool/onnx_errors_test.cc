@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // lenet5 exported, for damaging.
 onnx::ModelProto LeNet() {
@@ -78,8 +79,21 @@ TEST(OnnxErrors, UnsupportedOpNamesTheNodeAndTheSupportedOps) {
 
 TEST(OnnxErrors, UnsupportedOpInTheMiddle) {
   onnx::ModelProto m = LeNet();
-  NodeNamed(m, "relu1").set_op_type("Sigmoid");
-  EXPECT_THAT(ImportError(m), HasSubstr("Sigmoid node 'relu1'"));
+  NodeNamed(m, "relu1").set_op_type("Softplus");
+  EXPECT_THAT(ImportError(m), HasSubstr("Softplus node 'relu1'"));
+}
+
+// All of them in one message, not just the first; and the supported list
+// holds what imports as layers, not the shape plumbing.
+TEST(OnnxErrors, EveryUnsupportedNodeIsListedAtOnce) {
+  onnx::ModelProto m = LeNet();
+  NodeNamed(m, "relu1").set_op_type("Softplus");
+  NodeNamed(m, "relu2").set_op_type("Erf");
+  const std::string error = ImportError(m);
+  EXPECT_THAT(error, AllOf(HasSubstr("2 nodes"), HasSubstr("Softplus node 'relu1'"),
+                           HasSubstr("Erf node 'relu2'"), HasSubstr("Sigmoid"),
+                           HasSubstr("HardSigmoid"), HasSubstr("LeakyRelu")));
+  EXPECT_THAT(error, AllOf(Not(HasSubstr("Unsqueeze")), Not(HasSubstr("Gather"))));
 }
 
 TEST(OnnxErrors, WeightShapeMismatch) {

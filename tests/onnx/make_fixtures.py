@@ -12,7 +12,7 @@ and shift, then a few SGD steps on a synthetic 10-class task move its
 running statistics and make the logits depend on the input (checked), so
 folding or misreading them shows in the logits.
 
-Also unsupported_op.onnx (a Sigmoid inside: valid ONNX that mt cannot train)
+Also unsupported_op.onnx (a Softplus inside: valid ONNX that mt cannot train)
 and truncated.onnx (the first part of a fixture's bytes: not parseable).
 Seeds are fixed; the same torch and onnx versions write the same bytes.
 """
@@ -78,17 +78,43 @@ class SmallResidual(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-class SigmoidNet(nn.Module):
-    """conv + BN + Sigmoid + maxpool + flatten + linear: Sigmoid is not an mt layer."""
+class SoftplusNet(nn.Module):
+    """conv + BN + Softplus + maxpool + flatten + linear: Softplus is not an mt layer."""
 
     def __init__(self):
         super().__init__()
-        self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Sigmoid(),
+        self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Softplus(),
                                       nn.MaxPool2d(4))
         self.fc = nn.Linear(4 * 8 * 8, 10)
 
     def forward(self, x):
         return self.fc(torch.flatten(self.features(x), 1))
+
+
+class ActivationsNet(nn.Module):
+    """Every elementwise activation mt has besides ReLU and ReLU6: Hardswish
+    (opset 13: HardSigmoid + Mul; 14: HardSwish) and SiLU (Sigmoid + Mul)
+    after convs, Tanh, Sigmoid and Hardsigmoid on 1x1-conv branches added to
+    the trunk (saturating functions in a chain would flatten the logits),
+    LeakyReLU(0.1) last."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16),
+                                  nn.Hardswish(), nn.Conv2d(16, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16),
+                                  nn.SiLU())
+        self.tanh = nn.Sequential(nn.Conv2d(16, 16, 1), nn.Tanh())
+        self.sigmoid = nn.Sequential(nn.Conv2d(16, 16, 1), nn.Sigmoid())
+        self.hardsigmoid = nn.Sequential(nn.Conv2d(16, 16, 1), nn.Hardsigmoid())
+        self.head = nn.Sequential(nn.Conv2d(16, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16),
+                                  nn.LeakyReLU(0.1))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = x + self.tanh(x) + self.sigmoid(x) + self.hardsigmoid(x)
+        return self.fc(torch.flatten(self.pool(self.head(x)), 1))
 
 
 def templates():
@@ -220,8 +246,13 @@ def main():
         ("small_residual_opset17", SmallResidual, 17, True,
          "opset 17: strided convs, a basic residual block (Add then ReLU), ReLU6 as Clip, a 1x1 conv with "
          "bias, GlobalAveragePool, Gemm"),
-        ("unsupported_op", SigmoidNet, 13, True,
-         "valid ONNX with a Sigmoid inside: importers that do not support Sigmoid must reject it by name"),
+        ("activations_opset13", ActivationsNet, 13, True,
+         "opset 13: Hardswish as HardSigmoid + Mul, SiLU as Sigmoid + Mul, LeakyRelu(0.1), Tanh, "
+         "HardSigmoid(1/6, 1/2), Sigmoid, each after a conv"),
+        ("activations_opset14", ActivationsNet, 14, True,
+         "the same network and weights at opset 14, where Hardswish is the HardSwish op"),
+        ("unsupported_op", SoftplusNet, 13, True,
+         "valid ONNX with a Softplus inside: importers that do not support Softplus must reject it by name"),
     ]
 
     manifest = {"generated_by": "tests/onnx/make_fixtures.py", "torch": torch.__version__, "onnx": onnx.__version__,
@@ -230,7 +261,8 @@ def main():
     trained = {}
     for i, (name, make, opset, keep_bn, what) in enumerate(fixtures):
         # The two mobilenet_v2_style exports share one trained model.
-        key = "mobilenet_v2_style" if name.startswith("mobilenet_v2_style") else name
+        key = ("mobilenet_v2_style" if name.startswith("mobilenet_v2_style") else
+               "activations" if name.startswith("activations") else name)
         if key not in trained:
             torch.manual_seed(100 + i)
             trained[key] = train_briefly(make(), 100 + i, tmpl)
@@ -264,7 +296,7 @@ def main():
             "opset": opset, "batchnorm_nodes": bn_nodes, "nodes": len(m.graph.node), "ops": ops,
             "logit_spread_across_batch": round(spread, 4), "logit_change_first_bn_mean_0.05": round(moved, 4),
             "expect": "unsupported" if name == "unsupported_op" else "ok",
-            "unsupported_ops": ["Sigmoid"] if name == "unsupported_op" else [],
+            "unsupported_ops": ["Softplus"] if name == "unsupported_op" else [],
             "tests": what})
         print(f"{name}: opset {opset}, {len(m.graph.node)} nodes {ops}, "
               f"{manifest['fixtures'][-1]['parameters']} parameters")

@@ -33,6 +33,9 @@ struct CheckOptions {
   // slopes agree, which no local test tells from a wrong gradient; allow a
   // few such points, while a real error shows up at most of them.
   double max_mismatch_fraction = 0.0;
+  // Binds running statistics (batch norm's) at their initial values; off
+  // where the test has bound its own to watch them.
+  bool bind_running_stats = false;
 };
 
 inline std::vector<float> RandomVector(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -88,32 +91,53 @@ inline void CompareDerivatives(const std::string& what, std::vector<float>& x,
   EXPECT_LE(skipped, o.max_skipped_fraction * checked + 1) << what << ": too many kinks skipped";
 }
 
-// Checks one layer's input and parameter gradients on `backend`.
-inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
-                                kernels::Backend& backend, const std::vector<float>& input_values,
-                                const CheckOptions& o = {}) {
+// Checks one layer's input and parameter gradients on `backend`, for a
+// layer of one input or several (Add): `input_values` holds the inputs one
+// after the other.
+inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& in_samples,
+                                        int batch, kernels::Backend& backend,
+                                        const std::vector<float>& input_values,
+                                        const CheckOptions& o = {}) {
   layer.set_backend(&backend);
-  const Shape out_sample = layer.Setup(in_sample);
-  const size_t in_n = in_sample.count() * batch, out_n = out_sample.count() * batch;
+  const Shape out_sample = layer.SetupInputs(in_samples);
+  const size_t out_n = out_sample.count() * batch;
   const size_t p_n = layer.ParamCount();
   auto params = backend.Allocate(std::max<size_t>(p_n, 1));
   auto grads = backend.Allocate(std::max<size_t>(p_n, 1));
   layer.BindParams(kernels::WholeOf(*params).Slice(0, p_n), kernels::WholeOf(*grads).Slice(0, p_n));
+  std::unique_ptr<kernels::Buffer> stats;
+  if (const size_t s_n = o.bind_running_stats ? layer.RunningStatCount() : 0) {
+    stats = backend.Allocate(s_n);
+    std::vector<float> host(s_n);
+    layer.InitRunningStats(host.data());
+    backend.Upload(host.data(), kernels::WholeOf(*stats));
+    layer.BindRunningStats(kernels::WholeOf(*stats));
+  }
   layer.Reshape(batch);
   std::vector<float> p_host = RandomVector(p_n, 7, -0.5f, 0.5f);
   if (p_n) backend.Upload(p_host.data(), kernels::WholeOf(*params).Slice(0, p_n));
 
   // In-place layers read and write one buffer, so keep input and output apart
   // only when the layer allows it.
-  auto in_buf = backend.Allocate(in_n);
-  auto out_buf = layer.InPlace() ? nullptr : backend.Allocate(out_n);
-  auto d_out_buf = backend.Allocate(out_n);
-  auto d_in_buf = layer.InPlace() ? nullptr : backend.Allocate(in_n);
-  const Tensor in{in_sample.WithBatch(batch), kernels::WholeOf(*in_buf)};
-  const Tensor out{out_sample.WithBatch(batch),
-                   layer.InPlace() ? in.view : kernels::WholeOf(*out_buf)};
-  const Tensor d_out{out.shape, kernels::WholeOf(*d_out_buf)};
-  const Tensor d_in{in.shape, layer.InPlace() ? d_out.view : kernels::WholeOf(*d_in_buf)};
+  const bool in_place = layer.InPlace() && in_samples.size() == 1;
+  std::vector<std::unique_ptr<kernels::Buffer>> buffers;
+  auto allocate = [&](size_t n) {
+    buffers.push_back(backend.Allocate(n));
+    return kernels::WholeOf(*buffers.back());
+  };
+  std::vector<Tensor> in, d_in;
+  std::vector<size_t> in_offsets;
+  size_t in_n = 0;
+  for (const Shape& sample : in_samples) {
+    in_offsets.push_back(in_n);
+    const size_t n = sample.count() * batch;
+    in_n += n;
+    in.push_back(Tensor{sample.WithBatch(batch), allocate(n)});
+  }
+  const Tensor out{out_sample.WithBatch(batch), in_place ? in[0].view : allocate(out_n)};
+  const Tensor d_out{out.shape, allocate(out_n)};
+  for (const Tensor& t : in)
+    d_in.push_back(Tensor{t.shape, in_place ? d_out.view : allocate(t.shape.count())});
   const std::vector<float> r = RandomVector(out_n, 11);
   ForwardContext ctx{true, 1234};
 
@@ -121,8 +145,8 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
   ASSERT_EQ(x.size(), in_n);
   std::vector<float> out_host(out_n);
   auto objective = [&]() {
-    backend.Upload(x.data(), in.view);
-    layer.Forward(in, out, ctx);
+    for (size_t k = 0; k < in.size(); ++k) backend.Upload(x.data() + in_offsets[k], in[k].view);
+    layer.ForwardInputs(in, out, ctx);
     backend.Download(out.view, out_host.data());
     double s = 0;
     for (size_t i = 0; i < out_n; ++i) s += static_cast<double>(out_host[i]) * r[i];
@@ -132,9 +156,14 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
   // Analytic gradients.
   objective();
   backend.Upload(r.data(), d_out.view);
-  layer.Backward(in, out, d_out, o.check_input ? d_in : Tensor{in.shape, kernels::View{}});
+  std::vector<Tensor> d_in_used = d_in;
+  if (!o.check_input)
+    for (Tensor& t : d_in_used) t.view = kernels::View{};
+  layer.BackwardInputs(in, out, d_out, d_in_used);
   std::vector<float> d_in_host(in_n), d_p_host(p_n);
-  if (o.check_input) backend.Download(d_in.view, d_in_host.data());
+  if (o.check_input)
+    for (size_t k = 0; k < in.size(); ++k)
+      backend.Download(d_in[k].view, d_in_host.data() + in_offsets[k]);
   if (p_n) backend.Download(kernels::WholeOf(*grads).Slice(0, p_n), d_p_host.data());
 
   if (o.check_input) {
@@ -152,6 +181,12 @@ inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
         },
         objective, o);
   }
+}
+
+inline void CheckLayerGradients(Layer& layer, const Shape& in_sample, int batch,
+                                kernels::Backend& backend, const std::vector<float>& input_values,
+                                const CheckOptions& o = {}) {
+  CheckLayerGradientsOnInputs(layer, {in_sample}, batch, backend, input_values, o);
 }
 
 }  // namespace mt::test_support

@@ -4,7 +4,7 @@
 // then skips with kNoOpenCl.
 //
 // LimitedBackend<Base>: a real backend that lacks some ops, for the code
-// that must honour Supports() (placement, the op table).
+// that must honour SupportedOps() (placement, the op table).
 #pragma once
 
 #include <initializer_list>
@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "tests/support/intercepting_backend.h"
 #if MT_HAVE_OPENCL
 #include "kernels/opencl/opencl_backend.h"
 #include "kernels/opencl/opencl_device.h"
@@ -45,109 +46,39 @@ inline std::unique_ptr<kernels::Backend> MakeTestBackend(const std::string& name
 
 // Base (CpuBackend, OpenClBackend) without the ops in `missing`:
 // SupportedOps leaves them out and calling one throws std::logic_error, so a
-// caller that ignores Supports() fails instead of quietly working; so does
-// an op given another backend's memory.
+// caller that ignores SupportedOps() fails instead of quietly working; so
+// does an op given another backend's memory. Every numeric op goes through
+// it (intercepting_backend.h; LimitedBackendGuardsEveryOp checks each).
 template <class Base>
-class LimitedBackend : public Base {
+class LimitedBackend : public InterceptingBackend<Base> {
  public:
   using View = kernels::View;
-  using Op = kernels::Op;
 
   template <class... BaseArgs>
   LimitedBackend(std::string name, kernels::OpSet missing, BaseArgs&&... args)
-      : Base(std::forward<BaseArgs>(args)...), name_(std::move(name)), missing_(missing) {}
+      : InterceptingBackend<Base>(std::forward<BaseArgs>(args)...),
+        name_(std::move(name)),
+        missing_(missing) {}
 
   std::string Name() const override { return name_; }
   kernels::OpSet SupportedOps() const override { return Base::SupportedOps() - missing_; }
 
-  void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, View a, View b, float beta,
-            View c) override {
-    Require(Op::kGemm, {a, b, c});
-    Base::Gemm(ta, tb, m, n, k, alpha, a, b, beta, c);
-  }
-  void Axpy(float alpha, View x, View y) override {
-    Require(Op::kAxpy, {x, y});
-    Base::Axpy(alpha, x, y);
-  }
-  void Scale(float alpha, View x) override {
-    Require(Op::kScale, {x});
-    Base::Scale(alpha, x);
-  }
-  void Conv2dForward(const kernels::ConvGeometry& g, View in, View w, View bias, View out,
-                     View ws) override {
-    Require(Op::kConv2dForward, {in, w, bias, out, ws});
-    if (g.groups > 1) Require(Op::kGroupedConv2d, {});
-    Base::Conv2dForward(g, in, w, bias, out, ws);
-  }
-  void Conv2dBackward(const kernels::ConvGeometry& g, View in, View w, View d_out, View d_in,
-                      View d_w, View d_b, View ws) override {
-    Require(Op::kConv2dBackward, {in, w, d_out, d_in, d_w, d_b, ws});
-    if (g.groups > 1) Require(Op::kGroupedConv2d, {});
-    Base::Conv2dBackward(g, in, w, d_out, d_in, d_w, d_b, ws);
-  }
-  void MaxPoolForward(const kernels::PoolGeometry& g, View in, View out, View argmax) override {
-    Require(Op::kMaxPoolForward, {in, out, argmax});
-    Base::MaxPoolForward(g, in, out, argmax);
-  }
-  void MaxPoolBackward(const kernels::PoolGeometry& g, View d_out, View argmax,
-                       View d_in) override {
-    Require(Op::kMaxPoolBackward, {d_out, argmax, d_in});
-    Base::MaxPoolBackward(g, d_out, argmax, d_in);
-  }
-  void AddBias(View x, View bias, int outer, int channels, int inner) override {
-    Require(Op::kAddBias, {x, bias});
-    Base::AddBias(x, bias, outer, channels, inner);
-  }
-  void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override {
-    Require(Op::kBiasGrad, {d_x, d_bias});
-    Base::BiasGrad(d_x, d_bias, outer, channels, inner);
-  }
-  void ReluForward(View in, View out) override {
-    Require(Op::kReluForward, {in, out});
-    Base::ReluForward(in, out);
-  }
-  void ReluBackward(View out, View d_out, View d_in) override {
-    Require(Op::kReluBackward, {out, d_out, d_in});
-    Base::ReluBackward(out, d_out, d_in);
-  }
-  void DropoutForward(View in, View out, View mask, float rate, uint64_t seed) override {
-    Require(Op::kDropoutForward, {in, out, mask});
-    Base::DropoutForward(in, out, mask, rate, seed);
-  }
-  void DropoutBackward(View d_out, View mask, float rate, View d_in) override {
-    Require(Op::kDropoutBackward, {d_out, mask, d_in});
-    Base::DropoutBackward(d_out, mask, rate, d_in);
-  }
-  double SoftmaxCrossEntropy(View logits, View labels, int n, int classes, View d_logits) override {
-    Require(Op::kSoftmaxCrossEntropy, {logits, labels, d_logits});
-    return Base::SoftmaxCrossEntropy(logits, labels, n, classes, d_logits);
-  }
-  void ArgmaxRows(View logits, int n, int classes, View out) override {
-    Require(Op::kArgmaxRows, {logits, out});
-    Base::ArgmaxRows(logits, n, classes, out);
-  }
-  void SgdUpdate(const kernels::SgdHyper& h, View p, View g, View velocity) override {
-    Require(Op::kSgdUpdate, {p, g, velocity});
-    Base::SgdUpdate(h, p, g, velocity);
-  }
-  void AdamUpdate(const kernels::AdamHyper& h, View p, View g, View m, View v) override {
-    Require(Op::kAdamUpdate, {p, g, m, v});
-    Base::AdamUpdate(h, p, g, m, v);
+ protected:
+  // Also checks that every view is of this backend's memory: on a CPU-based
+  // backend a misplaced buffer would otherwise go unnoticed.
+  void Intercept(kernels::OpSet ops, std::initializer_list<View> views,
+                 const std::function<void()>& call) override {
+    const kernels::OpSet lacking = ops - (kernels::OpSet::All() - missing_);
+    if (!lacking.empty())
+      throw std::logic_error(name_ + ": " + lacking.Names() + " called, but this backend lacks it");
+    for (const View& v : views)
+      if (v.buffer && v.buffer->backend() != this)
+        throw std::logic_error(name_ + ": " + ops.Names() + " given memory of " +
+                               v.buffer->backend()->Name());
+    call();
   }
 
  private:
-  // Also checks that every view is of this backend's memory: on a CPU-based
-  // backend a misplaced buffer would otherwise go unnoticed.
-  void Require(Op op, std::initializer_list<View> views) const {
-    if (missing_.Has(op))
-      throw std::logic_error(name_ + ": " + kernels::OpName(op) +
-                             " called, but this backend lacks it");
-    for (const View& v : views)
-      if (v.buffer && v.buffer->backend() != this)
-        throw std::logic_error(name_ + ": " + kernels::OpName(op) + " given memory of " +
-                               v.buffer->backend()->Name());
-  }
-
   std::string name_;
   kernels::OpSet missing_;
 };

@@ -1,0 +1,18 @@
+// tanh, counted as 4 FLOPs per element, as sigmoid.
+#include "core/layers/activation.h"
+#include "core/layers/layer_registry.h"
+
+namespace mt {
+
+MT_REGISTER_LAYER_KIND(LayerKind{
+    proto::Layer::kTanh,
+    [](const proto::Layer& l) -> std::unique_ptr<Layer> {
+      return std::make_unique<ActivationLayer>("tanh", kernels::Activation::kTanh,
+                                               kernels::ActivationParams{});
+    },
+    [](const proto::Layer&, const std::vector<Shape>&, const Shape& out) -> int64_t {
+      return 4 * static_cast<int64_t>(out.count());
+    },
+    R"(layer { name: "probe" tanh {} })", OnnxElementwise{"Tanh", {}}});
+
+}  // namespace mt
