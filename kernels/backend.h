@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/buffer.h"
@@ -140,6 +141,28 @@ class Backend {
   // every worker, so all copies stay bit-identical on one backend)
   virtual void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) = 0;
   virtual void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) = 0;
+
+  // ---- structural ops (squeeze-and-excitation, concatenation). Not every
+  // backend has them: the defaults throw, and a backend that implements one
+  // lists it in SupportedOps().
+  // out[r][i] = x[r][i] * scale[r] for x and out [rows][inner], scale [rows]:
+  // a same-shaped product with inner 1, a per-channel scale of NCHW with
+  // rows N * C and inner H * W.
+  virtual void RowScaleForward(View x, View scale, View out, int rows, int inner) {
+    throw std::logic_error(Name() + " has no row_scale_forward");
+  }
+  // d_x[r][i] = d_out[r][i] * scale[r]; d_scale[r] = sum over i of
+  // d_out[r][i] * x[r][i]. Overwrites each; skips each that is empty.
+  virtual void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
+                                int inner) {
+    throw std::logic_error(Name() + " has no row_scale_backward");
+  }
+  // dst[r * dst_stride + dst_offset + j] = src[r * src_stride + src_offset + j]
+  // for r < rows, j < width: one input's block of a concatenation, or back.
+  virtual void CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride,
+                        int dst_offset, int rows, int width) {
+    throw std::logic_error(Name() + " has no copy_rows");
+  }
 };
 
 }  // namespace mt::kernels
