@@ -354,6 +354,7 @@ inline void AddLossAndOptimizers(Table& t) {
 }  // namespace mt::kernels::test_support
 
 #include "tests/kernels/batch_norm_pool_cases.h"
+#include "tests/kernels/structural_op_cases.h"
 
 namespace mt::kernels::test_support {
 
@@ -369,6 +370,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddClip(t);
     AddElementwise(t);
     AddLossAndOptimizers(t);
+    AddStructuralOps(t);
     return t.Take();
   }();
   return cases;

@@ -43,9 +43,13 @@ class OpenClBackendTest : public ::testing::Test {
   std::unique_ptr<OpenClBackend> gpu_;
 };
 
-TEST_F(OpenClBackendTest, NameAndEveryOp) {
+TEST_F(OpenClBackendTest, NameAndEveryOpButTheCpuOnlyOnes) {
   EXPECT_EQ(gpu_->Name(), "opencl");
-  EXPECT_EQ(gpu_->SupportedOps(), OpSet::All())
+  // Issue 29's structural ops have CPU kernels only; placement runs the
+  // layers that need them on the CPU.
+  const OpSet cpu_only = {Op::kPaddedPool, Op::kRowScaleForward, Op::kRowScaleBackward,
+                          Op::kCopyRows};
+  EXPECT_EQ(gpu_->SupportedOps(), OpSet::All() - cpu_only)
       << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
 }
 
