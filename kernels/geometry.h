@@ -32,9 +32,16 @@ struct PoolGeometry {
   int channels = 1, in_h = 1, in_w = 1;
   int size = 2;  // square window
   int stride = 2;
+  // Symmetric padding of pad cells on each side; padded cells are never read. A max ignores them
+  // (ONNX's -inf padding); an average divides by the window's cells inside
+  // the input, or by size * size when count_pad (ONNX's count_include_pad).
+  // pad > 0 needs Op::kPaddedPool; pad <= size / 2, so every window
+  // holds an input.
+  int pad = 0;
+  bool count_pad = false;
 
-  int out_h() const { return (in_h - size) / stride + 1; }
-  int out_w() const { return (in_w - size) / stride + 1; }
+  int out_h() const { return (in_h + 2 * pad - size) / stride + 1; }
+  int out_w() const { return (in_w + 2 * pad - size) / stride + 1; }
   int in_size() const { return channels * in_h * in_w; }
   int out_size() const { return channels * out_h() * out_w(); }
 };

@@ -42,8 +42,13 @@ enum class Op : uint8_t {
   kArgmaxRows,
   kSgdUpdate,
   kAdamUpdate,
+  // Max/AvgPoolForward/Backward with PoolGeometry::pad > 0.
+  kPaddedPool,
+  kRowScaleForward,
+  kRowScaleBackward,
+  kCopyRows,
 };
-constexpr int kOpCount = static_cast<int>(Op::kAdamUpdate) + 1;
+constexpr int kOpCount = static_cast<int>(Op::kCopyRows) + 1;
 
 // For logs and test names.
 constexpr const char* OpName(Op op) {
@@ -77,6 +82,10 @@ constexpr const char* OpName(Op op) {
     case Op::kArgmaxRows: return "argmax_rows";
     case Op::kSgdUpdate: return "sgd_update";
     case Op::kAdamUpdate: return "adam_update";
+    case Op::kPaddedPool: return "padded_pool";
+    case Op::kRowScaleForward: return "row_scale_forward";
+    case Op::kRowScaleBackward: return "row_scale_backward";
+    case Op::kCopyRows: return "copy_rows";
   }
   return "?";
 }

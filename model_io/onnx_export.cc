@@ -50,7 +50,11 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
     const std::string name = l.name().empty() ? "layer" + std::to_string(i + 1) : l.name();
     outputs.push_back(name);
     std::vector<std::string> ins;
-    for (int v : model.layer_inputs(i)) ins.push_back(v < 0 ? "input" : outputs[v]);
+    std::vector<Shape> in_shapes;
+    for (int v : model.layer_inputs(i)) {
+      ins.push_back(v < 0 ? "input" : outputs[v]);
+      in_shapes.push_back(v < 0 ? model.input_shape() : model.layer_output_shape(v));
+    }
     const int first = model.layer_inputs(i)[0];
     const Shape& in = first < 0 ? model.input_shape() : model.layer_output_shape(first);
     const float* p = weights.params.data() + model.ParamOffsets()[i];
@@ -59,7 +63,7 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
     if (!write)
       throw OnnxError("cannot export layer " + name + ": layer kind " +
                       LayerKindName(l.kind_case()) + " has no ONNX translation");
-    write(OnnxLayerOut{w, l, name, ins, in, p, s});
+    write(OnnxLayerOut{w, l, name, ins, in, p, s, in_shapes});
   }
   DescribeTensor(*g.add_output(), outputs.back(), model.output_shape());
   std::string bytes;

@@ -2,6 +2,7 @@
 // shape arithmetic), and the dispatch of every node to its translation.
 // Each checks every attribute that could change what the op computes and
 // fails on what mt cannot do.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -17,19 +18,31 @@ namespace {
 
 using Translate = std::function<void(OnnxImporter&, const OnnxNode&)>;
 
-// PyTorch 1.13 writes AvgPool2d as an all-zero Pad before AveragePool: a
-// no-op. Real padding has no layer of its own in mt (convs pad themselves).
+// PyTorch 1.13 writes AvgPool2d as a Pad before AveragePool: all zero (a
+// no-op) without padding, else zeros on each side of H and W, which the
+// AveragePool after it takes as its own padding (ImportedValue::zero_pad).
+// Other padding has no layer of its own in mt (convs pad themselves).
 void Pad(OnnxImporter& im, const OnnxNode& n) {
   n.ExpectArity(1, 4);
   n.OnlyAttributes({"mode", "pads", "value"});
   const ImportedValue& x = im.Value(n, 0);
   std::vector<int64_t> pads = n.Ints("pads");
   if (!n.Input(1).empty()) pads = im.Constant(n, 1, "pads").ints;
-  for (int64_t p : pads)
-    if (p != 0)
-      n.Fail("only an all-zero Pad (a no-op) is supported, got pads " + DimsText(pads) +
-             "; pad inside the Conv instead");
-  im.Alias(n, x);
+  float value = n.Float("value", 0);
+  if (n.InputCount() > 2 && !n.Input(2).empty())
+    value = ScalarOf(n, im.Constant(n, 2, "value"), "value");
+  const bool none = std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
+  if (none) return im.Alias(n, x);
+  const int64_t p = pads.size() == 8 ? pads[2] : 0;
+  const bool spatial = !x.flat && p > 0 && pads == std::vector<int64_t>{0, 0, p, p, 0, 0, p, p};
+  if (!spatial || value != 0 || n.String("mode", "constant") != "constant")
+    n.Fail(
+        "only an all-zero Pad, or equal zero padding of H and W before an AveragePool, is "
+        "supported, got pads " +
+        DimsText(pads) + "; pad inside the Conv instead");
+  ImportedValue padded = x;
+  padded.zero_pad = static_cast<int>(pads[2]);
+  im.Alias(n, padded);
 }
 
 void Identity(OnnxImporter& im, const OnnxNode& n) {
@@ -66,7 +79,8 @@ void Constant(OnnxImporter& im, const OnnxNode& n) {
 
 // The ops that make no layer: constants, identities and the shape
 // arithmetic; the layers' ops are in onnx_layers/ (onnx_layer_translators.h),
-// Concat among them, which takes a Concat of shape constants too.
+// and Concat there too (onnx_layers/concat.cc), which hands constants back to
+// ImportConcat.
 const std::map<std::string, Translate>& StructuralOps() {
   static const std::map<std::string, Translate> table = {
       {"Constant", Constant}, {"Gather", ImportGather}, {"Identity", Identity},

@@ -203,7 +203,13 @@ const ImportedValue& OnnxImporter::Value(const OnnxNode& n, int i) const {
   const std::string name = n.Input(i);
   if (name.empty()) n.Fail("input #" + std::to_string(i) + " is missing");
   const auto it = values_.find(name);
-  if (it != values_.end()) return it->second;
+  if (it != values_.end()) {
+    if (it->second.zero_pad > 0)
+      n.Fail("input '" + name +
+             "' comes from a non-zero Pad, which mt takes only before an AveragePool (pad "
+             "inside the Conv or the pooling instead)");
+    return it->second;
+  }
   if (constants_.count(name))
     n.Fail("input #" + std::to_string(i) + " ('" + name +
            "') is a constant where mt needs a tensor computed by the graph");
@@ -219,6 +225,13 @@ const ImportedValue& OnnxImporter::SpatialValue(const OnnxNode& n, int i) const 
            (v.pooled ? "a globally pooled [N, C, 1, 1] tensor" : "flat") +
            "; this op needs [N, C, H, W] here");
   return v;
+}
+
+const ImportedValue& OnnxImporter::PaddedValue(const OnnxNode& n, int i, bool padded_ok) const {
+  const auto it = values_.find(n.Input(i));
+  if (padded_ok && it != values_.end() && it->second.zero_pad > 0 && !it->second.flat)
+    return it->second;
+  return SpatialValue(n, i);
 }
 
 const OnnxConstant& OnnxImporter::Constant(const OnnxNode& n, int i,

@@ -24,6 +24,10 @@ struct ImportedValue {
   // GlobalAveragePool's output: ONNX holds [N, C, 1, 1] where ours is flat
   // already, so the Flatten or Reshape after it makes no layer.
   bool pooled = false;
+  // Zero padding on each side of H and W that a Pad node put on this value;
+  // only the pooling after it (PyTorch's AvgPool2d) can take it, so Value()
+  // refuses such a value and PaddedValue() hands it over.
+  int zero_pad = 0;
 };
 
 class OnnxImporter {
@@ -36,6 +40,8 @@ class OnnxImporter {
   const ImportedValue& Value(const OnnxNode& n, int i) const;
   // Value(n, i), failing unless it is [C][H][W].
   const ImportedValue& SpatialValue(const OnnxNode& n, int i) const;
+  // SpatialValue, but when `padded_ok` also the output of a zero Pad.
+  const ImportedValue& PaddedValue(const OnnxNode& n, int i, bool padded_ok) const;
   bool IsConstant(const std::string& tensor) const { return constants_.count(tensor) > 0; }
   // The constant at input i (an initializer or a Constant node's output);
   // fails when it is a graph tensor or missing. `role` names it ("weight").

@@ -23,14 +23,19 @@ struct OnnxLayerOut {
   const proto::Layer& layer;
   const std::string& name;
   const std::vector<std::string>& inputs;
-  const Shape& in;      // its first input's per-sample shape
-  const float* params;  // its ParamCount() values
-  const float* stats;   // its RunningStatCount() values
+  const Shape& in;                      // its first input's per-sample shape
+  const float* params;                  // its ParamCount() values
+  const float* stats;                   // its RunningStatCount() values
+  const std::vector<Shape>& in_shapes;  // every input's per-sample shape
 };
 using OnnxExport = void (*)(const OnnxLayerOut& out);
 using OnnxImport = void (*)(OnnxImporter& im, const OnnxNode& n);
 using OnnxExportFn = std::function<void(const OnnxLayerOut&)>;
 using OnnxImportFn = std::function<void(OnnxImporter&, const OnnxNode&)>;
+
+// ONNX Mul of two computed tensors as a mul layer (onnx_layers/mul.cc),
+// for a Mul translation that first looks for a pattern of its own.
+void ImportMulLayer(OnnxImporter& im, const OnnxNode& n);
 
 bool RegisterOnnxExport(proto::Layer::KindCase kind, OnnxExport exporter);
 bool RegisterOnnxImport(const char* op, OnnxImport translation);

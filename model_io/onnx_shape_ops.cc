@@ -44,6 +44,19 @@ void ImportGather(OnnxImporter& im, const OnnxNode& n) {
 void ImportUnsqueeze(OnnxImporter& im, const OnnxNode& n) {
   n.ExpectArity(1, 2);
   n.OnlyAttributes({"axes"});  // an attribute before opset 13, an input since
+  if (!im.IsConstant(n.Input(0))) {
+    // [N, C] -> [N, C, 1, 1]: a flat value as GlobalAveragePool leaves it.
+    const ImportedValue& x = im.Value(n, 0);
+    std::vector<int64_t> axes =
+        n.Input(1).empty() ? n.Ints("axes") : IntConstant(im, n, 1, "axes").ints;
+    if (!x.flat || x.pooled || axes != std::vector<int64_t>{2, 3})
+      n.Fail(
+          "only unsqueezing [N, C] to [N, C, 1, 1] (axes [2, 3]) is supported for a computed "
+          "tensor");
+    ImportedValue pooled = x;
+    pooled.pooled = true;
+    return im.Alias(n, pooled);
+  }
   const OnnxConstant& data = IntConstant(im, n, 0, "data");
   const std::vector<int64_t> axes =
       n.Input(1).empty() ? n.Ints("axes") : IntConstant(im, n, 1, "axes").ints;

@@ -8,15 +8,20 @@
 
 namespace mt {
 
-AvgPool2D::AvgPool2D(int size, int stride) {
+AvgPool2D::AvgPool2D(int size, int stride, int padding, bool count_pad) {
   if (stride == 0) stride = size;
   if (size <= 0 || stride <= 0)
     throw std::invalid_argument("avgpool: size and stride must be positive");
   if (size > kMaxWindow || stride > kMaxWindow)
     throw std::invalid_argument("avgpool: size and stride must be at most " +
                                 std::to_string(kMaxWindow));
+  if (padding < 0 || 2 * padding > size)
+    throw std::invalid_argument("avgpool: padding must be in [0, size / 2], got " +
+                                std::to_string(padding));
   geom_.size = size;
   geom_.stride = stride;
+  geom_.pad = padding;
+  geom_.count_pad = count_pad;
 }
 
 Shape AvgPool2D::Setup(const Shape& in) {
@@ -25,7 +30,7 @@ Shape AvgPool2D::Setup(const Shape& in) {
   geom_.channels = in[0];
   geom_.in_h = in[1];
   geom_.in_w = in[2];
-  if (geom_.in_h < geom_.size || geom_.in_w < geom_.size)
+  if (geom_.in_h + 2 * geom_.pad < geom_.size || geom_.in_w + 2 * geom_.pad < geom_.size)
     throw std::invalid_argument("avgpool: window " + std::to_string(geom_.size) +
                                 " larger than the input " + in.ToString());
   return Shape{geom_.channels, geom_.out_h(), geom_.out_w()};
@@ -50,14 +55,15 @@ MT_REGISTER_LAYER_KIND(LayerKind{
     proto::Layer::kAvgpool,
     [](const proto::Layer& l) -> std::unique_ptr<Layer> {
       const auto& p = l.avgpool();
-      return std::make_unique<AvgPool2D>(p.size(), p.stride() ? p.stride() : p.size());
+      return std::make_unique<AvgPool2D>(p.size(), p.stride() ? p.stride() : p.size(), p.padding(),
+                                         p.count_include_pad());
     },
     // One add per window element.
     [](const proto::Layer& l, const std::vector<Shape>&, const Shape& out) -> int64_t {
       const int64_t size = l.avgpool().size();
       return static_cast<int64_t>(out.count()) * size * size;
     },
-    R"(layer { name: "probe" avgpool { size: 3 stride: 1 } })",
+    R"(layer { name: "probe" avgpool { size: 3 stride: 1 padding: 1 } })",
     {}});
 
 }  // namespace mt

@@ -4,15 +4,19 @@
 
 namespace mt {
 
-// Average pooling over square windows, no padding (PyTorch's AvgPool2d
-// with padding 0): each output the mean of its size x size inputs.
+// Average pooling over square windows (PyTorch's AvgPool2d): each output the
+// mean of its window's inputs; with padding, the window's cells inside the
+// input divided by their count, or by size * size when count_pad.
 class AvgPool2D : public Layer {
  public:
   // stride 0 means `size` (the proto's convention).
-  AvgPool2D(int size, int stride);
+  AvgPool2D(int size, int stride, int padding = 0, bool count_pad = false);
 
   const char* Type() const override { return "avgpool"; }
   kernels::OpSet Ops() const override {
+    if (geom_.pad > 0)
+      return {kernels::Op::kAvgPoolForward, kernels::Op::kAvgPoolBackward,
+              kernels::Op::kPaddedPool};
     return {kernels::Op::kAvgPoolForward, kernels::Op::kAvgPoolBackward};
   }
   Shape Setup(const Shape& in_sample) override;

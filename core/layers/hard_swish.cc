@@ -1,6 +1,6 @@
 // hard_swish: x * clamp(x / 6 + 1/2, 0, 1), 3 FLOPs per element. ONNX's HardSwish
 // (opset 14) imports from the entry's data; opset 13's HardSigmoid + Mul is
-// model_io/onnx_layers/mul.cc's, which also exports it so.
+// model_io/onnx_layers/gated_activations.cc's, which also exports it so.
 #include "core/layers/activation.h"
 #include "core/layers/layer_registry.h"
 

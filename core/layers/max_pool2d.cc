@@ -7,14 +7,18 @@
 
 namespace mt {
 
-MaxPool2D::MaxPool2D(int size, int stride) {
+MaxPool2D::MaxPool2D(int size, int stride, int padding) {
   if (size <= 0 || stride <= 0)
     throw std::invalid_argument("maxpool: size and stride must be positive");
   if (size > kMaxWindow || stride > kMaxWindow)
     throw std::invalid_argument("maxpool: size and stride must be at most " +
                                 std::to_string(kMaxWindow));
+  if (padding < 0 || 2 * padding > size)
+    throw std::invalid_argument("maxpool: padding must be in [0, size / 2], got " +
+                                std::to_string(padding));
   geom_.size = size;
   geom_.stride = stride;
+  geom_.pad = padding;
 }
 
 Shape MaxPool2D::Setup(const Shape& in) {
@@ -23,7 +27,7 @@ Shape MaxPool2D::Setup(const Shape& in) {
   geom_.channels = in[0];
   geom_.in_h = in[1];
   geom_.in_w = in[2];
-  if (geom_.in_h < geom_.size || geom_.in_w < geom_.size)
+  if (geom_.in_h + 2 * geom_.pad < geom_.size || geom_.in_w + 2 * geom_.pad < geom_.size)
     throw std::invalid_argument("maxpool: window " + std::to_string(geom_.size) +
                                 " larger than the input " + in.ToString());
   return Shape{geom_.channels, geom_.out_h(), geom_.out_w()};
@@ -58,11 +62,11 @@ MT_REGISTER_LAYER_KIND(LayerKind{
     proto::Layer::kMaxpool,
     [](const proto::Layer& l) -> std::unique_ptr<Layer> {
       const auto& p = l.maxpool();
-      return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size());
+      return std::make_unique<MaxPool2D>(p.size(), p.stride() ? p.stride() : p.size(), p.padding());
     },
     // Comparisons only.
     [](const proto::Layer&, const std::vector<Shape>&, const Shape&) -> int64_t { return 0; },
-    R"(layer { name: "probe" maxpool { size: 2 } })",
+    R"(layer { name: "probe" maxpool { size: 3 stride: 2 padding: 1 } })",
     {}});
 
 }  // namespace mt

@@ -6,14 +6,18 @@
 
 namespace mt {
 
-// Max pooling; remembers where each maximum came from so the backward pass
-// routes gradients without re-reading the input.
+// Max pooling, with optional symmetric padding whose cells are never the
+// maximum (ONNX's MaxPool pads); remembers where each maximum came from so
+// the backward pass routes gradients without re-reading the input.
 class MaxPool2D : public Layer {
  public:
-  MaxPool2D(int size, int stride);
+  MaxPool2D(int size, int stride, int padding = 0);
 
   const char* Type() const override { return "maxpool"; }
   kernels::OpSet Ops() const override {
+    if (geom_.pad > 0)
+      return {kernels::Op::kMaxPoolForward, kernels::Op::kMaxPoolBackward,
+              kernels::Op::kPaddedPool};
     return {kernels::Op::kMaxPoolForward, kernels::Op::kMaxPoolBackward};
   }
   Shape Setup(const Shape& in_sample) override;

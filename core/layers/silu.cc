@@ -1,5 +1,5 @@
 // silu: x * sigmoid(x), 5 FLOPs per element. ONNX has no op for it: PyTorch
-// writes Sigmoid + Mul, model_io/onnx_layers/mul.cc's both ways.
+// writes Sigmoid + Mul, model_io/onnx_layers/gated_activations.cc's both ways.
 #include "core/layers/activation.h"
 #include "core/layers/layer_registry.h"
 

@@ -14,6 +14,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_conv.h"
 #include "kernels/cpu/grouped_conv.h"
+#include "kernels/cpu/padded_pool.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/dropout_hash.h"
@@ -61,7 +62,11 @@ OpSet CpuBackend::SupportedOps() const {
           Op::kSoftmaxCrossEntropy,
           Op::kArgmaxRows,
           Op::kSgdUpdate,
-          Op::kAdamUpdate};
+          Op::kAdamUpdate,
+          Op::kPaddedPool,
+          Op::kRowScaleForward,
+          Op::kRowScaleBackward,
+          Op::kCopyRows};
 }
 
 // ---- memory
@@ -171,6 +176,7 @@ void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, Vie
 }
 
 void CpuBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) {
+  if (g.pad > 0) return PaddedMaxPoolForward(pool_, g, Data(in), Data(out), Int32Data(argmax));
   kernels::MaxPoolForward(pool_, g, Data(in), Data(out), Int32Data(argmax));
 }
 
@@ -179,10 +185,12 @@ void CpuBackend::MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax,
 }
 
 void CpuBackend::AvgPoolForward(const PoolGeometry& g, View in, View out) {
+  if (g.pad > 0) return PaddedAvgPoolForward(pool_, g, Data(in), Data(out));
   kernels::AvgPoolForward(pool_, g, Data(in), Data(out));
 }
 
 void CpuBackend::AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) {
+  if (g.pad > 0) return PaddedAvgPoolBackward(pool_, g, Data(d_out), Data(d_in));
   kernels::AvgPoolBackward(pool_, g, Data(d_out), Data(d_in));
 }
 

@@ -1,15 +1,42 @@
 // conv <-> ONNX Conv (square kernel, equal padding, no dilation).
+#include <algorithm>
+
 #include "model_io/onnx_attributes.h"
 #include "model_io/onnx_layer_translators.h"
 
 namespace mt {
 namespace {
 
+// A 1x1 convolution of a globally pooled [N, C, 1, 1] value (the squeeze
+// and excitation of an SE block) is a dense layer on mt's flat [C]: the
+// weight [F, C, 1, 1] is dense's [units][inputs] already.
+void ImportPooledConv(OnnxImporter& im, const OnnxNode& n, const ImportedValue& x,
+                      const OnnxConstant& w) {
+  if (w.dims[2] != 1 || w.dims[3] != 1 || SquareAttr(n, "kernel_shape", 1) != 1 ||
+      SymmetricPadding(n) != 0 || n.Int("group", 1) != 1)
+    n.Fail(
+        "on a globally pooled [N, C, 1, 1] input only a 1x1 convolution without padding or "
+        "groups is supported");
+  CheckDilations(n);
+  std::vector<float> params = w.floats;
+  params.resize(params.size() + static_cast<size_t>(w.dims[0]), 0.0f);
+  if (!n.Input(2).empty()) {
+    const OnnxConstant& b = im.FloatConstant(n, 2, "bias", 1);
+    if (b.dims[0] != w.dims[0])
+      n.Fail("bias " + DimsText(b.dims) + " does not fit weight " + DimsText(w.dims));
+    std::copy(b.floats.begin(), b.floats.end(), params.end() - w.dims[0]);
+  }
+  proto::Layer layer;
+  layer.mutable_dense()->set_units(static_cast<int>(w.dims[0]));
+  im.AddLayer(n, std::move(layer), {x}, true, true, std::move(params));
+}
+
 void ImportConv(OnnxImporter& im, const OnnxNode& n) {
   n.ExpectArity(2, 3);
   n.OnlyAttributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-  const ImportedValue& x = im.SpatialValue(n, 0);
   const OnnxConstant& w = im.FloatConstant(n, 1, "weight", 4);
+  if (im.Value(n, 0).pooled) return ImportPooledConv(im, n, im.Value(n, 0), w);
+  const ImportedValue& x = im.SpatialValue(n, 0);
   if (w.dims[2] != w.dims[3])
     n.Fail("non-square kernels are not supported, weight " + DimsText(w.dims));
   const int kernel = SquareAttr(n, "kernel_shape", static_cast<int>(w.dims[2]));

@@ -71,10 +71,8 @@ void SetSyntheticBatch(Model& model, int n) {
 
 class GraphModel : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(GraphModel, SkipConnectionGradientsMatchCentralDifferences) {
-  Placed placed = BuildPlaced(kResidual, GetParam());
-  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
-  Model& model = *placed.model;
+// Each layer's parameter gradients against central differences of the loss.
+void CheckModelGradients(Model& model) {
   const int n = 3;
   model.InitParams(7);
   SetSyntheticBatch(model, n);
@@ -103,6 +101,39 @@ TEST_P(GraphModel, SkipConnectionGradientsMatchCentralDifferences) {
         },
         [&]() { return model.Evaluate(nullptr) / n; }, o, 60);
   }
+}
+
+TEST_P(GraphModel, SkipConnectionGradientsMatchCentralDifferences) {
+  Placed placed = BuildPlaced(kResidual, GetParam());
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
+  CheckModelGradients(*placed.model);
+}
+
+// A SqueezeNet Fire and a squeeze-and-excitation block, ReLUs in place where
+// they may be: concat's and mul's gradients through values read twice and a
+// gate. On OpenCL, mul, concat and the padded pools fall back to the CPU.
+constexpr const char* kFireAndSe = R"(
+name: "fire_se"
+input { channels: 2 height: 6 width: 6 }
+layer { name: "pool" maxpool { size: 3 stride: 1 padding: 1 } }
+layer { name: "e1" conv { filters: 2 kernel: 1 } }
+layer { name: "r1" relu {} }
+layer { name: "e3" conv { filters: 3 kernel: 3 padding: 1 } inputs: "pool" }
+layer { name: "r3" relu {} }
+layer { name: "fire" concat {} inputs: "r1" inputs: "r3" }
+layer { name: "squeeze" global_avgpool {} }
+layer { name: "excite" dense { units: 5 } }
+layer { name: "gate" relu {} }
+layer { name: "scaled" mul {} inputs: "fire" inputs: "gate" }
+layer { name: "smooth" avgpool { size: 3 stride: 2 padding: 1 count_include_pad: true } }
+layer { name: "flat" flatten {} }
+layer { name: "fc" dense { units: 3 } }
+)";
+
+TEST_P(GraphModel, FireAndSqueezeExcitationGradientsMatchCentralDifferences) {
+  Placed placed = BuildPlaced(kFireAndSe, GetParam());
+  if (!placed.model) GTEST_SKIP() << test_support::kNoOpenCl;
+  CheckModelGradients(*placed.model);
 }
 
 // relu(x) + x through a 1x1 identity conv: if the ReLU wrote over the value

@@ -363,6 +363,7 @@ inline void AddLossAndOptimizers(Table& t) {
 }  // namespace mt::kernels::test_support
 
 #include "tests/kernels/batch_norm_pool_cases.h"
+#include "tests/kernels/structural_op_cases.h"
 
 namespace mt::kernels::test_support {
 
@@ -405,6 +406,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddActivations(t);
     AddElementwise(t);
     AddLossAndOptimizers(t);
+    AddStructuralOps(t);
     return t.Take();
   }();
   return cases;

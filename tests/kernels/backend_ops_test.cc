@@ -51,7 +51,9 @@ double ToleranceOf(Op op) {
     case Op::kDropoutForward:
     case Op::kDropoutBackward:
     case Op::kArgmaxRows:
-    case Op::kSgdUpdate: return kBitEqual;
+    case Op::kSgdUpdate:
+    case Op::kRowScaleForward:
+    case Op::kCopyRows: return kBitEqual;
     case Op::kActivationForward:  // exp and tanh may differ by an ulp
     case Op::kActivationBackward: return kReordered;
     case Op::kAxpy:  // CLBlast may fuse it
@@ -68,7 +70,9 @@ double ToleranceOf(Op op) {
     case Op::kBatchNormBackward:
     case Op::kBiasGrad:
     case Op::kSoftmaxCrossEntropy:
-    case Op::kAdamUpdate: return kReordered;
+    case Op::kAdamUpdate:
+    case Op::kPaddedPool:  // sums over windows, as the unpadded pools
+    case Op::kRowScaleBackward: return kReordered;
   }
   return kBitEqual;
 }

@@ -69,7 +69,8 @@ TEST(OnnxLayerPatterns, ConcatAlongChannelsIsAConcatLayer) {
   OnnxBuilder other({2, 4, 4});
   test_support::SetInt(other.Node("Concat", "cat", {"x", "x"}, "y"), "axis", 2);
   other.Output("y");
-  EXPECT_THAT(ImportError(other.Bytes()), HasSubstr("only concatenating along the channels"));
+  EXPECT_THAT(ImportError(other.Bytes()),
+              HasSubstr("only axis 1 (channels, or features) is supported"));
 }
 
 TEST(OnnxLayerPatterns, HardSwishOpOfOpset14) {
@@ -84,15 +85,20 @@ TEST(OnnxLayerPatterns, HardSwishOpOfOpset14) {
   EXPECT_TRUE(m.spec.layer(0).has_hard_swish());
 }
 
-// x * Sigmoid(y) with y not x is no SiLU: refused, not misread.
-TEST(OnnxLayerPatterns, AMulThatIsNoGatedActivationIsRefused) {
+// x * Sigmoid(y) with y not x is no SiLU: it stays a sigmoid layer and a
+// mul layer (a gate, as in squeeze-and-excitation), not misread.
+TEST(OnnxLayerPatterns, AMulThatIsNoGatedActivationIsAMulLayer) {
   OnnxBuilder b({2, 4, 4});
   b.Weight("w", {2, 2, 1, 1}, Iota(4));
   b.Node("Conv", "conv", {"x", "w"}, "c");
   b.Node("Sigmoid", "gate", {"c"}, "s");
-  b.Node("Mul", "mul", {"x", "s"}, "y");
+  b.Node("Mul", "mul", {"x", "s"}, "m");
+  test_support::SetInt(b.Node("Flatten", "flat", {"m"}, "y"), "axis", 1);
   b.Output("y");
-  EXPECT_THAT(ImportError(b.Bytes()), HasSubstr("only x * Sigmoid(x)"));
+  const LoadedModel m = ImportOnnxBytes(b.Bytes(), "gate.onnx");
+  ASSERT_EQ(m.spec.layer_size(), 4);
+  EXPECT_TRUE(m.spec.layer(1).has_sigmoid());
+  EXPECT_TRUE(m.spec.layer(2).has_mul());
 }
 
 }  // namespace

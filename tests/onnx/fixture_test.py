@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ctest driver for the ONNX fixtures (tests/onnx/fixtures, manifest.json).
+"""ctest driver for the ONNX fixtures (tests/onnx/fixtures, manifest*.json).
 
   fixture_test.py ort NAME WORKDIR
       check_model.py on NAME.onnx, then ONNX Runtime (ort_run.mjs) on it
@@ -18,6 +18,7 @@ onnx (override with MT_ONNX_PYTHON), node, or tests/onnx/node_modules
 (deploy/install-deps.sh runs npm ci there). Standard library only.
 """
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -69,11 +70,12 @@ def node():
 
 
 def fixture(name):
-    manifest = json.load(open(os.path.join(FIXTURES, "manifest.json")))
-    for f in manifest["fixtures"]:
-        if f["name"] == name:
-            return f
-    fail(f"no fixture {name} in {FIXTURES}/manifest.json")
+    # manifest.json (make_fixtures.py) and manifest_*.json (other scripts).
+    for path in sorted(glob.glob(os.path.join(FIXTURES, "manifest*.json"))):
+        for f in json.load(open(path))["fixtures"]:
+            if f["name"] == name:
+                return f
+    fail(f"no fixture {name} in {FIXTURES}/manifest*.json")
 
 
 def check_model(py, path, want_ok=True):

@@ -44,19 +44,19 @@ class InterceptingBackend : public Base {
               [&] { Base::Conv2dBackward(g, in, w, d_out, d_in, d_w, d_b, ws); });
   }
   void MaxPoolForward(const kernels::PoolGeometry& g, View in, View out, View argmax) override {
-    Intercept({Op::kMaxPoolForward}, {in, out, argmax},
+    Intercept(Padded(Op::kMaxPoolForward, g), {in, out, argmax},
               [&] { Base::MaxPoolForward(g, in, out, argmax); });
   }
   void MaxPoolBackward(const kernels::PoolGeometry& g, View d_out, View argmax,
                        View d_in) override {
-    Intercept({Op::kMaxPoolBackward}, {d_out, argmax, d_in},
+    Intercept(Padded(Op::kMaxPoolBackward, g), {d_out, argmax, d_in},
               [&] { Base::MaxPoolBackward(g, d_out, argmax, d_in); });
   }
   void AvgPoolForward(const kernels::PoolGeometry& g, View in, View out) override {
-    Intercept({Op::kAvgPoolForward}, {in, out}, [&] { Base::AvgPoolForward(g, in, out); });
+    Intercept(Padded(Op::kAvgPoolForward, g), {in, out}, [&] { Base::AvgPoolForward(g, in, out); });
   }
   void AvgPoolBackward(const kernels::PoolGeometry& g, View d_out, View d_in) override {
-    Intercept({Op::kAvgPoolBackward}, {d_out, d_in},
+    Intercept(Padded(Op::kAvgPoolBackward, g), {d_out, d_in},
               [&] { Base::AvgPoolBackward(g, d_out, d_in); });
   }
   void GlobalAvgPoolForward(View in, View out, int planes, int inner) override {
@@ -100,6 +100,21 @@ class InterceptingBackend : public Base {
   void ClipBackward(View out, View d_out, View d_in, float lo, float hi) override {
     Intercept({Op::kClipBackward}, {out, d_out, d_in},
               [&] { Base::ClipBackward(out, d_out, d_in, lo, hi); });
+  }
+  void RowScaleForward(View x, View scale, View out, int rows, int inner) override {
+    Intercept({Op::kRowScaleForward}, {x, scale, out},
+              [&] { Base::RowScaleForward(x, scale, out, rows, inner); });
+  }
+  void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
+                        int inner) override {
+    Intercept({Op::kRowScaleBackward}, {x, scale, d_out, d_x, d_scale},
+              [&] { Base::RowScaleBackward(x, scale, d_out, d_x, d_scale, rows, inner); });
+  }
+  void CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride, int dst_offset,
+                int rows, int width) override {
+    Intercept({Op::kCopyRows}, {src, dst}, [&] {
+      Base::CopyRows(src, src_stride, src_offset, dst, dst_stride, dst_offset, rows, width);
+    });
   }
   void ActivationForward(kernels::Activation f, const kernels::ActivationParams& p, View in,
                          View out) override {
@@ -159,6 +174,9 @@ class InterceptingBackend : public Base {
  private:
   static OpSet Grouped(Op op, const kernels::ConvGeometry& g) {
     return g.groups > 1 ? OpSet{op, Op::kGroupedConv2d} : OpSet{op};
+  }
+  static OpSet Padded(Op op, const kernels::PoolGeometry& g) {
+    return g.pad > 0 ? OpSet{op, Op::kPaddedPool} : OpSet{op};
   }
 };
 
