@@ -203,7 +203,7 @@ class Backend {
     Unsupported(Op::kAdamUpdate);
   }
 
-  // ---- structural ops (squeeze-and-excitation, concatenation)
+  // ---- structural ops (squeeze-and-excitation)
   // out[r][i] = x[r][i] * scale[r] for x and out [rows][inner], scale [rows]:
   // a same-shaped product with inner 1, a per-channel scale of NCHW with
   // rows N * C and inner H * W.
@@ -215,12 +215,6 @@ class Backend {
   virtual void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
                                 int inner) {
     Unsupported(Op::kRowScaleBackward);
-  }
-  // dst[r * dst_stride + dst_offset + j] = src[r * src_stride + src_offset + j]
-  // for r < rows, j < width: one input's block of a concatenation, or back.
-  virtual void CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride,
-                        int dst_offset, int rows, int width) {
-    Unsupported(Op::kCopyRows);
   }
 
  protected:

@@ -46,9 +46,8 @@ enum class Op : uint8_t {
   kPaddedPool,
   kRowScaleForward,
   kRowScaleBackward,
-  kCopyRows,
 };
-constexpr int kOpCount = static_cast<int>(Op::kCopyRows) + 1;
+constexpr int kOpCount = static_cast<int>(Op::kRowScaleBackward) + 1;
 
 // For logs and test names.
 constexpr const char* OpName(Op op) {
@@ -85,7 +84,6 @@ constexpr const char* OpName(Op op) {
     case Op::kPaddedPool: return "padded_pool";
     case Op::kRowScaleForward: return "row_scale_forward";
     case Op::kRowScaleBackward: return "row_scale_backward";
-    case Op::kCopyRows: return "copy_rows";
   }
   return "?";
 }

@@ -1,9 +1,11 @@
-// concat: its inputs side by side along the channels ([C_i][H][W], one H and
-// W) or along the features (flat [F_i]): per sample, input k's values are one
-// contiguous block of the output, so forward and backward are block copies.
+// concat: inputs joined along the channels ([C_k][H][W] -> [sum C_k][H][W])
+// or the features of flat inputs, by copies per sample (a memory operation
+// every backend has, so it needs no op of its own).
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "core/layers/layer.h"
 #include "core/layers/layer_registry.h"
 
 namespace mt {
@@ -12,60 +14,64 @@ namespace {
 class Concat : public Layer {
  public:
   const char* Type() const override { return "concat"; }
-  kernels::OpSet Ops() const override { return {kernels::Op::kCopyRows}; }
+  kernels::OpSet Ops() const override { return {}; }
   bool TakesInputs(int count) const override { return count >= 2; }
 
-  Shape Setup(const Shape& in_sample) override {
-    throw std::invalid_argument("concat: needs two or more inputs");
-  }
+  Shape Setup(const Shape& in_sample) override { return in_sample; }
   Shape SetupInputs(const std::vector<Shape>& in) override {
-    Shape out = in[0];
-    blocks_.assign(1, static_cast<int>(in[0].count()));
-    for (size_t k = 1; k < in.size(); ++k) {
-      bool fits = in[k].rank() == out.rank();
-      for (int d = 1; fits && d < out.rank(); ++d) fits = in[k][d] == out[d];
+    sizes_.clear();
+    int channels = 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      const bool fits = in[k].rank() == in[0].rank() &&
+                        (in[k].rank() == 1 ||
+                         (in[k].rank() == 3 && in[k][1] == in[0][1] && in[k][2] == in[0][2]));
       if (!fits)
         throw std::invalid_argument("concat: input " + std::to_string(k + 1) + " is " +
                                     in[k].ToString() + ", input 1 is " + in[0].ToString() +
-                                    "; only the channels (or features) may differ");
-      out[0] += in[k][0];
-      blocks_.push_back(static_cast<int>(in[k].count()));
+                                    "; concatenated inputs differ only in channels");
+      channels += in[k][0];
+      sizes_.push_back(in[k].count());
     }
-    out_block_ = static_cast<int>(out.count());
-    return out;
+    out_size_ = 0;
+    for (size_t s : sizes_) out_size_ += s;
+    return in[0].rank() == 1 ? Shape{channels} : Shape{channels, in[0][1], in[0][2]};
   }
 
   void ForwardInputs(const std::vector<Tensor>& in, const Tensor& out,
                      const ForwardContext&) override {
-    int offset = 0;
-    for (size_t k = 0; k < in.size(); ++k) {
-      backend().CopyRows(in[k].view, blocks_[k], 0, out.view, out_block_, offset, out.batch(),
-                         blocks_[k]);
-      offset += blocks_[k];
+    for (int b = 0; b < out.batch(); ++b) {
+      size_t offset = 0;
+      for (size_t k = 0; k < in.size(); ++k) {
+        backend().Copy(in[k].view.Slice(b * sizes_[k], sizes_[k]),
+                       out.view.Slice(b * out_size_ + offset, sizes_[k]));
+        offset += sizes_[k];
+      }
     }
   }
-  void BackwardInputs(const std::vector<Tensor>&, const Tensor&, const Tensor& d_out,
+  void BackwardInputs(const std::vector<Tensor>&, const Tensor& out, const Tensor& d_out,
                       const std::vector<Tensor>& d_in) override {
-    int offset = 0;
-    for (size_t k = 0; k < d_in.size(); ++k) {
-      if (!d_in[k].view.empty())
-        backend().CopyRows(d_out.view, out_block_, offset, d_in[k].view, blocks_[k], 0,
-                           d_out.batch(), blocks_[k]);
-      offset += blocks_[k];
+    for (int b = 0; b < out.batch(); ++b) {
+      size_t offset = 0;
+      for (size_t k = 0; k < d_in.size(); ++k) {
+        if (!d_in[k].view.empty())
+          backend().Copy(d_out.view.Slice(b * out_size_ + offset, sizes_[k]),
+                         d_in[k].view.Slice(b * sizes_[k], sizes_[k]));
+        offset += sizes_[k];
+      }
     }
   }
 
   // Only the multi-input forms are ever called (TakesInputs refuses one input).
-  void Forward(const Tensor&, const Tensor&, const ForwardContext&) override {
-    throw std::logic_error("concat: needs two or more inputs");
+  void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
+    backend().Copy(in.view, out.view);
   }
-  void Backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {
-    throw std::logic_error("concat: needs two or more inputs");
+  void Backward(const Tensor&, const Tensor&, const Tensor& d_out, const Tensor& d_in) override {
+    if (!d_in.view.empty()) backend().Copy(d_out.view, d_in.view);
   }
 
  private:
-  std::vector<int> blocks_;  // values per sample of each input
-  int out_block_ = 0;
+  std::vector<size_t> sizes_;  // per input, floats per sample
+  size_t out_size_ = 0;
 };
 
 }  // namespace
@@ -75,10 +81,8 @@ MT_REGISTER_LAYER_KIND(LayerKind{
     [](const proto::Layer&) -> std::unique_ptr<Layer> { return std::make_unique<Concat>(); },
     // Copies only.
     [](const proto::Layer&, const std::vector<Shape>&, const Shape&) -> int64_t { return 0; },
-    // SqueezeNet's Fire: a 1x1 and a 3x3 expand side by side.
-    R"(layer { name: "expand1" conv { filters: 2 kernel: 1 } }
-       layer { name: "expand3" conv { filters: 3 kernel: 3 padding: 1 } inputs: "input" }
-       layer { name: "probe" concat {} inputs: "expand1" inputs: "expand3" })",
+    R"(layer { name: "a" conv { filters: 3 kernel: 1 } }
+       layer { name: "probe" concat {} inputs: "input" inputs: "a" })",
     {}});
 
 }  // namespace mt

@@ -65,8 +65,7 @@ OpSet CpuBackend::SupportedOps() const {
           Op::kAdamUpdate,
           Op::kPaddedPool,
           Op::kRowScaleForward,
-          Op::kRowScaleBackward,
-          Op::kCopyRows};
+          Op::kRowScaleBackward};
 }
 
 // ---- memory

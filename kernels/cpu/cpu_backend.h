@@ -99,8 +99,6 @@ class CpuBackend : public Backend {
   void RowScaleForward(View x, View scale, View out, int rows, int inner) override;
   void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
                         int inner) override;
-  void CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride, int dst_offset,
-                int rows, int width) override;
 
  private:
   // Runs fn(begin, end) over [0, n) on the caller when n is small, else split

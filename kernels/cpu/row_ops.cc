@@ -1,6 +1,5 @@
 #include "kernels/cpu/row_ops.h"
 
-#include <cstring>
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/thread_pool.h"
@@ -55,14 +54,6 @@ void RowScaleBackward(ThreadPool& pool, const float* x, const float* scale, cons
   });
 }
 
-void CopyRows(ThreadPool& pool, const float* src, int src_stride, float* dst, int dst_stride,
-              int rows, int width) {
-  ForRows(pool, rows, width, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r)
-      std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(float) * width);
-  });
-}
-
 // CpuBackend's methods for these ops (cpu_backend.cc holds the others).
 
 void CpuBackend::RowScaleForward(View x, View scale, View out, int rows, int inner) {
@@ -74,12 +65,6 @@ void CpuBackend::RowScaleBackward(View x, View scale, View d_out, View d_x, View
   kernels::RowScaleBackward(pool_, Data(x), Data(scale), Data(d_out),
                             d_x.empty() ? nullptr : Data(d_x),
                             d_scale.empty() ? nullptr : Data(d_scale), rows, inner);
-}
-
-void CpuBackend::CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride,
-                          int dst_offset, int rows, int width) {
-  kernels::CopyRows(pool_, Data(src) + src_offset, src_stride, Data(dst) + dst_offset, dst_stride,
-                    rows, width);
 }
 
 }  // namespace mt::kernels

@@ -1,6 +1,5 @@
 // The structural ops on host memory: a per-row scale (squeeze-and-excitation
-// channel gates, and same-shaped products) and a strided block copy
-// (concatenation along channels).
+// channel gates, and same-shaped products).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +13,5 @@ void RowScaleForward(ThreadPool& pool, const float* x, const float* scale, float
 // d_x or d_scale may be null (not needed).
 void RowScaleBackward(ThreadPool& pool, const float* x, const float* scale, const float* d_out,
                       float* d_x, float* d_scale, int rows, int inner);
-void CopyRows(ThreadPool& pool, const float* src, int src_stride, float* dst, int dst_stride,
-              int rows, int width);
 
 }  // namespace mt::kernels

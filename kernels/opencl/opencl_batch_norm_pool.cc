@@ -12,6 +12,8 @@ constexpr size_t kBatchNormGroup = 64;
 }  // namespace
 
 void OpenClBackend::AvgPoolForward(const PoolGeometry& g, View in, View out) {
+  // No padded kernel here (the op is left out of SupportedOps()).
+  if (g.pad > 0) Unsupported(Op::kPaddedPool);
   const int planes = g.batch * g.channels, oh = g.out_h(), ow = g.out_w();
   Call("avgpool_forward")
       .Arg(in)
@@ -28,6 +30,8 @@ void OpenClBackend::AvgPoolForward(const PoolGeometry& g, View in, View out) {
 }
 
 void OpenClBackend::AvgPoolBackward(const PoolGeometry& g, View d_out, View d_in) {
+  // No padded kernel here (the op is left out of SupportedOps()).
+  if (g.pad > 0) Unsupported(Op::kPaddedPool);
   const int planes = g.batch * g.channels;
   Call("avgpool_backward")
       .Arg(d_out)

@@ -129,6 +129,8 @@ void OpenClBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, 
 }
 
 void OpenClBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) {
+  // No padded kernel here (the op is left out of SupportedOps()).
+  if (g.pad > 0) Unsupported(Op::kPaddedPool);
   const int planes = g.batch * g.channels;
   Call("maxpool_forward")
       .Arg(in)
@@ -145,6 +147,8 @@ void OpenClBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, Vie
 }
 
 void OpenClBackend::MaxPoolBackward(const PoolGeometry& g, View d_out, View argmax, View d_in) {
+  // No padded kernel here (the op is left out of SupportedOps()).
+  if (g.pad > 0) Unsupported(Op::kPaddedPool);
   const int planes = g.batch * g.channels;
   Call("maxpool_backward")
       .Arg(d_out)

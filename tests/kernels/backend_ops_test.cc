@@ -52,8 +52,7 @@ double ToleranceOf(Op op) {
     case Op::kDropoutBackward:
     case Op::kArgmaxRows:
     case Op::kSgdUpdate:
-    case Op::kRowScaleForward:
-    case Op::kCopyRows: return kBitEqual;
+    case Op::kRowScaleForward: return kBitEqual;
     case Op::kActivationForward:  // exp and tanh may differ by an ulp
     case Op::kActivationBackward: return kReordered;
     case Op::kAxpy:  // CLBlast may fuse it

@@ -1,6 +1,6 @@
 // The CPU kernels of issue 29's structural ops: padded max and average
-// pooling (against hand-worked windows and a direct reference), the row
-// scale of squeeze-and-excitation and the block copy of concatenation.
+// pooling (against hand-worked windows and a direct reference) and the row
+// scale of squeeze-and-excitation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -111,20 +111,6 @@ TEST(CpuRowScale, ScalesRowsAndGivesBothGradients) {
   be.Fill(WholeOf(*d_s), 0);
   be.RowScaleBackward(WholeOf(*x), WholeOf(*s), WholeOf(*d_out), View{}, WholeOf(*d_s), 2, 3);
   EXPECT_EQ(ToHost(be, *d_s), (std::vector<float>{6, 17}));
-}
-
-TEST(CpuCopyRows, PlacesEachBlockAtItsOffsetAndBack) {
-  CpuBackend be(1);
-  // Two samples of a 2-value and a 3-value input, side by side.
-  auto a = MakeBuffer(be, {1, 2, 3, 4});
-  auto b = MakeBuffer(be, {5, 6, 7, 8, 9, 10});
-  auto out = be.Allocate(10);
-  be.CopyRows(WholeOf(*a), 2, 0, WholeOf(*out), 5, 0, 2, 2);
-  be.CopyRows(WholeOf(*b), 3, 0, WholeOf(*out), 5, 2, 2, 3);
-  EXPECT_EQ(ToHost(be, *out), (std::vector<float>{1, 2, 5, 6, 7, 3, 4, 8, 9, 10}));
-  auto back = be.Allocate(6);
-  be.CopyRows(WholeOf(*out), 5, 2, WholeOf(*back), 3, 0, 2, 3);
-  EXPECT_EQ(ToHost(be, *back), (std::vector<float>{5, 6, 7, 8, 9, 10}));
 }
 
 }  // namespace

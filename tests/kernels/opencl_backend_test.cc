@@ -49,7 +49,7 @@ class OpenClBackendTest : public ::testing::Test {
 TEST_F(OpenClBackendTest, NameAndEveryOpButTheCpuOnlyOnes) {
   EXPECT_EQ(gpu_->Name(), "opencl");
   const OpSet cpu_only = {Op::kActivationForward, Op::kActivationBackward, Op::kPaddedPool,
-                          Op::kRowScaleForward,   Op::kRowScaleBackward,   Op::kCopyRows};
+                          Op::kRowScaleForward, Op::kRowScaleBackward};
   EXPECT_EQ(gpu_->SupportedOps(), OpSet::All() - cpu_only)
       << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
 }

@@ -1,6 +1,6 @@
 // The op-table cases (backend_op_cases.h) of issue 29's structural ops:
-// padded max and average pooling (PoolGeometry::pad, Op::kPaddedPool), the
-// row scale of squeeze-and-excitation and the block copy of concatenation.
+// padded max and average pooling (PoolGeometry::pad, Op::kPaddedPool) and
+// the row scale of squeeze-and-excitation.
 // Included by backend_op_cases.h, after the harness it uses.
 #pragma once
 
@@ -74,15 +74,6 @@ inline void AddStructuralOps(Table& t) {
       io.Keep("d_scale", d_scale);
     });
   }
-  // A Fire's two expands (16 and 16 channels of 8x8) joined at batch 4, and back.
-  t.Add(Op::kCopyRows, "4 x (1024 + 1024)", [](CaseIo& io) {
-    const View out = io.Random(4 * 2048, 71);
-    io.be().CopyRows(io.Random(4 * 1024, 70), 1024, 0, out, 2048, 1024, 4, 1024);
-    const View back = io.Random(4 * 700, 72);
-    io.be().CopyRows(out, 2048, 300, back, 700, 0, 4, 700);
-    io.Keep("out", out);
-    io.Keep("back", back);
-  });
 }
 
 }  // namespace mt::kernels::test_support

@@ -110,12 +110,6 @@ class InterceptingBackend : public Base {
     Intercept({Op::kRowScaleBackward}, {x, scale, d_out, d_x, d_scale},
               [&] { Base::RowScaleBackward(x, scale, d_out, d_x, d_scale, rows, inner); });
   }
-  void CopyRows(View src, int src_stride, int src_offset, View dst, int dst_stride, int dst_offset,
-                int rows, int width) override {
-    Intercept({Op::kCopyRows}, {src, dst}, [&] {
-      Base::CopyRows(src, src_stride, src_offset, dst, dst_stride, dst_offset, rows, width);
-    });
-  }
   void ActivationForward(kernels::Activation f, const kernels::ActivationParams& p, View in,
                          View out) override {
     Intercept({Op::kActivationForward}, {in, out}, [&] { Base::ActivationForward(f, p, in, out); });
