@@ -120,7 +120,7 @@ void Hub::ResumeFromCheckpoint() {
         config_.seed, ck.seed);
   config_.seed = ck.seed;
   coordinator_->StartAt(ck.step);
-  resumed_from_ = ck.step;
+  record_.resumed_from = ck.step;
   spdlog::info("resumed from {} at step {} (epoch {})", latest, ck.step,
                plan_->EpochOf(ck.step) + 1);
 }
@@ -130,7 +130,7 @@ void Hub::Start() {
   server_ = std::make_unique<HubServer>(
       *coordinator_, config_.bind, config_.port, security.credentials, &metrics_.write_cpu_ns,
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config_.hello_timeout_seconds)));
-  tls_fingerprint_ = security.fingerprint;
+  record_.tls_fingerprint = security.fingerprint;
   spdlog::info("hub: {}", security.Describe());
   StartDashboard();
 }
@@ -171,13 +171,13 @@ int Hub::Run() {
     WriteReport();
     return 0;
   }
-  train_started_ = Clock::now();
-  process_cpu_start_ = ProcessCpuSeconds();
+  train_start_.wall = Clock::now();
+  train_start_.process_cpu_seconds = ProcessCpuSeconds();
   loop_->Run();
   if (!loop_->failed()) SaveFinal();
   WriteReport();
   if (trace_) trace_->Write();
-  if (!final_model_path_.empty()) spdlog::info("final model: {}", final_model_path_);
+  if (!record_.final_model_path.empty()) spdlog::info("final model: {}", record_.final_model_path);
   return loop_->failed() ? 1 : 0;
 }
 
@@ -189,7 +189,7 @@ void Hub::SaveFinal() {
       FinalModelPath(config_.export_path, config_.checkpoint_dir, state_dir, spec_.name());
   try {
     SaveFinalModel(path, spec_, master_->model());
-    final_model_path_ = path;
+    record_.final_model_path = path;
   } catch (const std::exception& e) {
     // The run itself succeeded; its checkpoint (if any) still holds the weights.
     spdlog::error("could not write the final model to {}: {}", path, e.what());

@@ -111,11 +111,20 @@ class Hub final : private RunHooks {
   std::unique_ptr<HubExchange> exchange_;
   std::unique_ptr<TrainingLoop> loop_;
 
-  int64_t resumed_from_ = -1;     // the checkpoint's step when resumed
-  std::string final_model_path_;  // "" until written
-  std::string tls_fingerprint_;   // of the certificate the hub presents; "" in plaintext
-  std::chrono::steady_clock::time_point train_started_;
-  double process_cpu_start_ = 0;
+  // What the run learns about itself on the way, for the report and the log.
+  struct RunRecord {
+    int64_t resumed_from = -1;     // the checkpoint's step when resumed
+    std::string final_model_path;  // "" until written
+    std::string tls_fingerprint;   // of the certificate the hub presents; "" in plaintext
+  };
+  RunRecord record_;
+  // When the step loop began, in wall time (the live views' seconds) and
+  // in the process's CPU seconds (the report's hub_process_share).
+  struct TrainStart {
+    std::chrono::steady_clock::time_point wall;
+    double process_cpu_seconds = 0;
+  };
+  TrainStart train_start_;
 };
 
 }  // namespace mt

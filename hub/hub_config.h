@@ -9,9 +9,31 @@
 #include "core/train/run_settings.h"
 #include "hub/batch_controller.h"
 #include "hub/robust_aggregate.h"
+#include "hub/step_deadline.h"
 #include "tls/tls_options.h"
 
 namespace mt {
+
+// Local SGD: the rounds workers take between exchanges and how the hub
+// applies a round's average change.
+struct LocalSgdSettings {
+  // Steps each worker takes between exchanges (1: every step,
+  // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
+  // end at epoch ends, evaluations and checkpoints.
+  int sync_every = 0;
+  // The hub's update is v = m * v + average change, w += lr * v
+  // (m 0 and lr 1: plain averaging).
+  double outer_momentum = 0;
+  double outer_lr = 1;
+  // Workers compute the next round while a round's change and
+  // average travel (worker/lookahead.h). Off by default: measured, it
+  // saved little once auto had made the exchange ~5% of a round, and the
+  // steps taken on stale weights cost about a point of accuracy
+  // (docs/benchmarks.md, Wi-Fi).
+  bool overlap_rounds = false;
+  // Whether workers are told to overlap (per-step runs have no rounds).
+  bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
+};
 
 // The run's settings shared with standalone training (core/train/
 // run_settings.h; `threads` are the hub's own, for averaging, the
@@ -47,11 +69,7 @@ struct HubConfig : RunSettings {
   int max_workers_or_default() const {
     return max_workers > 0 ? max_workers : std::max(64, 2 * workers);
   }
-  // A step waits this long for every gradient; 0: adaptive, deadline_factor
-  // times the recent step time but at least deadline_floor.
-  double step_deadline_seconds = 0;
-  double deadline_factor = 8;
-  double deadline_floor_seconds = 3;
+  DeadlineSettings deadline;                     // how long a step waits for its gradients
   Compression compression = Compression::kNone;  // both directions
   std::string token;
   tls::ServerOptions tls;  // TLS unless tls.insecure
@@ -60,22 +78,7 @@ struct HubConfig : RunSettings {
   double hello_timeout_seconds = 10;
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int digest_every = 10;
-  // Local SGD: steps each worker takes between exchanges (1: every step,
-  // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
-  // end at epoch ends, evaluations and checkpoints.
-  int sync_every = 0;
-  // Local SGD: the hub's update is v = m * v + average change, w += lr * v
-  // (m 0 and lr 1: plain averaging).
-  double outer_momentum = 0;
-  double outer_lr = 1;
-  // Local SGD: workers compute the next round while a round's change and
-  // average travel (worker/lookahead.h). Off by default: measured, it
-  // saved little once auto had made the exchange ~5% of a round, and the
-  // steps taken on stale weights cost about a point of accuracy
-  // (docs/benchmarks.md, Wi-Fi).
-  bool overlap_rounds = false;
-  // Whether workers are told to overlap (per-step runs have no rounds).
-  bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
+  LocalSgdSettings local_sgd;  // --sync-every and the rounds it makes
 };
 
 }  // namespace mt

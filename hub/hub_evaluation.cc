@@ -67,7 +67,8 @@ void Hub::OnProgress(int64_t step) {
 }
 
 void Hub::OnStepsEnded() {
-  metrics_.process_seconds = ProcessCpuSeconds() - process_cpu_start_ - metrics_.eval_seconds;
+  metrics_.process_seconds =
+      ProcessCpuSeconds() - train_start_.process_cpu_seconds - metrics_.eval_seconds;
 }
 
 std::string Hub::ResultProblem(double last_test_loss) {

@@ -17,9 +17,9 @@ class HubExchange final : public StepExchange {
  public:
   HubExchange(StepCoordinator& coordinator, const HubConfig& config)
       : coordinator_(coordinator),
-        kind_(config.sync_every == 1    ? ExchangeKind::kEveryStep
-              : config.rounds_overlap() ? ExchangeKind::kRoundsLookAhead
-                                        : ExchangeKind::kRounds) {}
+        kind_(config.local_sgd.sync_every == 1    ? ExchangeKind::kEveryStep
+              : config.local_sgd.rounds_overlap() ? ExchangeKind::kRoundsLookAhead
+                                                  : ExchangeKind::kRounds) {}
 
   ExchangeKind kind() const override { return kind_; }
   bool Begin() override { return coordinator_.PublishStep(); }

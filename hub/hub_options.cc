@@ -128,15 +128,15 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->check(Real(1, 1e6));
 
   cli::Section(app, "Steps and stragglers");
-  app.add_option("--step-deadline", cfg.step_deadline_seconds,
+  app.add_option("--step-deadline", cfg.deadline.fixed_seconds,
                  "seconds a step waits for a worker before going on without it (a round of "
                  "--sync-every H steps: H times as long; 0: adaptive, "
                  "--deadline-factor times the recent step time, at least --deadline-floor)")
       ->check(Real(0, 1e6));
-  app.add_option("--deadline-factor", cfg.deadline_factor,
+  app.add_option("--deadline-factor", cfg.deadline.factor,
                  "adaptive deadline: multiple of the recent step time")
       ->check(Real(1, 1e6));
-  app.add_option("--deadline-floor", cfg.deadline_floor_seconds,
+  app.add_option("--deadline-floor", cfg.deadline.floor_seconds,
                  "adaptive deadline: never shorter than this (seconds)")
       ->check(Real(0.01, 1e6));
   cli::AddChoice(
@@ -144,7 +144,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       {{"none", Compression::kNone}, {"fp16", Compression::kFp16}, {"int8", Compression::kInt8}},
       "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
       "256 values, with error feedback)");
-  app.add_option("--sync-every", cfg.sync_every,
+  app.add_option("--sync-every", cfg.local_sgd.sync_every,
                  "local SGD: each worker takes H optimizer steps on its own batches between "
                  "exchanges and sends the change of its weights; the hub averages the changes. "
                  "1: exchange every step, the exact synchronous mode; auto: 1 while an exchange "
@@ -153,15 +153,15 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->type_name("H|auto")
       ->transform(cli::IntegerOr("auto", 0, 1, SyncPeriod::kMax))
       ->default_str("auto");
-  app.add_option("--outer-momentum", cfg.outer_momentum,
+  app.add_option("--outer-momentum", cfg.local_sgd.outer_momentum,
                  "local SGD: momentum of the hub's update with the averaged change (as in "
                  "DiLoCo; 0: plain averaging)")
       ->check(Real(0, 0.99));
-  app.add_option("--outer-lr", cfg.outer_lr,
+  app.add_option("--outer-lr", cfg.local_sgd.outer_lr,
                  "local SGD: learning rate of the hub's update with the averaged change (1: "
                  "plain averaging)")
       ->check(Real(0.01, 10));
-  app.add_flag("--overlap", cfg.overlap_rounds,
+  app.add_flag("--overlap", cfg.local_sgd.overlap_rounds,
                "local SGD: workers go on with the next round while a round's average travels "
                "(hides the exchange; the steps taken ahead work on stale weights: about a point "
                "of accuracy after an epoch over Wi-Fi, for a few percent of speed)");

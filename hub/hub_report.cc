@@ -44,15 +44,15 @@ void Hub::WriteReport() {
   r.optimizer = master_->optimizer().Kind();
   r.lr = master_->optimizer().config().lr;
   r.seed = config_.seed;
-  r.resumed_from_step = resumed_from_;
+  r.resumed_from_step = record_.resumed_from;
   loop_->FillSummary(r);
   const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;
   d["batch_policy"] = BatchPolicyName(coordinator_->batch_policy());
-  d["tls_fingerprint"] = tls_fingerprint_;  // "": plaintext (--insecure)
-  if (config_.outer_momentum > 0) d["outer_momentum"] = config_.outer_momentum;
-  if (config_.outer_lr != 1) d["outer_lr"] = config_.outer_lr;
-  d["overlap_rounds"] = config_.rounds_overlap();
+  d["tls_fingerprint"] = record_.tls_fingerprint;  // "": plaintext (--insecure)
+  if (config_.local_sgd.outer_momentum > 0) d["outer_momentum"] = config_.local_sgd.outer_momentum;
+  if (config_.local_sgd.outer_lr != 1) d["outer_lr"] = config_.local_sgd.outer_lr;
+  d["overlap_rounds"] = config_.local_sgd.rounds_overlap();
   // Each change --sync-every auto made, with the estimates it decided on.
   ReportJson sync_changes = ReportJson::array();
   for (const SyncChange& c : m.sync_changes)
@@ -83,7 +83,7 @@ void Hub::WriteReport() {
   d["batch_change_count"] = m.batch_change_count;
   d["gradient_bytes_in"] = m.gradient_bytes_in;
   d["result_bytes_out"] = m.result_bytes_out.load();
-  const int64_t trained_here = steps - std::max<int64_t>(0, resumed_from_);
+  const int64_t trained_here = steps - std::max<int64_t>(0, record_.resumed_from);
   d["gradient_bytes_per_step"] =
       trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out.load()) /
                              static_cast<double>(trained_here)

@@ -41,10 +41,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  master.worker_bytes_per_sample(), master.param_count(),
                                  master.segments(), master.compression(),
                                  config.max_workers_or_default()}),
-      deadline_(config.step_deadline_seconds, config.deadline_floor_seconds,
-                config.deadline_factor),
+      deadline_(config.deadline),
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
-      sync_(config.sync_every, config.overlap_rounds),
+      sync_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds),
       reducer_(Ranges(master.segments()), AggregatorOptions{config.aggregate, config.clip_factor}) {
 }
 

@@ -66,9 +66,9 @@ bool StepCoordinator::ReduceSegment() {
   // The outer step overflows where the average did not when the velocity
   // holds huge changes: as a non-finite average (found by fuzzing, with
   // one worker sending FLT_MAX changes two rounds running).
-  if (state_.local && (config_.outer_momentum > 0 || config_.outer_lr != 1) &&
-      !master_.ApplyOuterOptimizer(k, static_cast<float>(config_.outer_lr),
-                                   static_cast<float>(config_.outer_momentum))) {
+  if (state_.local && (config_.local_sgd.outer_momentum > 0 || config_.local_sgd.outer_lr != 1) &&
+      !master_.ApplyOuterOptimizer(k, static_cast<float>(config_.local_sgd.outer_lr),
+                                   static_cast<float>(config_.local_sgd.outer_momentum))) {
     Refuse(InputSlot(reducer_.Largest()),
            "the outer optimizer's step with its weight change is not finite (step " +
                std::to_string(state_.step + 1) + ")");

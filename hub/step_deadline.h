@@ -10,6 +10,15 @@
 
 namespace mt {
 
+// The settings (--step-deadline, --deadline-factor, --deadline-floor).
+struct DeadlineSettings {
+  // > 0: a step waits this long for every gradient; 0: adaptive, `factor`
+  // times the recent step time but at least `floor_seconds`.
+  double fixed_seconds = 0;
+  double factor = 8;
+  double floor_seconds = 3;
+};
+
 class StepDeadline {
  public:
   using Clock = std::chrono::steady_clock;
@@ -17,6 +26,8 @@ class StepDeadline {
   // fixed_seconds > 0: that per step; else factor times the pace, at least floor_seconds.
   StepDeadline(double fixed_seconds, double floor_seconds, double factor)
       : fixed_(fixed_seconds), floor_(floor_seconds), factor_(factor) {}
+  explicit StepDeadline(const DeadlineSettings& s)
+      : StepDeadline(s.fixed_seconds, s.floor_seconds, s.factor) {}
 
   // The step was published at `now`.
   void Start(Clock::time_point now) {

@@ -34,7 +34,7 @@ RunInfo Hub::LiveRunInfo() const {
   r.model = spec_.name();
   r.dataset = config_.dataset;
   r.compression = CompressionName(config_.compression);
-  r.sync_every_setting = std::max(0, config_.sync_every);
+  r.sync_every_setting = std::max(0, config_.local_sgd.sync_every);
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();
   r.global_batch = plan_->batch();
@@ -49,7 +49,7 @@ void Hub::RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step) 
   s.steps = outcome.steps;
   s.epoch = plan_->EpochOf(step) + 1;
   s.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - train_started_).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - train_start_.wall).count();
   s.samples = outcome.samples;
   s.loss_sum = outcome.loss_sum;
   s.gradient_bytes_in = outcome.gradient_bytes_in;

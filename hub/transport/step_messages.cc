@@ -30,7 +30,7 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   reply->set_max_batch(slot.max_batch);
   reply->set_compression(ToProto(master_.compression()));
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
-  reply->set_overlap_rounds(config_.rounds_overlap());
+  reply->set_overlap_rounds(config_.local_sgd.rounds_overlap());
   reply->set_session_secret(slot.session.secret);
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
   reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());

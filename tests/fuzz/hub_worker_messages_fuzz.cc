@@ -76,8 +76,8 @@ class Harness {
     const mt::Compression compression = compressions[(b0 >> 1) % 3];
     config_.aggregate = static_cast<mt::Aggregation>((b0 >> 1) / 3 % 4);  // each of the 4
     const int sync[] = {1, 0, 2, 4};
-    config_.sync_every = sync[(b0 >> 1) / 12 % 4];
-    config_.outer_momentum = (b0 >> 7) ? 0.9 : 0;
+    config_.local_sgd.sync_every = sync[(b0 >> 1) / 12 % 4];
+    config_.local_sgd.outer_momentum = (b0 >> 7) ? 0.9 : 0;
     config_.compression = compression;
     config_.workers = 1 + b1 % 3;
     config_.min_workers = 1 + (b1 / 3) % config_.workers;
@@ -89,17 +89,17 @@ class Harness {
     config_.global_batch = batch;
     config_.batch_policy = (b2 / 14) % 2 ? mt::BatchPolicy::kFixed : mt::BatchPolicy::kBalanced;
     if ((b2 / 28) % 3 == 1) config_.worker_batches = {1, 2, 3};
-    config_.overlap_rounds = (b2 / 84) % 2;
+    config_.local_sgd.overlap_rounds = (b2 / 84) % 2;
     const int64_t steps = 1 + b3 % 12;
     const int64_t samples = batch * (1 + (b3 / 12) % 3) + (b3 / 36) % batch;
     config_.eval_every = b4 % 3;
     config_.checkpoint_every = (b4 / 3) % 3;
     config_.optimizer.kind = (b4 / 9) % 2 ? mt::OptimizerKind::kAdam : mt::OptimizerKind::kSgd;
-    config_.outer_lr = (b4 / 18) % 2 ? 0.7 : 1;
+    config_.local_sgd.outer_lr = (b4 / 18) % 2 ? 0.7 : 1;
     // Every barrier but the threaded one finds its deadline past: no waits.
-    config_.step_deadline_seconds = 0;
-    config_.deadline_factor = 0;
-    config_.deadline_floor_seconds = 0;
+    config_.deadline.fixed_seconds = 0;
+    config_.deadline.factor = 0;
+    config_.deadline.floor_seconds = 0;
     plan_ = std::make_unique<mt::RunPlan>(samples, batch, 0, steps);
     master_ = std::make_unique<mt::MasterModel>(spec, config_.optimizer, compression, 1, 1, 1);
     hub_ = std::make_unique<mt::StepCoordinator>(config_, spec, *plan_, *master_, encoder_,
@@ -418,7 +418,7 @@ class Harness {
       round_steps = std::max(round_steps, v.a.local_steps);
       if (v.due) due.push_back({s.get(), Rest(v)});
     }
-    config_.step_deadline_seconds = kThreadedDeadlineSeconds / round_steps;
+    config_.deadline.fixed_seconds = kThreadedDeadlineSeconds / round_steps;
     const int published = events_.published;
     std::thread transport([&] {
       for (auto& d : due)
@@ -429,7 +429,7 @@ class Harness {
     });
     const auto out = hub_->CompleteStep(true);
     transport.join();
-    config_.step_deadline_seconds = 0;
+    config_.deadline.fixed_seconds = 0;
     EndStep(out);
     // The transport's thread may have completed the step and published the next.
     if (events_.published != published) {

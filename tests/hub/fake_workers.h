@@ -302,9 +302,9 @@ struct InProcessHub {
     config.workers = workers;
     config.min_workers = min_workers;
     config.global_batch = 12 * workers;
-    config.step_deadline_seconds = deadline_s;
+    config.deadline.fixed_seconds = deadline_s;
     config.digest_every = 1000000;
-    config.sync_every = 1;  // fake workers that sleep would make auto take local steps
+    config.local_sgd.sync_every = 1;  // fake workers that sleep would make auto take local steps
     config.optimizer.momentum = 0.9f;
     plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, steps);
     master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);

@@ -31,9 +31,9 @@ TEST(HubOptions, DefaultsAreHubConfigs) {
   EXPECT_EQ(cfg.batch_policy, fresh.batch_policy);
   EXPECT_EQ(cfg.checkpoint_every, fresh.checkpoint_every);
   EXPECT_EQ(cfg.optimizer.lr, fresh.optimizer.lr);
-  EXPECT_EQ(cfg.sync_every, fresh.sync_every);
-  EXPECT_EQ(cfg.sync_every, 0);  // auto
-  EXPECT_EQ(cfg.outer_momentum, fresh.outer_momentum);
+  EXPECT_EQ(cfg.local_sgd.sync_every, fresh.local_sgd.sync_every);
+  EXPECT_EQ(cfg.local_sgd.sync_every, 0);  // auto
+  EXPECT_EQ(cfg.local_sgd.outer_momentum, fresh.local_sgd.outer_momentum);
   EXPECT_TRUE(cfg.worker_batches.empty());
   EXPECT_FALSE(cfg.resume);
 }
@@ -73,7 +73,7 @@ TEST(HubOptions, FlagsFillTheConfig) {
   EXPECT_EQ(o.port_file, "/tmp/p");
   EXPECT_EQ(o.config.worker_batches, (std::vector<int>{16, 32, 16}));  // given twice: the last list
   EXPECT_EQ(o.config.compression, Compression::kInt8);
-  EXPECT_EQ(o.config.step_deadline_seconds, 2.5);
+  EXPECT_EQ(o.config.deadline.fixed_seconds, 2.5);
   EXPECT_EQ(o.config.seed, 9u);
   EXPECT_EQ(o.config.optimizer.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(o.config.optimizer.lr, 0.01f);
@@ -83,13 +83,13 @@ TEST(HubOptions, FlagsFillTheConfig) {
 }
 
 TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
-  EXPECT_EQ(Parse({"--sync-every", "auto"}).config.sync_every, 0);
-  EXPECT_EQ(Parse({"--sync-every", "16"}).config.sync_every, 16);
-  EXPECT_EQ(Parse({"--sync-every", "064"}).config.sync_every, 64);  // decimal, not octal
-  EXPECT_EQ(Parse({"--outer-momentum", "0.5"}).config.outer_momentum, 0.5);
-  EXPECT_EQ(Parse({"--outer-lr", "0.7"}).config.outer_lr, 0.7);
-  EXPECT_FALSE(Parse({}).config.overlap_rounds);
-  EXPECT_TRUE(Parse({"--overlap"}).config.overlap_rounds);
+  EXPECT_EQ(Parse({"--sync-every", "auto"}).config.local_sgd.sync_every, 0);
+  EXPECT_EQ(Parse({"--sync-every", "16"}).config.local_sgd.sync_every, 16);
+  EXPECT_EQ(Parse({"--sync-every", "064"}).config.local_sgd.sync_every, 64);  // decimal, not octal
+  EXPECT_EQ(Parse({"--outer-momentum", "0.5"}).config.local_sgd.outer_momentum, 0.5);
+  EXPECT_EQ(Parse({"--outer-lr", "0.7"}).config.local_sgd.outer_lr, 0.7);
+  EXPECT_FALSE(Parse({}).config.local_sgd.overlap_rounds);
+  EXPECT_TRUE(Parse({"--overlap"}).config.local_sgd.overlap_rounds);
 }
 
 TEST(HubOptions, ChoicesArriveAsTheirEnums) {

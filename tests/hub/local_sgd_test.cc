@@ -34,7 +34,7 @@ class LocalSgd : public ::testing::Test {
 TEST_F(LocalSgd, OneWorkerFollowsSingleProcessTrainingAndSendsOncePerRound) {
   HubConfig hc;
   hc.max_steps = 16;  // before this data's sudden drop in loss, which magnifies any difference
-  hc.sync_every = 4;
+  hc.local_sgd.sync_every = 4;
   hc.seed = 3;
   std::vector<float> rounds;
   const json r = test_support::TrainInProcess(hc, dir_, 1, &rounds);
@@ -60,7 +60,7 @@ TEST_F(LocalSgd, OneWorkerFollowsSingleProcessTrainingAndSendsOncePerRound) {
 TEST_F(LocalSgd, WorkersHoldTheHubsWeightsAtEverySyncPointAndRoundsEndWhereWorkIsDue) {
   HubConfig hc;
   hc.max_steps = 40;
-  hc.sync_every = 8;
+  hc.local_sgd.sync_every = 8;
   hc.digest_every = 1;  // every round starts with a digest check
   hc.eval_every = 10;   // rounds of 8 end at 10, 20, 30 too, and at epoch ends
   // Equal batches: the split is not what this test is about, and a worker
@@ -93,15 +93,15 @@ TEST_F(LocalSgd, OverlappedRoundsStepAheadAndStillStartFromTheHubsWeights) {
     SCOPED_TRACE(overlap ? "overlap" : "no overlap");
     HubConfig hc;
     hc.max_steps = 32;
-    hc.sync_every = 4;
+    hc.local_sgd.sync_every = 4;
     hc.digest_every = 1;
     hc.eval_every = 8;
     hc.batch_policy = BatchPolicy::kFixed;
-    hc.overlap_rounds = overlap;
+    hc.local_sgd.overlap_rounds = overlap;
     // A round of the 4x-slow worker took 3.5 s under ThreadSanitizer on a
     // busy 2-core machine, past the 3 s floor: deadlines are not this
     // test's subject.
-    hc.deadline_floor_seconds = 60;
+    hc.deadline.floor_seconds = 60;
     const json r = test_support::TrainInProcess(hc, dir_, 2, nullptr, [](int i, WorkerConfig& wc) {
       if (i == 1) wc.slowdown = 4;  // w0 waits for it at every round's end
     });

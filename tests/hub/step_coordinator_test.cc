@@ -44,7 +44,7 @@ INSTANTIATE_TEST_SUITE_P(Counts, CoordinatorWorkers, ::testing::Values(1, 2, 3, 
 
 TEST(CoordinatorSyncPeriod, AutoTakesLocalStepsBehindASlowLinkAndReportsTheChange) {
   InProcessHub hub(2, 200);
-  hub.config.sync_every = 0;  // auto
+  hub.config.local_sgd.sync_every = 0;  // auto
   hub.Rebuild();
   Fault slow{Fault::Kind::kSlowLink, -1};
   RunResult r = RunWith(hub, {slow, slow});

@@ -29,8 +29,8 @@ class TimeToAccuracy : public ::testing::Test {
 
 TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
   HubConfig hc;
-  hc.sync_every = 1;  // evaluations between single steps, whatever the machine's load
-  hc.max_steps = 35;  // 64 per step: 2240 of 3000 samples, inside the first epoch
+  hc.local_sgd.sync_every = 1;  // evaluations between single steps, whatever the machine's load
+  hc.max_steps = 35;            // 64 per step: 2240 of 3000 samples, inside the first epoch
   hc.eval_every = 10;
   const json r = test_support::TrainInProcess(hc, dir_, 1);
   ASSERT_EQ(r["steps"], 35);
@@ -54,7 +54,7 @@ TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
 
 TEST_F(TimeToAccuracy, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt) {
   HubConfig hc;
-  hc.sync_every = 1;  // per-step: under a sanitizer auto would take local steps
+  hc.local_sgd.sync_every = 1;  // per-step: under a sanitizer auto would take local steps
   hc.epochs = 10;
   hc.eval_every = 5;
   hc.target_accuracy = 0.5;  // far above chance (0.1), reached within the first epoch

@@ -68,7 +68,7 @@ class Validation : public ::testing::Test {
     hc.epochs = 100000;  // runs until the test stops it
     hc.token = "secret";
     hc.digest_every = 1;
-    hc.sync_every = 1;  // per-step messages, whatever the machine's load
+    hc.local_sgd.sync_every = 1;  // per-step messages, whatever the machine's load
     hc.hello_timeout_seconds = 2;
     hub_ = std::make_unique<Hub>(hc, &steps_);
     hub_->Start();
