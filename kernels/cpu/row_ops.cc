@@ -1,6 +1,5 @@
 #include "kernels/cpu/row_ops.h"
 
-
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/thread_pool.h"
 
