@@ -9,12 +9,6 @@
 
 namespace mt {
 
-BatchPolicy ParseBatchPolicy(const std::string& name) {
-  if (name == "fixed") return BatchPolicy::kFixed;
-  if (name == "balanced") return BatchPolicy::kBalanced;
-  throw std::invalid_argument("batch policy '" + name + "': expected fixed or balanced");
-}
-
 const char* BatchPolicyName(BatchPolicy policy) {
   return policy == BatchPolicy::kFixed ? "fixed" : "balanced";
 }

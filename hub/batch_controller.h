@@ -16,8 +16,7 @@
 namespace mt {
 
 enum class BatchPolicy { kFixed, kBalanced };
-// "fixed" | "balanced"; throws std::invalid_argument otherwise.
-BatchPolicy ParseBatchPolicy(const std::string& name);
+// Its command-line name ("fixed", "balanced").
 const char* BatchPolicyName(BatchPolicy policy);
 
 struct BatchControllerOptions {

@@ -6,15 +6,6 @@
 
 namespace mt {
 
-Aggregation ParseAggregation(const std::string& name) {
-  if (name == "auto") return Aggregation::kAuto;
-  if (name == "mean") return Aggregation::kMean;
-  if (name == "trimmed-mean") return Aggregation::kTrimmedMean;
-  if (name == "median") return Aggregation::kMedian;
-  throw std::invalid_argument("aggregation '" + name +
-                              "': expected auto, mean, trimmed-mean or median");
-}
-
 const char* AggregationName(Aggregation a) {
   switch (a) {
     case Aggregation::kAuto: return "auto";

@@ -34,8 +34,7 @@
 namespace mt {
 
 enum class Aggregation { kAuto, kMean, kTrimmedMean, kMedian };
-// "auto" | "mean" | "trimmed-mean" | "median"; throws std::invalid_argument.
-Aggregation ParseAggregation(const std::string& name);
+// Its command-line name ("auto", "mean", "trimmed-mean", "median").
 const char* AggregationName(Aggregation a);
 
 // ---- Pure functions over float spans. ----

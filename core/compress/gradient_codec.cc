@@ -110,13 +110,6 @@ std::string SizeError(Compression c, size_t size, size_t n) {
 
 }  // namespace
 
-Compression ParseCompression(const std::string& name) {
-  if (name == "none") return Compression::kNone;
-  if (name == "fp16") return Compression::kFp16;
-  if (name == "int8") return Compression::kInt8;
-  throw std::invalid_argument("unknown compression '" + name + "' (known: none, fp16, int8)");
-}
-
 const char* CompressionName(Compression c) {
   switch (c) {
     case Compression::kNone: return "none";

@@ -16,8 +16,8 @@ namespace mt {
 
 enum class Compression { kNone, kFp16, kInt8 };
 
-// "none" | "fp16" | "int8"; throws std::invalid_argument naming the bad value and the choices.
-Compression ParseCompression(const std::string& name);
+// Its command-line name ("none", "fp16", "int8"); the command lines parse
+// names with cli::AddChoice.
 const char* CompressionName(Compression c);
 
 // Floats per int8 scale block: small enough that one large value costs only

@@ -168,12 +168,6 @@ TEST(BatchController, FixedPolicyKeepsTheShares) {
   }
 }
 
-TEST(BatchController, ParsesPolicies) {
-  EXPECT_EQ(ParseBatchPolicy("fixed"), BatchPolicy::kFixed);
-  EXPECT_EQ(ParseBatchPolicy("balanced"), BatchPolicy::kBalanced);
-  EXPECT_THROW(ParseBatchPolicy("fast"), std::invalid_argument);
-}
-
 TEST(BatchController, LocalStepsGetAFloorEvenForAVerySlowDevice) {
   // A device 40x slower: balanced alone it ends with a handful of
   // samples (3 of 128), too few for local optimizer steps.

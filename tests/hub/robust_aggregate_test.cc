@@ -60,12 +60,6 @@ Inputs Honest(size_t workers, size_t count, double noise, uint32_t seed) {
   return in;
 }
 
-TEST(RobustAggregate, ParsesItsNames) {
-  for (const char* name : {"auto", "mean", "trimmed-mean", "median"})
-    EXPECT_STREQ(AggregationName(ParseAggregation(name)), name);
-  EXPECT_THROW(ParseAggregation("krum"), std::invalid_argument);
-}
-
 TEST(RobustAggregate, LowerMedianAndNorm) {
   std::vector<double> v{5, 1, 4, 2};
   EXPECT_EQ(LowerMedian(v.data(), 4), 2);
