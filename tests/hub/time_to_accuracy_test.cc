@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "tests/support/history_check.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/in_process_cluster.h"
 
@@ -34,18 +35,9 @@ TEST_F(TimeToAccuracy, EvalEveryRecordsEachEvaluationWithItsTimeAndSamples) {
   hc.eval_every = 10;
   const json r = test_support::TrainInProcess(hc, dir_, 1);
   ASSERT_EQ(r["steps"], 35);
-  const json& history = r["eval_history"];
-  ASSERT_EQ(history.size(), 4u) << history.dump();
-  const std::vector<int> steps = {10, 20, 30, 35};  // and the final weights
-  for (size_t i = 0; i < history.size(); ++i) {
-    EXPECT_EQ(history[i]["step"], steps[i]);
-    EXPECT_EQ(history[i]["samples"], 64 * steps[i]);
-    if (i > 0) {
-      EXPECT_GT(history[i]["seconds"], history[i - 1]["seconds"]);
-    }
-  }
-  // The last evaluation is the run's, and closes the epoch it ended in.
-  EXPECT_EQ(r["test_accuracy"], history.back()["test_accuracy"]);
+  // Every 10 steps and the final weights.
+  test_support::ExpectEvaluatedAt(r, {10, 20, 30, 35}, 64);
+  // The last evaluation closes the epoch it ended in.
   ASSERT_EQ(r["epochs"].size(), 1u);
   EXPECT_EQ(r["epochs"][0]["complete"], false);
   EXPECT_EQ(r["seconds_to_target"], -1);

@@ -1,6 +1,6 @@
 // Checks on a report's `history` (core/train/step_history.h): the points
 // cover the steps this process trained exactly once, in order, and add up
-// to the samples it reports.
+// to the samples it reports; and on its `eval_history`.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace mt::test_support {
 
@@ -37,6 +38,23 @@ inline void ExpectHistoryCovers(const nlohmann::json& report, int64_t first_step
   if (previous == last_step) {
     EXPECT_EQ(samples, report.value("samples", int64_t{-1}));
   }
+}
+
+// A report's `eval_history` holds one point at each of `steps`, in order, each
+// with the samples of its steps (`batch` a step) and a later time than the
+// one before; the run's test accuracy is the last point's.
+inline void ExpectEvaluatedAt(const nlohmann::json& report, const std::vector<int>& steps,
+                              int batch) {
+  const nlohmann::json& history = report["eval_history"];
+  ASSERT_EQ(history.size(), steps.size()) << history.dump();
+  for (size_t i = 0; i < history.size(); ++i) {
+    EXPECT_EQ(history[i]["step"], steps[i]);
+    EXPECT_EQ(history[i]["samples"], batch * steps[i]);
+    if (i > 0) {
+      EXPECT_GT(history[i]["seconds"], history[i - 1]["seconds"]);
+    }
+  }
+  EXPECT_EQ(report["test_accuracy"], history.back()["test_accuracy"]);
 }
 
 }  // namespace mt::test_support
