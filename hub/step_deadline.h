@@ -23,11 +23,7 @@ class StepDeadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // fixed_seconds > 0: that per step; else factor times the pace, at least floor_seconds.
-  StepDeadline(double fixed_seconds, double floor_seconds, double factor)
-      : fixed_(fixed_seconds), floor_(floor_seconds), factor_(factor) {}
-  explicit StepDeadline(const DeadlineSettings& s)
-      : StepDeadline(s.fixed_seconds, s.floor_seconds, s.factor) {}
+  explicit StepDeadline(const DeadlineSettings& s) : settings_(s) {}
 
   // The step was published at `now`.
   void Start(Clock::time_point now) {
@@ -42,8 +38,10 @@ class StepDeadline {
   // travels first to someone, which gets a floor more.
   double Seconds(int64_t steps, bool full_state) const {
     const double h = static_cast<double>(steps);
-    const double d = fixed_ > 0 ? fixed_ * h : std::max(floor_, factor_ * pace_ * h);
-    return full_state ? d + floor_ : d;
+    const DeadlineSettings& s = settings_;
+    const double d =
+        s.fixed_seconds > 0 ? s.fixed_seconds * h : std::max(s.floor_seconds, s.factor * pace_ * h);
+    return full_state ? d + s.floor_seconds : d;
   }
   Clock::time_point Deadline(int64_t steps, bool full_state) const {
     return published_at_ + extension_ +
@@ -56,7 +54,7 @@ class StepDeadline {
   }
 
  private:
-  const double fixed_, floor_, factor_;
+  const DeadlineSettings settings_;
   double pace_ = 0;  // recent seconds per step
   Clock::time_point published_at_;
   Clock::duration extension_{};

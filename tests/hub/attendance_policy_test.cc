@@ -89,12 +89,14 @@ TEST(AttendancePolicy, LeftOutAgainItSitsOutLongerEachTimeUntilForgiven) {
 }
 
 TEST(StepDeadline, FixedPerStepOrThePaceTimesAFactorAboveAFloor) {
-  StepDeadline fixed(2.0, 1.0, 5.0);
+  StepDeadline fixed(
+      DeadlineSettings{/*fixed_seconds=*/2.0, /*factor=*/5.0, /*floor_seconds=*/1.0});
   EXPECT_DOUBLE_EQ(fixed.Seconds(1, false), 2.0);
   EXPECT_DOUBLE_EQ(fixed.Seconds(4, false), 8.0) << "a round of 4 local steps waits 4 times";
   EXPECT_DOUBLE_EQ(fixed.Seconds(1, true), 3.0) << "the full model travels first: a floor more";
 
-  StepDeadline adaptive(0, 1.0, 5.0);
+  StepDeadline adaptive(
+      DeadlineSettings{/*fixed_seconds=*/0, /*factor=*/5.0, /*floor_seconds=*/1.0});
   EXPECT_DOUBLE_EQ(adaptive.Seconds(1, false), 1.0) << "no pace yet: the floor";
   adaptive.ObservePace(0.5);
   EXPECT_DOUBLE_EQ(adaptive.Seconds(1, false), 2.5);
