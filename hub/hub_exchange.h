@@ -31,12 +31,7 @@ class HubExchange final : public StepExchange {
   }
   StepOutcome Complete(bool more_may_follow) override {
     last_ = coordinator_.CompleteStep(more_may_follow);
-    StepOutcome out;
-    out.stopped = last_.stopped;
-    out.steps = last_.steps;
-    out.samples = last_.samples;
-    out.loss_sum = last_.loss_sum;
-    return out;
+    return last_;  // the loop's part of it
   }
   std::string Failure() const override { return coordinator_.diverged(); }
   std::string StopReason() const override {

@@ -182,7 +182,11 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow)
     fast_.advanced = false;
     return fast_.outcome;
   }
-  if (!in) return StepOutcome{true, 0, 0};
+  if (!in) {
+    StepOutcome stopped;
+    stopped.stopped = true;
+    return stopped;
+  }
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
   StepOutcome out = FinishStep();

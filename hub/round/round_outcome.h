@@ -3,13 +3,14 @@
 
 #include <cstdint>
 
+#include "core/train/step_exchange.h"
+
 namespace mt {
 
-struct RoundOutcome {
-  bool stopped = false;  // stopped at the barrier; nothing applied
-  int64_t samples = 0;   // in the average; 0: nobody finished, the step runs again
-  int64_t steps = 1;     // steps the round covered (--sync-every)
-  double loss_sum = 0;
+// What the training loop hears of a step (core/train/step_exchange.h:
+// stopped at the barrier, samples in the average, steps the round covered,
+// loss), and what only the hub's live views use.
+struct RoundOutcome : StepOutcome {
   // For the live views (hub/monitor/): the run's payload totals when the
   // step closed, and how long the first whole gradient waited for the
   // step to close (for the slowest worker, or the deadline).
