@@ -3,6 +3,8 @@
 // Memory management is every backend's; each numeric op has a default that
 // throws UnsupportedOp, so a backend implements the ops it lists in
 // SupportedOps() and placement (core/model) runs the others on the CPU.
+// Ops a kernel file defines and registers itself are not methods here
+// (kernels/op_table.h).
 // Data moves between host and device only through Upload/Download, so a
 // hidden synchronisation can never happen. All tensors are row-major float
 // (NCHW for images); "count" arguments are in elements.
@@ -201,20 +203,6 @@ class Backend {
   }
   virtual void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) {
     Unsupported(Op::kAdamUpdate);
-  }
-
-  // ---- structural ops (squeeze-and-excitation)
-  // out[r][i] = x[r][i] * scale[r] for x and out [rows][inner], scale [rows]:
-  // a same-shaped product with inner 1, a per-channel scale of NCHW with
-  // rows N * C and inner H * W.
-  virtual void RowScaleForward(View x, View scale, View out, int rows, int inner) {
-    Unsupported(Op::kRowScaleForward);
-  }
-  // d_x[r][i] = d_out[r][i] * scale[r]; d_scale[r] = sum over i of
-  // d_out[r][i] * x[r][i]. Overwrites each; skips each that is empty.
-  virtual void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
-                                int inner) {
-    Unsupported(Op::kRowScaleBackward);
   }
 
  protected:

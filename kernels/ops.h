@@ -1,7 +1,9 @@
 // The numeric ops a backend may implement, one per Backend method (memory
 // management, which every backend has, is not an op), and sets of them. A
 // backend states the set it implements (Backend::SupportedOps); whoever
-// places work on a backend checks it first.
+// places work on a backend checks it first. Ops defined by their kernel file
+// rather than as Backend methods (kernels/op_table.h) take the ids after
+// the enum's.
 #pragma once
 
 #include <cstdint>
@@ -44,13 +46,16 @@ enum class Op : uint8_t {
   kAdamUpdate,
   // Max/AvgPoolForward/Backward with PoolGeometry::pad > 0.
   kPaddedPool,
-  kRowScaleForward,
-  kRowScaleBackward,
 };
-constexpr int kOpCount = static_cast<int>(Op::kRowScaleBackward) + 1;
+// The enum's ops; table ops follow.
+constexpr int kOpCount = static_cast<int>(Op::kPaddedPool) + 1;
+// All ops known now: the enum's and the table ops named so far.
+int OpCount();
 
-// For logs and test names.
-constexpr const char* OpName(Op op) {
+// For logs and test names; a table op's registered name.
+const char* OpName(Op op);
+// The enum's names; nullptr for a table op.
+constexpr const char* EnumOpName(Op op) {
   switch (op) {
     case Op::kGemm: return "gemm";
     case Op::kAxpy: return "axpy";
@@ -82,24 +87,23 @@ constexpr const char* OpName(Op op) {
     case Op::kSgdUpdate: return "sgd_update";
     case Op::kAdamUpdate: return "adam_update";
     case Op::kPaddedPool: return "padded_pool";
-    case Op::kRowScaleForward: return "row_scale_forward";
-    case Op::kRowScaleBackward: return "row_scale_backward";
   }
-  return "?";
+  return nullptr;
 }
 
 // A set of ops as a bit mask: cheap to copy and compare.
-static_assert(kOpCount < 64, "OpSet's mask has one bit per op");
+constexpr int kMaxOps = 64;
+static_assert(kOpCount < kMaxOps, "OpSet's mask has one bit per op");
 class OpSet {
  public:
   constexpr OpSet() = default;
   constexpr OpSet(std::initializer_list<Op> ops) {
     for (Op op : ops) bits_ |= Bit(op);
   }
-  static constexpr OpSet All() {
-    OpSet s;
-    s.bits_ = (uint64_t{1} << kOpCount) - 1;
-    return s;
+  // Every op known now: the enum's and the table ops named so far.
+  static OpSet All() {
+    const int n = OpCount();
+    return FromBits(n >= kMaxOps ? ~uint64_t{0} : (uint64_t{1} << n) - 1);
   }
 
   constexpr bool Has(Op op) const { return (bits_ & Bit(op)) != 0; }
@@ -114,7 +118,7 @@ class OpSet {
   // "relu_forward, relu_backward", in enum order.
   std::string Names(const char* separator = ", ") const {
     std::string s;
-    for (int i = 0; i < kOpCount; ++i) {
+    for (int i = 0; i < OpCount(); ++i) {
       if (!Has(static_cast<Op>(i))) continue;
       if (!s.empty()) s += separator;
       s += OpName(static_cast<Op>(i));

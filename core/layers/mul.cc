@@ -1,22 +1,28 @@
 // mul: the product of two inputs, either of one shape or a [C][H][W] input
 // times a flat [C] one that scales each channel (the gate of a
-// squeeze-and-excitation block). Both are one backend op: rows of `inner`
-// values, each scaled by one value of the second input (inner 1 for the
-// same-shaped product).
+// squeeze-and-excitation block). Both are one op, a table op of the kernel
+// files (kernels/cpu/ops/row_scale.cc): rows of `inner` values, each scaled
+// by one value of the second input (inner 1 for the same-shaped product).
 #include <stdexcept>
 #include <string>
 
 #include "core/layers/layer_registry.h"
+#include "kernels/op_table.h"
 
 namespace mt {
 namespace {
 
+using kernels::View;
+// (x, scale, out, rows, inner)
+const kernels::TableOp<void(View, View, View, int, int)> kRowScaleForward{"row_scale_forward"};
+// (x, scale, d_out, d_x, d_scale, rows, inner)
+const kernels::TableOp<void(View, View, View, View, View, int, int)> kRowScaleBackward{
+    "row_scale_backward"};
+
 class Mul : public Layer {
  public:
   const char* Type() const override { return "mul"; }
-  kernels::OpSet Ops() const override {
-    return {kernels::Op::kRowScaleForward, kernels::Op::kRowScaleBackward};
-  }
+  kernels::OpSet Ops() const override { return {kRowScaleForward.op(), kRowScaleBackward.op()}; }
   bool TakesInputs(int count) const override { return count == 2; }
 
   Shape Setup(const Shape& in_sample) override {
@@ -38,12 +44,12 @@ class Mul : public Layer {
 
   void ForwardInputs(const std::vector<Tensor>& in, const Tensor& out,
                      const ForwardContext&) override {
-    backend().RowScaleForward(in[0].view, in[1].view, out.view, in[0].batch() * rows_, inner_);
+    kRowScaleForward(backend(), in[0].view, in[1].view, out.view, in[0].batch() * rows_, inner_);
   }
   void BackwardInputs(const std::vector<Tensor>& in, const Tensor&, const Tensor& d_out,
                       const std::vector<Tensor>& d_in) override {
-    backend().RowScaleBackward(in[0].view, in[1].view, d_out.view, d_in[0].view, d_in[1].view,
-                               in[0].batch() * rows_, inner_);
+    kRowScaleBackward(backend(), in[0].view, in[1].view, d_out.view, d_in[0].view, d_in[1].view,
+                      in[0].batch() * rows_, inner_);
   }
 
   // Only the two-input forms are ever called (TakesInputs refuses one input).

@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_backend.h"
 
+#include "kernels/op_table.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -34,38 +36,37 @@ float* CpuBackend::Data(View v) {
 int32_t* CpuBackend::Int32Data(View v) { return reinterpret_cast<int32_t*>(Data(v)); }
 
 OpSet CpuBackend::SupportedOps() const {
-  return {Op::kGemm,
-          Op::kAxpy,
-          Op::kScale,
-          Op::kConv2dForward,
-          Op::kConv2dBackward,
-          Op::kGroupedConv2d,
-          Op::kMaxPoolForward,
-          Op::kMaxPoolBackward,
-          Op::kAvgPoolForward,
-          Op::kAvgPoolBackward,
-          Op::kGlobalAvgPoolForward,
-          Op::kGlobalAvgPoolBackward,
-          Op::kBatchNormForwardTraining,
-          Op::kBatchNormForwardInference,
-          Op::kBatchNormBackward,
-          Op::kAddBias,
-          Op::kBiasGrad,
-          Op::kReluForward,
-          Op::kReluBackward,
-          Op::kClipForward,
-          Op::kClipBackward,
-          Op::kActivationForward,
-          Op::kActivationBackward,
-          Op::kDropoutForward,
-          Op::kDropoutBackward,
-          Op::kSoftmaxCrossEntropy,
-          Op::kArgmaxRows,
-          Op::kSgdUpdate,
-          Op::kAdamUpdate,
-          Op::kPaddedPool,
-          Op::kRowScaleForward,
-          Op::kRowScaleBackward};
+  return OpSet{Op::kGemm,
+               Op::kAxpy,
+               Op::kScale,
+               Op::kConv2dForward,
+               Op::kConv2dBackward,
+               Op::kGroupedConv2d,
+               Op::kMaxPoolForward,
+               Op::kMaxPoolBackward,
+               Op::kAvgPoolForward,
+               Op::kAvgPoolBackward,
+               Op::kGlobalAvgPoolForward,
+               Op::kGlobalAvgPoolBackward,
+               Op::kBatchNormForwardTraining,
+               Op::kBatchNormForwardInference,
+               Op::kBatchNormBackward,
+               Op::kAddBias,
+               Op::kBiasGrad,
+               Op::kReluForward,
+               Op::kReluBackward,
+               Op::kClipForward,
+               Op::kClipBackward,
+               Op::kActivationForward,
+               Op::kActivationBackward,
+               Op::kDropoutForward,
+               Op::kDropoutBackward,
+               Op::kSoftmaxCrossEntropy,
+               Op::kArgmaxRows,
+               Op::kSgdUpdate,
+               Op::kAdamUpdate,
+               Op::kPaddedPool} |
+         TableOpsOf(*this);
 }
 
 // ---- memory

@@ -96,10 +96,6 @@ class CpuBackend : public Backend {
   void SgdUpdate(const SgdHyper& h, View params, View grads, View velocity) override;
   void AdamUpdate(const AdamHyper& h, View params, View grads, View m, View v) override;
 
-  void RowScaleForward(View x, View scale, View out, int rows, int inner) override;
-  void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
-                        int inner) override;
-
  private:
   // Runs fn(begin, end) over [0, n) on the caller when n is small, else split
   // over the pool in 16-element-aligned chunks.

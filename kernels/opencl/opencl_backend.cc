@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "kernels/op_table.h"
 #include "kernels/opencl/opencl_buffer.h"
 
 namespace mt::kernels {
@@ -52,7 +53,7 @@ OpSet OpenClBackend::SupportedOps() const {
       Op::kAddBias,        Op::kBiasGrad,        Op::kReluForward,         Op::kReluBackward,
       Op::kDropoutForward, Op::kDropoutBackward, Op::kSoftmaxCrossEntropy, Op::kArgmaxRows,
       Op::kSgdUpdate,      Op::kAdamUpdate};
-  return kThroughClBlast | kConvAndPool | kElementwise | kNormPoolClip;
+  return kThroughClBlast | kConvAndPool | kElementwise | kNormPoolClip | TableOpsOf(*this);
 }
 
 KernelCall OpenClBackend::Call(const char* kernel) {

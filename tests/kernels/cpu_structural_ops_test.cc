@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/cpu_test_util.h"
+#include "tests/kernels/row_scale_op.h"
 
 namespace mt::kernels {
 namespace {
@@ -98,18 +99,19 @@ TEST(CpuRowScale, ScalesRowsAndGivesBothGradients) {
   auto x = MakeBuffer(be, {1, 2, 3, 4, 5, 6});
   auto s = MakeBuffer(be, {2, -1});
   auto out = be.Allocate(6);
-  be.RowScaleForward(WholeOf(*x), WholeOf(*s), WholeOf(*out), 2, 3);
+  test_support::kRowScaleForward(be, WholeOf(*x), WholeOf(*s), WholeOf(*out), 2, 3);
   EXPECT_EQ(ToHost(be, *out), (std::vector<float>{2, 4, 6, -4, -5, -6}));
   auto d_out = MakeBuffer(be, {1, 1, 1, 0, 1, 2});
   auto d_x = be.Allocate(6);
   auto d_s = be.Allocate(2);
-  be.RowScaleBackward(WholeOf(*x), WholeOf(*s), WholeOf(*d_out), WholeOf(*d_x), WholeOf(*d_s), 2,
-                      3);
+  test_support::kRowScaleBackward(be, WholeOf(*x), WholeOf(*s), WholeOf(*d_out), WholeOf(*d_x),
+                                  WholeOf(*d_s), 2, 3);
   EXPECT_EQ(ToHost(be, *d_x), (std::vector<float>{2, 2, 2, 0, -1, -2}));
   EXPECT_EQ(ToHost(be, *d_s), (std::vector<float>{6, 17}));
   // An empty d_x: only the scale's gradient.
   be.Fill(WholeOf(*d_s), 0);
-  be.RowScaleBackward(WholeOf(*x), WholeOf(*s), WholeOf(*d_out), View{}, WholeOf(*d_s), 2, 3);
+  test_support::kRowScaleBackward(be, WholeOf(*x), WholeOf(*s), WholeOf(*d_out), View{},
+                                  WholeOf(*d_s), 2, 3);
   EXPECT_EQ(ToHost(be, *d_s), (std::vector<float>{6, 17}));
 }
 

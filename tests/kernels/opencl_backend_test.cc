@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/cpu_test_util.h"
+#include "tests/kernels/row_scale_op.h"
 
 #ifdef MT_HAVE_OPENCL
 #include "kernels/opencl/opencl_backend.h"
@@ -49,7 +50,8 @@ class OpenClBackendTest : public ::testing::Test {
 TEST_F(OpenClBackendTest, NameAndEveryOpButTheCpuOnlyOnes) {
   EXPECT_EQ(gpu_->Name(), "opencl");
   const OpSet cpu_only = {Op::kActivationForward, Op::kActivationBackward, Op::kPaddedPool,
-                          Op::kRowScaleForward, Op::kRowScaleBackward};
+                          test_support::kRowScaleForward.op(),
+                          test_support::kRowScaleBackward.op()};
   EXPECT_EQ(gpu_->SupportedOps(), OpSet::All() - cpu_only)
       << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
 }

@@ -1,11 +1,13 @@
 // The op-table cases (backend_op_cases.h) of issue 29's structural ops:
 // padded max and average pooling (PoolGeometry::pad, Op::kPaddedPool) and
-// the row scale of squeeze-and-excitation.
+// the row scale of squeeze-and-excitation (a table op).
 // Included by backend_op_cases.h, after the harness it uses.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "tests/kernels/row_scale_op.h"
 
 namespace mt::kernels::test_support {
 
@@ -61,15 +63,15 @@ inline void AddStructuralOps(Table& t) {
   // An SE gate on 32 channels of 8x8 at batch 4, a same-shaped product, one long row.
   for (const Rows s : std::vector<Rows>{{4 * 32, 64}, {1000, 1}, {3, 70000}}) {
     const size_t n = size_t(s.rows) * s.inner;
-    t.Add(Op::kRowScaleForward, Dims({s.rows, s.inner}), [s, n](CaseIo& io) {
+    t.Add(kRowScaleForward.op(), Dims({s.rows, s.inner}), [s, n](CaseIo& io) {
       const View out = io.Random(n, 61);
-      io.be().RowScaleForward(io.Random(n, 60), io.Random(s.rows, 62), out, s.rows, s.inner);
+      kRowScaleForward(io.be(), io.Random(n, 60), io.Random(s.rows, 62), out, s.rows, s.inner);
       io.Keep("out", out);
     });
-    t.Add(Op::kRowScaleBackward, Dims({s.rows, s.inner}), [s, n](CaseIo& io) {
+    t.Add(kRowScaleBackward.op(), Dims({s.rows, s.inner}), [s, n](CaseIo& io) {
       const View d_x = io.Random(n, 64), d_scale = io.Random(s.rows, 65);
-      io.be().RowScaleBackward(io.Random(n, 66), io.Random(s.rows, 67), io.Random(n, 68), d_x,
-                               d_scale, s.rows, s.inner);
+      kRowScaleBackward(io.be(), io.Random(n, 66), io.Random(s.rows, 67), io.Random(n, 68), d_x,
+                        d_scale, s.rows, s.inner);
       io.Keep("d_x", d_x);
       io.Keep("d_scale", d_scale);
     });

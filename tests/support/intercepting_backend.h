@@ -2,7 +2,9 @@
 // whose every numeric op goes through Intercept(ops, views, call), which a
 // test backend overrides: LimitedBackend (test_backends.h) refuses ops,
 // the op bench (tests/bench/backend_ops_bench.cc) times them. Every op of
-// kernels::Backend is here (LimitedBackendGuardsEveryOp checks it).
+// kernels::Backend is here (LimitedBackendGuardsEveryOp checks it); a table
+// op (kernels/op_table.h) is guarded by SupportedOps() alone, which the op
+// table checks before each call.
 #pragma once
 
 #include <functional>
@@ -100,15 +102,6 @@ class InterceptingBackend : public Base {
   void ClipBackward(View out, View d_out, View d_in, float lo, float hi) override {
     Intercept({Op::kClipBackward}, {out, d_out, d_in},
               [&] { Base::ClipBackward(out, d_out, d_in, lo, hi); });
-  }
-  void RowScaleForward(View x, View scale, View out, int rows, int inner) override {
-    Intercept({Op::kRowScaleForward}, {x, scale, out},
-              [&] { Base::RowScaleForward(x, scale, out, rows, inner); });
-  }
-  void RowScaleBackward(View x, View scale, View d_out, View d_x, View d_scale, int rows,
-                        int inner) override {
-    Intercept({Op::kRowScaleBackward}, {x, scale, d_out, d_x, d_scale},
-              [&] { Base::RowScaleBackward(x, scale, d_out, d_x, d_scale, rows, inner); });
   }
   void ActivationForward(kernels::Activation f, const kernels::ActivationParams& p, View in,
                          View out) override {
