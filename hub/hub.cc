@@ -151,10 +151,8 @@ int Hub::Run() {
       spec_.name(), master_->param_count(), config_.dataset, plan_->train_samples(), test_->Size(),
       plan_->batch(), plan_->total_steps(), config_.bind, port(), config_.workers);
   exchange_ = std::make_unique<HubExchange>(*coordinator_, config_);
-  LoopSettings settings = LoopSettingsOf(config_);
-  settings.record_history = false;  // LiveStatus keeps the hub's, with bytes and batches
   loop_ =
-      std::make_unique<TrainingLoop>(*plan_, settings, *exchange_, static_cast<RunHooks&>(*this));
+      std::make_unique<TrainingLoop>(*plan_, config_, *exchange_, static_cast<RunHooks&>(*this));
   if (coordinator_->steps_done() >= plan_->total_steps()) {
     // Resumed from the checkpoint a finished run wrote last: there is
     // nothing to train, and waiting for workers would wait forever.

@@ -67,6 +67,8 @@ class Hub final : private RunHooks {
   std::string ResultProblem(double last_test_loss) override;
   void OnRunEnded() override;
   void Log(const std::string& line) override;
+  // LiveStatus keeps the hub's history, with bytes and batches.
+  bool WantsStepHistory() const override { return false; }
   // hub/monitor/hub_live.cc: the live views. The run as configured, each
   // step for LiveStatus, and the HTTP server (--http-port) in Start.
   RunInfo LiveRunInfo() const;

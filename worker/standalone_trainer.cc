@@ -233,7 +233,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
 
   LocalSteps steps(trainer, plan, cfg.seed, step, tracing, stop);
   StandaloneHooks hooks(cfg, plan, spec_text, trainer, *test, tracing);
-  TrainingLoop loop(plan, LoopSettingsOf(cfg), steps, hooks);
+  TrainingLoop loop(plan, cfg, steps, hooks);
   loop.Run();
   loop.FillSummary(summary);
   const std::string final_path =

@@ -15,7 +15,10 @@
 
 namespace mt {
 
-struct RunSettings {
+// The loop's settings (eval_every, patience, target_accuracy,
+// checkpoint_every, log_every_seconds) are the first part; the hub's
+// default for checkpoint_every differs (HubConfig).
+struct RunSettings : LoopSettings {
   std::string model = "lenet5";  // preset, spec file, .onnx or .mtc
   std::string dataset = "fashion-mnist";
   FineTuning tuning;        // --init-from, --freeze, --train-only
@@ -24,21 +27,11 @@ struct RunSettings {
   int64_t max_steps = 0;    // 0: whole epochs
   OptimizerConfig optimizer;
   uint64_t seed = 1;
-  int64_t eval_every = 0;      // steps between evaluations besides epoch ends; 0: epoch ends only
-  int64_t patience = 0;        // epochs without a better test loss before stopping; 0: never
-  double target_accuracy = 0;  // stop once the test accuracy reaches this; 0: no target
   std::string checkpoint_dir;
-  // Steps between checkpoints besides epoch ends and the end; 0: none. The
-  // hub's default differs (HubConfig): see there.
-  int64_t checkpoint_every = 0;
   bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
   std::string report_path;
   std::string trace_path;  // Chrome trace of the run; "": none
   int64_t threads = 1;     // compute threads
-  double log_every_seconds = 2.0;
 };
-
-// What the training loop takes of them.
-LoopSettings LoopSettingsOf(const RunSettings& settings);
 
 }  // namespace mt

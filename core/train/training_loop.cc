@@ -192,7 +192,7 @@ void TrainingLoop::RecordStep(const StepOutcome& outcome, double wall_ms) {
   sample.loss_sum = outcome.loss_sum;
   sample.samples = outcome.samples;
   sample.wall_ms = wall_ms;
-  if (settings_.record_history)
+  if (hooks_.WantsStepHistory())
     if (StepPoint* point = history_.Add(sample)) hooks_.OnHistoryPoint(*point);
   hooks_.OnStep(outcome, sample);
   if (progress_->Step(step, outcome.samples)) {
@@ -233,7 +233,7 @@ void TrainingLoop::FillSummary(RunSummary& s) const {
     s.test_loss = epochs_.back().test_loss;
     s.train_loss = epochs_.back().train_loss;
   }
-  if (settings_.record_history) s.details["history"] = history_.ToJson();
+  if (hooks_.WantsStepHistory()) s.details["history"] = history_.ToJson();
 }
 
 }  // namespace mt

@@ -25,16 +25,14 @@
 
 namespace mt {
 
-// What the loop does when, from the run's settings (core/train/run_settings.h).
+// What the loop does when: part of the run's settings (RunSettings,
+// core/train/run_settings.h, extends it).
 struct LoopSettings {
   int64_t eval_every = 0;        // steps; 0: epoch ends only
   int64_t patience = 0;          // epochs without a better test loss; 0: never stop
   double target_accuracy = 0;    // 0: none
   int64_t checkpoint_every = 0;  // steps; 0: epoch ends and the end only
   double log_every_seconds = 2;
-  // Keep the per-step history for the summary. The hub's live views keep
-  // their own (with bytes and each worker's batch, behind their lock).
-  bool record_history = true;
 };
 
 // The process around the loop: what it evaluates, saves and tells.
@@ -63,6 +61,10 @@ class RunHooks {
   virtual void OnRunEnded() {}
   // A line for the run's log (core has no logger of its own).
   virtual void Log(const std::string& /*line*/) {}
+  // Whether the loop keeps the per-step history for the summary; false
+  // where the process keeps its own (the hub's live views, with bytes and
+  // each worker's batch, behind their lock).
+  virtual bool WantsStepHistory() const { return true; }
 };
 
 class TrainingLoop {

@@ -108,7 +108,7 @@ TEST(HubOptions, EvaluationFlagsFillTheSharedRunSettings) {
   EXPECT_EQ(cfg.eval_every, 25);
   EXPECT_EQ(cfg.patience, 3);
   EXPECT_DOUBLE_EQ(cfg.target_accuracy, 0.8);
-  const LoopSettings loop = LoopSettingsOf(cfg);
+  const LoopSettings& loop = cfg;  // what the training loop takes
   EXPECT_EQ(loop.eval_every, 25);
   EXPECT_EQ(loop.patience, 3);
   EXPECT_DOUBLE_EQ(loop.target_accuracy, 0.8);
