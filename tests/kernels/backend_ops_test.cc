@@ -218,17 +218,7 @@ TEST(BackendOpsTable, LimitedBackendGuardsEveryOp) {
 // A backend that implements no numeric op at all is a valid backend: each
 // op's default names the op and the backend.
 TEST(BackendOpsTable, AnOpABackendDoesNotImplementThrowsNamingIt) {
-  struct Bare : Backend {
-    std::string Name() const override { return "bare"; }
-    OpSet SupportedOps() const override { return {}; }
-    std::unique_ptr<Buffer> Allocate(size_t count) override { return cpu.Allocate(count); }
-    void Upload(const void* host, View dst) override { cpu.Upload(host, dst); }
-    void Download(View src, void* host) override { cpu.Download(src, host); }
-    void Copy(View src, View dst) override { cpu.Copy(src, dst); }
-    void Fill(View dst, float value) override { cpu.Fill(dst, value); }
-    void Synchronize() override {}
-    CpuBackend cpu{1};
-  } bare;
+  test_support::BareBackend bare;
   try {
     bare.ReluForward(View{}, View{});
     ADD_FAILURE() << "ReluForward did not throw";

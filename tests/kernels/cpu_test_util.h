@@ -10,11 +10,26 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
 
 namespace mt::kernels::test_support {
+
+// A backend with memory (a CPU backend's) and no numeric op at all, named
+// "bare": what each op's default and the op table do where an op is missing.
+struct BareBackend : Backend {
+  std::string Name() const override { return "bare"; }
+  OpSet SupportedOps() const override { return {}; }
+  std::unique_ptr<Buffer> Allocate(size_t count) override { return cpu.Allocate(count); }
+  void Upload(const void* host, View dst) override { cpu.Upload(host, dst); }
+  void Download(View src, void* host) override { cpu.Download(src, host); }
+  void Copy(View src, View dst) override { cpu.Copy(src, dst); }
+  void Fill(View dst, float value) override { cpu.Fill(dst, value); }
+  void Synchronize() override {}
+  CpuBackend cpu{1};
+};
 
 inline std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);

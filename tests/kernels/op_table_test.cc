@@ -33,19 +33,6 @@ struct TunedCpu : CpuBackend {
   std::string Name() const override { return "tuned_cpu"; }
 };
 
-// A backend of another class, with memory and no op at all.
-struct Bare : Backend {
-  std::string Name() const override { return "bare"; }
-  OpSet SupportedOps() const override { return TableOpsOf(*this); }
-  std::unique_ptr<Buffer> Allocate(size_t count) override { return cpu.Allocate(count); }
-  void Upload(const void* host, View dst) override { cpu.Upload(host, dst); }
-  void Download(View src, void* host) override { cpu.Download(src, host); }
-  void Copy(View src, View dst) override { cpu.Copy(src, dst); }
-  void Fill(View dst, float value) override { cpu.Fill(dst, value); }
-  void Synchronize() override {}
-  CpuBackend cpu{1};
-};
-
 TEST(OpTable, AKeyAndItsKernelMeetByName) {
   // Another key of the same name is the same op, an id past the enum's.
   EXPECT_EQ((TableOp<void(View, View, View, int, int)>{"row_scale_forward"}.op()),
@@ -59,7 +46,7 @@ TEST(OpTable, AKeyAndItsKernelMeetByName) {
 
 TEST(OpTable, SupportedWhereRegisteredForTheClassOrABase) {
   TunedCpu tuned;
-  Bare bare;
+  test_support::BareBackend bare;
   EXPECT_TRUE(tuned.SupportedOps().Has(kRowScaleForward.op()));
   EXPECT_FALSE(bare.SupportedOps().Has(kRowScaleForward.op()));
   EXPECT_TRUE(TableOpsOf(bare).empty());
@@ -72,7 +59,7 @@ TEST(OpTable, SupportedWhereRegisteredForTheClassOrABase) {
 }
 
 TEST(OpTable, ABackendWithoutTheOpThrowsNamingIt) {
-  Bare bare;
+  test_support::BareBackend bare;
   auto x = MakeBuffer(bare, {1, 2});
   auto out = MakeBuffer(bare, {7, 7});
   try {
