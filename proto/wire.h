@@ -122,13 +122,7 @@ inline void PackFloats(const float* src, size_t n, google::protobuf::RepeatedFie
   out->Add(src, src + n);
 }
 
-// mtworker --device names and their wire enum.
-inline proto::ComputeDevice DeviceFromName(const std::string& name) {
-  if (name == "cpu") return proto::DEVICE_CPU;
-  if (name == "opencl") return proto::DEVICE_OPENCL;
-  if (name == "auto") return proto::DEVICE_AUTO;
-  return proto::DEVICE_UNSPECIFIED;
-}
+// The name of a worker's --device on the wire, for logs and reports.
 inline const char* DeviceName(proto::ComputeDevice d) {
   switch (d) {
     case proto::DEVICE_OPENCL: return "opencl";

@@ -13,13 +13,10 @@
 
 namespace mt {
 
-ComputeDevices::ComputeDevices(const std::string& device, int threads)
-    : choice_(device), cpu_(threads) {
-  if (device != "cpu" && device != "opencl" && device != "auto")
-    throw std::runtime_error("--device " + device + ": expected auto, cpu or opencl");
-  if (device == "cpu") return;
+ComputeDevices::ComputeDevices(DeviceChoice device, int threads) : choice_(device), cpu_(threads) {
+  if (device == DeviceChoice::kCpu) return;
 #if MT_HAVE_OPENCL
-  if (device == "opencl") {
+  if (device == DeviceChoice::kOpenCl) {
     kernels::OpenClDevice d;
     try {
       d = kernels::DefaultOpenClDevice();
@@ -40,7 +37,7 @@ ComputeDevices::ComputeDevices(const std::string& device, int threads)
   }
   spdlog::info("device auto: no OpenCL GPU here; training on the CPU");
 #else
-  if (device == "opencl")
+  if (device == DeviceChoice::kOpenCl)
     throw std::runtime_error(
         "--device opencl: this mtworker was built without OpenCL (install "
         "ocl-icd-opencl-dev, opencl-headers and libclblast-dev, then rebuild)");
@@ -55,7 +52,7 @@ std::vector<kernels::Backend*> ComputeDevices::Place(const proto::ModelSpec& spe
                                                      int batch, uint64_t seed) {
   const size_t layers = static_cast<size_t>(spec.layer_size());
   if (!opencl_) return std::vector<kernels::Backend*>(layers, &cpu_);
-  if (choice_ == "opencl") {
+  if (choice_ == DeviceChoice::kOpenCl) {
     // The model runs a layer whose ops the device lacks on the CPU; say so
     // up front, before training starts.
     std::vector<kernels::Backend*> all(layers, opencl_.get());

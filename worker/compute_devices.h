@@ -21,20 +21,20 @@
 #include "core/model/model.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model.pb.h"
+#include "worker/device_choice.h"
 
 namespace mt {
 
 class ComputeDevices {
  public:
   // Throws std::runtime_error naming --device when it cannot be honoured.
-  ComputeDevices(const std::string& device, int threads);
+  ComputeDevices(DeviceChoice device, int threads);
   ~ComputeDevices();
 
   kernels::CpuBackend& cpu() { return cpu_; }
   // The OpenCL backend in use, or null.
   kernels::Backend* opencl() const { return opencl_.get(); }
-  // For Join and reports: "cpu", "opencl" or "auto".
-  const std::string& choice() const { return choice_; }
+  DeviceChoice choice() const { return choice_; }
   // The OpenCL device's description, or empty.
   const std::string& opencl_name() const { return opencl_name_; }
 
@@ -44,7 +44,7 @@ class ComputeDevices {
                                        const int32_t* labels, int batch, uint64_t seed);
 
  private:
-  std::string choice_;
+  DeviceChoice choice_;
   kernels::CpuBackend cpu_;
   std::unique_ptr<kernels::Backend> opencl_;
   std::string opencl_name_;

@@ -32,6 +32,15 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+proto::ComputeDevice WireDevice(DeviceChoice choice) {
+  switch (choice) {
+    case DeviceChoice::kOpenCl: return proto::DEVICE_OPENCL;
+    case DeviceChoice::kAuto: return proto::DEVICE_AUTO;
+    case DeviceChoice::kCpu: break;
+  }
+  return proto::DEVICE_CPU;
+}
+
 std::string HostName() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof buf - 1) != 0) return "worker";
@@ -123,7 +132,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
   auto* d = request.mutable_device();
   d->set_name(cfg.name.empty() ? HostName() : cfg.name);
   d->set_cores(static_cast<int32_t>(std::thread::hardware_concurrency()));
-  d->set_device(wire::DeviceFromName(devices.choice()));
+  d->set_device(WireDevice(devices.choice()));
   d->set_opencl_device(devices.opencl_name());
   d->set_threads(static_cast<int32_t>(cfg.threads));
   d->set_memory_budget_bytes(cfg.memory_budget_bytes);

@@ -43,7 +43,7 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
       control_(control),
       events_(events),
       sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model())),
-      pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == "cpu") {
+      pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == DeviceChoice::kCpu) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots

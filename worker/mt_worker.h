@@ -17,7 +17,9 @@
  * values and text. Strings passed in are copied; the caller keeps
  * ownership. Compatibility: fields are only ever added at the end of the
  * structs, whose size the caller passes in (struct_size), and
- * MT_WORKER_API_VERSION changes when a meaning changes.
+ * MT_WORKER_API_VERSION changes when a meaning changes. A new field of
+ * mt_worker_config also needs its line in worker/mt_worker_config_fields.h
+ * (the build fails without it; docs/android.md says what else).
  */
 #ifndef MT_WORKER_H_
 #define MT_WORKER_H_

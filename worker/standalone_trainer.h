@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/train/run_settings.h"
+#include "worker/device_choice.h"
 
 namespace mt {
 
@@ -16,9 +17,9 @@ namespace mt {
 struct StandaloneConfig : RunSettings {
   // Samples per step on this device (the hub's is a global batch, split).
   int64_t batch = 64;
-  std::string device = "cpu";  // cpu | opencl | auto (worker/compute_devices.h)
-  std::string state_dir;       // "": DefaultStateDir()
-  bool profile = false;        // per-layer times, memory, CPU and energy (core/profile/)
+  DeviceChoice device = DeviceChoice::kCpu;
+  std::string state_dir;  // "": DefaultStateDir()
+  bool profile = false;   // per-layer times, memory, CPU and energy (core/profile/)
 };
 
 // Returns the process exit code; throws on errors the caller reports

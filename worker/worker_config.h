@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tls/tls_options.h"
+#include "worker/device_choice.h"
 #include "worker/device_state.h"
 #include "worker/hub_link.h"
 
@@ -13,7 +14,7 @@ namespace mt {
 struct WorkerConfig {
   std::string hub = "127.0.0.1:50051";  // HOST[:PORT]
   std::string name;                     // default: host name
-  std::string device = "cpu";           // cpu | opencl | auto (worker/compute_devices.h)
+  DeviceChoice device = DeviceChoice::kCpu;
   int64_t threads = 1;
   std::string data_dir;  // train on these local files instead of the hub's dataset
   // Besides known names, the hub may name a dataset under one of these

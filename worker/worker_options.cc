@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/cli/choice_option.h"
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
@@ -126,11 +127,10 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(1, 1000));
 
   cli::Section(app, kSharedSection);
-  app.add_option("--device", alone.device,
+  cli::AddChoice(app, "--device", alone.device, DeviceChoiceWords(),
                  "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and "
                  "an OpenCL GPU, measured at start; loading the OpenCL driver costs memory, so cpu "
-                 "is the default)")
-      ->check(CLI::IsMember({"auto", "cpu", "opencl"}));
+                 "is the default)");
   cli::AddThreads(app, alone.threads, "CPU threads for the compute kernels");
   cli::AddReport(app, alone.report_path);
   app.add_option("--log-every", alone.log_every_seconds,

@@ -78,7 +78,7 @@ class Validation : public ::testing::Test {
       wc.hub = Target();
       wc.token = "secret";
       wc.name = "honest";
-      wc.device = "cpu";
+      wc.device = DeviceChoice::kCpu;
       wc.connect_timeout_seconds = 30;
       WorkerControl control;
       worker_code_ = RunWorker(wc, control);

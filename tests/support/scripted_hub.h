@@ -62,7 +62,7 @@ class ScriptedWorker {
   // inputs stay small and its steps fast).
   explicit ScriptedWorker(const std::string& dir, const std::string& compression = "none",
                           const proto::ModelSpec& model = LoadModelSpec("lenet5"))
-      : devices_("cpu", 1) {
+      : devices_(DeviceChoice::kCpu, 1) {
     std::filesystem::create_directories(dir);
     WriteIdxDataset(dir, 64, 16, 3);
     cfg_.threads = 1;

@@ -30,7 +30,7 @@ class HubSessionTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = test_support::FreshTempDir("hub-session");
     worker_ = new ScriptedWorker(dir_.string());
-    devices_ = new ComputeDevices("cpu", 1);
+    devices_ = new ComputeDevices(DeviceChoice::kCpu, 1);
   }
   static void TearDownTestSuite() {
     delete worker_;

@@ -48,7 +48,7 @@ TEST(WorkerOptions, HubModeGetsTheSharedFlags) {
              "--require-charging", "--max-temperature", "45", "--slowdown", "2"});
   EXPECT_FALSE(o.standalone);
   EXPECT_EQ(o.hub_mode.hub, "127.0.0.1:1234");
-  EXPECT_EQ(o.hub_mode.device, "auto");
+  EXPECT_EQ(o.hub_mode.device, DeviceChoice::kAuto);
   EXPECT_EQ(o.hub_mode.threads, 3);
   EXPECT_EQ(o.hub_mode.report_path, "/tmp/r.json");
   EXPECT_EQ(o.hub_mode.log_every_seconds, 1.0);  // at least 1 s in hub mode
@@ -102,6 +102,21 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_EQ(o.standalone_mode.checkpoint_dir, "/tmp/ck");
   EXPECT_EQ(o.standalone_mode.checkpoint_every, 5);
   EXPECT_TRUE(o.standalone_mode.resume);
+}
+
+TEST(WorkerOptions, DeviceWordsBecomeTheirChoice) {
+  EXPECT_EQ(Parse({"--standalone"}).standalone_mode.device, DeviceChoice::kCpu);
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.device, DeviceChoice::kCpu);
+  for (const auto& [word, choice] : DeviceChoiceWords()) {
+    EXPECT_EQ(Parse({"--standalone", "--device", word}).standalone_mode.device, choice) << word;
+    EXPECT_EQ(Parse({"--hub", "127.0.0.1:1", "--device", word}).hub_mode.device, choice) << word;
+    EXPECT_EQ(ParseDeviceChoice(word), choice);
+    EXPECT_EQ(DeviceChoiceName(choice), word);
+  }
+  EXPECT_EQ(DeviceChoiceWords().size(), 3u);
+  EXPECT_EQ(ParseDeviceChoice("gpu"), std::nullopt);
+  EXPECT_EQ(ParseDeviceChoice("CPU"), std::nullopt);
+  EXPECT_EQ(DeviceChoiceList(), "auto, cpu or opencl");
 }
 
 TEST(WorkerOptions, FaultInjectionIsNotAProductionFlag) {

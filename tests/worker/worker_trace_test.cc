@@ -36,7 +36,7 @@ std::vector<trace::Span> Decoded(const proto::TraceSpans& batch, int64_t step) {
 TEST(WorkerTrace, ATracedStepRecordsEveryLayerTheLossAndTheOptimizer) {
   const fs::path dir = test_support::FreshTempDir("worker-trace-step");
   test_support::WriteIdxDataset(dir.string(), 64, 16, 3);
-  ComputeDevices devices("cpu", 1);
+  ComputeDevices devices(DeviceChoice::kCpu, 1);
   LocalTrainer trainer(
       devices, TrainerSpec{LoadModelSpec("lenet5"), dir.string(), OptimizerConfig{}, 16, 1});
   WorkerTrace timeline((dir / "w.json").string(), "w");

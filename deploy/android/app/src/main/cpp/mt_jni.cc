@@ -3,9 +3,10 @@
 // Android (app/src/main/cpp/CMakeLists.txt, NDK) and for the host
 // (deploy/android/host/CMakeLists.txt, JDK) where CI tests it.
 //
-// start reads org.mt.worker.WorkerConfig's fields by name (kConfigFields,
-// one line per field), so a worker option is a field on both sides and one
-// line here, not a longer native signature.
+// start reads org.mt.worker.WorkerConfig's fields by name, as the table of
+// mt_worker_config's fields says (worker/mt_worker_config_fields.h, one line
+// per field), so a worker option is a field on both sides and one line
+// there, not a longer native signature.
 //
 // At this boundary nothing may crash the JVM: bad configurations become
 // IllegalArgumentException with the C API's reason, a WorkerConfig class
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "worker/mt_worker.h"
+#include "worker/mt_worker_config_fields.h"
 
 namespace {
 
@@ -44,61 +46,21 @@ std::unordered_set<mt_worker*> g_live;  // guarded by g_mu
 jclass g_status_class = nullptr;        // global ref to org.mt.worker.WorkerStatus
 jmethodID g_status_ctor = nullptr;
 
-// Which mt_worker_config member a WorkerConfig field fills; the wrapper
-// fixes the Java type the field must have.
-struct StringMember {
-  const char* mt_worker_config::*member;
-};
-struct IntMember {
-  int mt_worker_config::*member;
-};
-struct BooleanMember {  // a Java boolean into a C int flag
-  int mt_worker_config::*member;
-};
-struct LongMember {
-  int64_t mt_worker_config::*member;
-};
-struct DoubleMember {
-  double mt_worker_config::*member;
-};
-using ConfigMember = std::variant<StringMember, IntMember, BooleanMember, LongMember, DoubleMember>;
+using mt::capi::BooleanMember;
+using mt::capi::ConfigField;
+using mt::capi::ConfigMember;
+using mt::capi::DoubleMember;
+using mt::capi::IntMember;
+using mt::capi::kConfigFields;
+using mt::capi::kJavaTypeNames;
+using mt::capi::LongMember;
+using mt::capi::StringMember;
+
 // In ConfigMember's order.
-constexpr const char* kJavaTypeNames[] = {"String", "int", "boolean", "long", "double"};
 constexpr const char* kJniSignatures[] = {"Ljava/lang/String;", "I", "Z", "J", "D"};
-static_assert(std::size(kJavaTypeNames) == std::variant_size_v<ConfigMember> &&
-                  std::size(kJniSignatures) == std::variant_size_v<ConfigMember>,
-              "one Java type name and JNI signature per ConfigMember alternative");
+static_assert(std::size(kJniSignatures) == std::variant_size_v<ConfigMember>,
+              "one JNI signature per ConfigMember alternative");
 
-struct ConfigField {
-  const char* java_name;
-  ConfigMember member;
-};
-
-// org.mt.worker.WorkerConfig field -> mt_worker_config member. A new worker
-// option is one line here.
-const ConfigField kConfigFields[] = {
-    {"hub", StringMember{&mt_worker_config::hub}},
-    {"name", StringMember{&mt_worker_config::name}},
-    {"token", StringMember{&mt_worker_config::token}},
-    {"device", StringMember{&mt_worker_config::device}},
-    {"threads", IntMember{&mt_worker_config::threads}},
-    {"dataDir", StringMember{&mt_worker_config::data_dir}},
-    {"memoryBudgetBytes", LongMember{&mt_worker_config::memory_budget_bytes}},
-    {"connectTimeoutSeconds", DoubleMember{&mt_worker_config::connect_timeout_seconds}},
-    {"reportPath", StringMember{&mt_worker_config::report_path}},
-    {"minBatteryPercent", IntMember{&mt_worker_config::min_battery_percent}},
-    {"requireCharging", BooleanMember{&mt_worker_config::require_charging}},
-    {"requireUnmetered", BooleanMember{&mt_worker_config::require_unmetered}},
-    {"maxTemperatureC", DoubleMember{&mt_worker_config::max_temperature_c}},
-    {"readSystemDeviceState", BooleanMember{&mt_worker_config::read_system_device_state}},
-    {"insecure", BooleanMember{&mt_worker_config::insecure}},
-    {"tlsCaPath", StringMember{&mt_worker_config::tls_ca_path}},
-    {"hubFingerprint", StringMember{&mt_worker_config::hub_fingerprint}},
-    {"stateDir", StringMember{&mt_worker_config::state_dir}},
-    {"tlsCertPath", StringMember{&mt_worker_config::tls_cert_path}},
-    {"tlsKeyPath", StringMember{&mt_worker_config::tls_key_path}},
-    {"allowDataDirs", StringMember{&mt_worker_config::allow_data_dirs}},
-};
 constexpr size_t kConfigFieldCount = std::size(kConfigFields);
 
 // Resolved once in JNI_OnLoad. A class that does not match kConfigFields
@@ -230,7 +192,8 @@ void ResolveConfigFields(JNIEnv* env) {
   }
   if (!mismatched.empty())
     g_config_error = "WorkerConfig does not match the JNI bridge: no instance field " + mismatched +
-                     " (missing or of another type; WorkerConfig.java and mt_jni.cc must agree)";
+                     " (missing or of another type; WorkerConfig.java and "
+                     "worker/mt_worker_config_fields.h must agree)";
 }
 
 // Fills c from a WorkerConfig; the strings it points at live in `strings`.

@@ -6,8 +6,10 @@ package org.mt.worker;
  * WorkerController#start} throw IllegalArgumentException with the reason.
  *
  * <p>The JNI bridge reads the public fields by name and type (kConfigFields in
- * app/src/main/cpp/mt_jni.cc): a new option is a field here, its builder method, and one line
- * there; a renamed or retyped field makes every start throw IllegalStateException naming it.
+ * worker/mt_worker_config_fields.h, one line per mt_worker_config field): a new option is a field
+ * here, its builder field and method, and one line there; a renamed or retyped field makes every
+ * start throw IllegalStateException naming it. tests/android/config_fields_agree.py checks this
+ * class against the table (docs/android.md).
  *
  * <p>Unlike the C API, the defaults are an app's: train only while charging and on an unmetered
  * network.
