@@ -14,6 +14,7 @@ inline proto::Compression ToProto(Compression c) {
     case Compression::kNone: return proto::COMPRESSION_NONE;
     case Compression::kFp16: return proto::COMPRESSION_FP16;
     case Compression::kInt8: return proto::COMPRESSION_INT8;
+    case Compression::kTopK: return proto::COMPRESSION_TOPK;
   }
   return proto::COMPRESSION_NONE;
 }
@@ -24,6 +25,7 @@ inline Compression FromProto(proto::Compression c) {
     case proto::COMPRESSION_NONE: return Compression::kNone;
     case proto::COMPRESSION_FP16: return Compression::kFp16;
     case proto::COMPRESSION_INT8: return Compression::kInt8;
+    case proto::COMPRESSION_TOPK: return Compression::kTopK;
     default: break;
   }
   throw std::invalid_argument("unknown compression " + std::to_string(static_cast<int>(c)));

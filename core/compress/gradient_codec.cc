@@ -1,5 +1,7 @@
 #include "core/compress/gradient_codec.h"
 
+#include "core/compress/topk_codec.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,10 +15,7 @@ namespace {
 // Like byte_io.h, this assumes a little-endian host (all mt targets are) for
 // the raw floats and the int8 scales; fp16 values are assembled byte by byte.
 
-// The largest int8 scale accepted: even q = -128 times it stays finite, so a
-// decoded value can never be inf. FLT_MAX / 127 would not do: 127 times its
-// rounded value overflows.
-constexpr float kMaxScale = std::numeric_limits<float>::max() / 128;
+static_assert(kMaxInt8Scale == std::numeric_limits<float>::max() / 128);
 
 uint32_t FloatBits(float f) {
   uint32_t u;
@@ -79,6 +78,18 @@ void EncodeFp16(const float* src, size_t n, float* residual, char* out) {
   }
 }
 
+void EncodeNone(const float* src, size_t n, float* residual, char* out) {
+  if (!residual) {
+    std::memcpy(out, src, 4 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float v = residual[i] != 0.0f ? src[i] + residual[i] : src[i];  // keeps -0
+    std::memcpy(out + 4 * i, &v, 4);
+    residual[i] = 0.0f;
+  }
+}
+
 void EncodeInt8(const float* src, size_t n, float* residual, char* out) {
   for (size_t b = 0; b < n; b += kInt8Block) {
     const size_t k = std::min(kInt8Block, n - b);
@@ -87,7 +98,7 @@ void EncodeInt8(const float* src, size_t n, float* residual, char* out) {
     float m = 0.0f;
     for (size_t j = 0; j < k; ++j) m = std::max(m, std::fabs(r ? s[j] + r[j] : s[j]));
     float scale = m / 127.0f;
-    if (!(scale <= kMaxScale)) scale = kMaxScale;  // only for inputs near FLT_MAX (or inf)
+    if (!(scale <= kMaxInt8Scale)) scale = kMaxInt8Scale;  // only for inputs near FLT_MAX (or inf)
     std::memcpy(out, &scale, 4);
     auto* q = reinterpret_cast<int8_t*>(out + 4);
     const float div = scale > 0.0f ? scale : 1.0f;  // an all-zero block encodes as zeros
@@ -115,6 +126,7 @@ const char* CompressionName(Compression c) {
     case Compression::kNone: return "none";
     case Compression::kFp16: return "fp16";
     case Compression::kInt8: return "int8";
+    case Compression::kTopK: return "topk";
   }
   return "?";
 }
@@ -124,6 +136,7 @@ size_t EncodedBytes(Compression c, size_t n) {
     case Compression::kNone: return 4 * n;
     case Compression::kFp16: return 2 * n;
     case Compression::kInt8: return n + 4 * ((n + kInt8Block - 1) / kInt8Block);
+    case Compression::kTopK: return TopKBytes(n);
   }
   return 0;
 }
@@ -133,9 +146,10 @@ void EncodeFloats(Compression c, const float* src, size_t n, float* residual, st
   if (n == 0) return;
   char* p = &(*out)[0];
   switch (c) {
-    case Compression::kNone: std::memcpy(p, src, 4 * n); return;
+    case Compression::kNone: EncodeNone(src, n, residual, p); return;
     case Compression::kFp16: EncodeFp16(src, n, residual, p); return;
     case Compression::kInt8: EncodeInt8(src, n, residual, p); return;
+    case Compression::kTopK: EncodeTopK(src, n, residual, p); return;
   }
 }
 
@@ -163,7 +177,7 @@ std::string DecodeFloats(Compression c, const char* bytes, size_t size, size_t n
         const size_t k = std::min(kInt8Block, n - b);
         float scale;
         std::memcpy(&scale, bytes, 4);
-        if (!(scale >= 0.0f && scale <= kMaxScale))  // also catches NaN
+        if (!(scale >= 0.0f && scale <= kMaxInt8Scale))  // also catches NaN
           return "int8: block " + std::to_string(b / kInt8Block) + " has scale " +
                  std::to_string(scale) + " (must be finite, >= 0 and <= FLT_MAX/128)";
         const auto* q = reinterpret_cast<const int8_t*>(bytes + 4);
@@ -171,6 +185,7 @@ std::string DecodeFloats(Compression c, const char* bytes, size_t size, size_t n
         bytes += 4 + k;
       }
       return "";
+    case Compression::kTopK: return DecodeTopK(bytes, n, dst);
   }
   return "unknown compression";
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Test accuracy after one epoch with --compress none, fp16 and int8.
+"""Test accuracy after one epoch with each --compress encoding (none, fp16, int8, topk).
 
 mthub --workers 3 with three `mtworker --threads 1` on this machine (LeNet-5,
 Fashion-MNIST, global batch 192, `--batch-policy fixed` so that a seed gives
@@ -8,7 +8,8 @@ seeds and each mode. One epoch's accuracy moves by a point or two from seed
 to seed, so modes are compared by their mean over the same seeds, and per
 seed. Also prints the gradient bytes per step from the hub's report.
 
-  tests/bench/compression_accuracy.py [--seeds 5] [--build build] [--json out.json]
+  tests/bench/compression_accuracy.py [--seeds 5] [--modes none,fp16,int8,topk] [--build build]
+      [--json out.json]
 """
 import argparse
 import json
@@ -18,7 +19,7 @@ import subprocess
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODES = ["none", "fp16", "int8"]
+MODES = ["none", "fp16", "int8", "topk"]
 
 
 def run(build, mode, seed):
@@ -35,20 +36,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated; none comes first")
     ap.add_argument("--json")
     a = ap.parse_args()
-    acc = {m: [] for m in MODES}
-    bytes_per_step = {m: [] for m in MODES}
+    modes = ["none"] + [m for m in a.modes.split(",") if m and m != "none"]
+    acc = {m: [] for m in modes}
+    bytes_per_step = {m: [] for m in modes}
     for seed in range(1, a.seeds + 1):
-        for m in MODES:
+        for m in modes:
             r = run(a.build, m, seed)
             acc[m].append(r["test_accuracy"])
             bytes_per_step[m].append(r["gradient_bytes_per_step"])
-        print(f"seed {seed}: " + "  ".join(f"{m} {acc[m][-1]:.4f}" for m in MODES), flush=True)
+        print(f"seed {seed}: " + "  ".join(f"{m} {acc[m][-1]:.4f}" for m in modes), flush=True)
     print(f"\nLeNet-5, Fashion-MNIST, 3 workers, global batch 192, 1 epoch, seeds 1-{a.seeds}")
     print(f"{'mode':<6}{'mean acc':>10}{'vs none':>10}{'min':>8}{'max':>8}{'KB/step':>10}{'bytes vs none':>15}")
     base_acc, base_bytes = statistics.mean(acc["none"]), statistics.mean(bytes_per_step["none"])
-    for m in MODES:
+    for m in modes:
         mean, b = statistics.mean(acc[m]), statistics.mean(bytes_per_step[m])
         print(f"{m:<6}{mean:>10.4f}{100 * (mean - base_acc):>+9.2f}p{min(acc[m]):>8.4f}{max(acc[m]):>8.4f}"
               f"{b / 1024:>10.1f}{b / base_bytes:>15.3f}")

@@ -20,7 +20,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Compression kAll[] = {Compression::kNone, Compression::kFp16, Compression::kInt8};
+const Compression kAll[] = {Compression::kNone, Compression::kFp16, Compression::kInt8,
+                            Compression::kTopK};
 
 std::vector<float> RandomNormal(size_t n, uint32_t seed, float sigma = 1.0f) {
   std::mt19937 rng(seed);
@@ -108,6 +109,25 @@ TEST(GradientCodecTest, NoneIsExact) {
   std::vector<float> residual(src.size(), 0.0f);
   std::string bytes;
   EncodeFloats(Compression::kNone, src.data(), src.size(), residual.data(), &bytes);
+  EXPECT_EQ(std::memcmp(bytes.data(), src.data(), src.size() * 4), 0) << "a zero residual";
+  for (float r : residual) ASSERT_EQ(r, 0.0f);
+}
+
+TEST(GradientCodecTest, NoneSendsWhatALossyEncodingOwed) {
+  // int8 first: the small values are owed; none then sends them whole.
+  std::vector<float> src(300, 0.001f);
+  src[0] = 100.0f;
+  std::vector<float> residual(src.size(), 0.0f), out(src.size());
+  std::string bytes;
+  EncodeFloats(Compression::kInt8, src.data(), src.size(), residual.data(), &bytes);
+  ASSERT_EQ(DecodeFloats(Compression::kInt8, bytes.data(), bytes.size(), out.size(), out.data()),
+            "");
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(residual[1], 0.001f);
+  EncodeFloats(Compression::kNone, src.data(), src.size(), residual.data(), &bytes);
+  ASSERT_EQ(DecodeFloats(Compression::kNone, bytes.data(), bytes.size(), out.size(), out.data()),
+            "");
+  EXPECT_EQ(out[1], 0.002f);
   for (float r : residual) ASSERT_EQ(r, 0.0f);
 }
 
@@ -290,7 +310,10 @@ TEST(GradientCodecTest, DecodeRejectsWrongSizes) {
   for (Compression c : kAll) {
     for (size_t n : {1, 256, 257, 300}) {
       const size_t want = EncodedBytes(c, n);
-      EXPECT_EQ(DecodeFloats(c, bytes.data(), want, n, out.data()), "");
+      const std::vector<float> src = RandomNormal(n, 3);
+      std::string good;
+      EncodeFloats(c, src.data(), n, nullptr, &good);
+      EXPECT_EQ(DecodeFloats(c, good.data(), good.size(), n, out.data()), "");
       for (size_t size : {want - 1, want + 1, size_t{0}}) {
         const std::string err = DecodeFloats(c, bytes.data(), size, n, out.data());
         EXPECT_THAT(err, HasSubstr("bytes for " + std::to_string(n) + " values"))
@@ -344,7 +367,7 @@ TEST(GradientCodecTest, DecodeRejectsNonFiniteFp16) {
 TEST(GradientCodecTest, ExtremeInputsStillDecodeFinite) {
   const float big = std::numeric_limits<float>::max();
   const std::vector<float> src = {big, -big, 1.0f, std::numeric_limits<float>::denorm_min()};
-  for (Compression c : {Compression::kFp16, Compression::kInt8}) {
+  for (Compression c : {Compression::kFp16, Compression::kInt8, Compression::kTopK}) {
     const std::vector<float> out = RoundTrip(c, src);
     for (float x : out) EXPECT_TRUE(std::isfinite(x)) << CompressionName(c);
   }
