@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
+#include "core/compress/compression_proto.h"
+#include "core/compress/gradient_codec.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -31,7 +34,10 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   const size_t n = seg.size();
   size_t bad = 0;
   float* dst = grad_.data() + seg.begin;
-  if (compression_ == Compression::kNone) {
+  if (c.packed().empty() && n > 0) {
+    if (c.compression() != proto::COMPRESSION_NONE)
+      return "gradient chunk at offset " + std::to_string(c.offset()) + " is encoded as " +
+             std::to_string(static_cast<int>(c.compression())) + " but carries no bytes";
     if (static_cast<size_t>(c.values_size()) != n)
       return "gradient chunk at offset " + std::to_string(c.offset()) + " has " +
              std::to_string(c.values_size()) + " floats, its segment " + std::to_string(n);
@@ -44,9 +50,16 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
     }
   } else {
     if (c.values_size() != 0)
-      return "uncompressed gradient values while the run compresses gradients";
-    const std::string why =
-        DecodeFloats(compression_, c.packed().data(), c.packed().size(), n, dst);
+      return "gradient chunk at offset " + std::to_string(c.offset()) +
+             " carries both floats and encoded bytes";
+    Compression encoding;
+    try {
+      encoding = FromProto(c.compression());
+    } catch (const std::invalid_argument& e) {
+      expecting_ = false;
+      return "gradient chunk at offset " + std::to_string(seg.begin) + ": " + e.what();
+    }
+    const std::string why = DecodeFloats(encoding, c.packed().data(), c.packed().size(), n, dst);
     if (!why.empty()) {
       expecting_ = false;
       return "gradient chunk at offset " + std::to_string(seg.begin) + ": " + why;

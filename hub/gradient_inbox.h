@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/gradient_codec.h"
 #include "hub.pb.h"
 #include "proto/wire.h"
 
@@ -19,8 +18,10 @@ namespace mt {
 class GradientInbox {
  public:
   // `segments` tile the parameter vector in the order chunks must arrive.
-  GradientInbox(std::vector<wire::Segment> segments, size_t param_count, Compression compression)
-      : param_count_(param_count), segments_(std::move(segments)), compression_(compression) {}
+  // Each chunk says how it is encoded (GradientChunk.compression): with
+  // --compress auto the encoding changes during a run.
+  GradientInbox(std::vector<wire::Segment> segments, size_t param_count)
+      : param_count_(param_count), segments_(std::move(segments)) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);
@@ -61,7 +62,6 @@ class GradientInbox {
   size_t param_count_;
   std::vector<float> grad_;  // param_count_ floats from the first Expect
   std::vector<wire::Segment> segments_;
-  Compression compression_;
   size_t next_ = 0;  // the segment expected next
   int64_t step_ = -1;
   int batch_ = 0;

@@ -55,9 +55,9 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
   test_ = LoadDataset(config_.dataset, Split::kTest);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
-  master_ = std::make_unique<MasterModel>(spec_, config_.optimizer, config_.compression,
-                                          static_cast<int>(config_.threads), config_.seed,
-                                          kEvalBatch, run.frozen);
+  master_ = std::make_unique<MasterModel>(
+      spec_, config_.optimizer, config_.compression.value_or(Compression::kNone),
+      static_cast<int>(config_.threads), config_.seed, kEvalBatch, run.frozen);
   if (run.initial && !config_.resume) {
     SetWeights(master_->model(), *run.initial);
     spdlog::info("initial weights from {}", run.initial_origin);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,10 @@ struct HubConfig : RunSettings {
   int max_workers_or_default() const {
     return max_workers > 0 ? max_workers : std::max(64, 2 * workers);
   }
-  DeadlineSettings deadline;                     // how long a step waits for its gradients
-  Compression compression = Compression::kNone;  // both directions
+  DeadlineSettings deadline;  // how long a step waits for its gradients
+  // How rounds encode what they exchange, both directions; nullopt: auto,
+  // chosen from the measured exchange (hub/compression_choice.h).
+  std::optional<Compression> compression;
   std::string token;
   tls::ServerOptions tls;  // TLS unless tls.insecure
   // A Train stream that has not said Hello by then is closed (a worker

@@ -24,8 +24,9 @@ struct HubEvent {
     kEpochEvaluated,     // the same at an epoch end
     kTargetReached,      // --target-accuracy reached (detail: the accuracy)
     kCheckpointSaved,
-    kProgress,           // the run's progress line, at most one per --log-every
-    kSyncPeriodChanged,  // --sync-every auto chose another H (detail: "from->to")
+    kProgress,            // the run's progress line, at most one per --log-every
+    kSyncPeriodChanged,   // --sync-every auto chose another H (detail: "from->to")
+    kCompressionChanged,  // --compress auto chose another encoding (detail: "none->topk")
     kRunEnded,
   };
   Kind kind;

@@ -139,11 +139,17 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--deadline-floor", cfg.deadline.floor_seconds,
                  "adaptive deadline: never shorter than this (seconds)")
       ->check(Real(0.01, 1e6));
-  cli::AddChoice(
-      app, "--compress", cfg.compression,
-      {{"none", Compression::kNone}, {"fp16", Compression::kFp16}, {"int8", Compression::kInt8}},
-      "gradient encoding on the wire, both directions: none, fp16, or int8 (a scale per "
-      "256 values, with error feedback)");
+  cli::AddChoice(app, "--compress", cfg.compression,
+                 {{"auto", std::nullopt},
+                  {"none", Compression::kNone},
+                  {"fp16", Compression::kFp16},
+                  {"int8", Compression::kInt8},
+                  {"topk", Compression::kTopK}},
+                 "how rounds encode what they exchange, both directions: none, fp16, int8 (a "
+                 "scale per 256 values), topk (the largest 32 of every 256 values, int8: ~1/15 "
+                 "of none), or auto: none on a fast network, stronger encodings as the measured "
+                 "exchange grows against the compute; the lossy ones carry what they drop into "
+                 "later messages (error feedback)");
   app.add_option("--sync-every", cfg.local_sgd.sync_every,
                  "local SGD: each worker takes H optimizer steps on its own batches between "
                  "exchanges and sends the change of its weights; the hub averages the changes. "

@@ -20,6 +20,7 @@ void ReportRun(const StatusSnapshot& s, RunSummary& r) {
   const ReportJson run = RunJson(s.run);  // named: items() does not keep a temporary alive
   for (const auto& [key, value] : run.items()) r.details[key] = value;
   r.details["final_sync_every"] = s.sync_every;
+  r.details["final_compression"] = s.compression;
 }
 
 void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
@@ -62,6 +63,15 @@ void Hub::WriteReport() {
                             {"exchange_ms", c.exchange_ms},
                             {"step_compute_ms", c.step_compute_ms}});
   d["sync_changes"] = std::move(sync_changes);
+  // And each change --compress auto made.
+  ReportJson compression_changes = ReportJson::array();
+  for (const CompressionChange& c : m.compression_changes)
+    compression_changes.push_back({{"step", c.step},
+                                   {"from", CompressionName(c.from)},
+                                   {"to", CompressionName(c.to)},
+                                   {"exchange_ms", c.exchange_ms},
+                                   {"budget_ms", c.budget_ms}});
+  d["compression_changes"] = std::move(compression_changes);
   d["hub_reduce_seconds"] = m.reduce_seconds;
   d["hub_broadcast_seconds"] = m.broadcast_seconds + write_cpu;
   // CPU seconds of the hub's own work (averaging, optimizer, broadcast

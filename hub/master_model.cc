@@ -34,15 +34,33 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   const size_t slots = optimizer_->SaveState().slots.size();
   fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample +
                  2 * (model_->ParamCount() + slots) * sizeof(float);
-  if (compression_ != Compression::kNone) broadcast_residual_.assign(model_->ParamCount(), 0.0f);
   segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
                                      trained.empty() ? 0 : trained.front().first);
   encoded_average_.resize(segments_.size());
+  encoded_with_.assign(segments_.size(), Compression::kNone);
+  set_compression(compression);
+}
+
+void MasterModel::set_compression(Compression c) {
+  compression_ = c;
+  // Once, at the first lossy round: from then on it carries what is owed.
+  if (c != Compression::kNone && broadcast_residual_.empty())
+    broadcast_residual_.assign(model_->ParamCount(), 0.0f);
 }
 
 void MasterModel::EncodeSegment(size_t k) {
-  if (compression_ == Compression::kNone) return;
   const wire::Segment seg = segments_[k];
+  encoded_with_[k] = compression_;
+  if (compression_ == Compression::kNone) {
+    if (broadcast_residual_.empty()) return;
+    float* avg = average() + seg.begin;
+    float* owed = broadcast_residual_.data() + seg.begin;
+    for (size_t i = 0; i < seg.size(); ++i) {
+      if (owed[i] != 0.0f) avg[i] += owed[i];  // keeps -0 where nothing is owed
+      owed[i] = 0.0f;
+    }
+    return;
+  }
   std::string& bytes = encoded_average_[k];
   EncodeFloats(compression_, average() + seg.begin, seg.size(),
                broadcast_residual_.data() + seg.begin, &bytes);

@@ -32,7 +32,10 @@ class MasterModel {
   size_t param_count() const { return model_->ParamCount(); }
   Model& model() { return *model_; }
   const Optimizer& optimizer() const { return *optimizer_; }
+  // How the average is broadcast from the next segment encoded on: the
+  // run's --compress, or what auto chose for the round (hub/exchange_policy.h).
   Compression compression() const { return compression_; }
+  void set_compression(Compression c);
   const std::string& spec_text() const { return spec_text_; }
   const std::vector<std::string>& frozen() const { return frozen_; }
   // The floats that travel each step: segments cover [this, param_count()).
@@ -57,9 +60,14 @@ class MasterModel {
   // afresh). False, and nothing changed, when the update would not be
   // finite (a finite average of huge changes can overflow v).
   bool ApplyOuterOptimizer(size_t k, float lr, float m);
-  // With compression: encodes segment k of the average (error feedback keeps
-  // what encoding drops) and replaces it with what the workers will decode.
+  // Encodes segment k of the average as compression() says (error feedback
+  // keeps what a lossy encoding drops) and replaces it with what the
+  // workers will decode. Uncompressed after lossy rounds, it adds what those
+  // still owed, so the average sent as floats is the one applied.
   void EncodeSegment(size_t k);
+  // How segment k was last encoded, and its bytes (unless kNone: then the
+  // average itself travels).
+  Compression encoded_with(size_t k) const { return encoded_with_[k]; }
   const std::string& encoded_segment(size_t k) const { return encoded_average_[k]; }
   // The optimizer step with the average, as every worker takes it.
   void ApplyAverage();
@@ -91,6 +99,7 @@ class MasterModel {
   std::vector<float> outer_velocity_;  // allocated by the first outer momentum step
   std::vector<wire::Segment> segments_;
   std::vector<std::string> encoded_average_;  // per segment, reused every step
+  std::vector<Compression> encoded_with_;     // per segment
   size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;
 };
 

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/gradient_codec.h"
 #include "hub.pb.h"
 #include "hub/hub_status.h"
 #include "hub/peer_limits.h"
@@ -26,7 +25,6 @@ struct AdmissionRules {
   size_t fixed_bytes = 0, bytes_per_sample = 0;
   size_t param_count = 0;
   std::vector<wire::Segment> segments;  // how gradients travel (proto/wire.h)
-  Compression compression = Compression::kNone;
   // At most this many workers in the run (joined and not gone) at once.
   int max_workers = 256;
 };

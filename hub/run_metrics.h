@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/compress/gradient_codec.h"
 #include "core/train/run_summary.h"
 
 namespace mt {
@@ -23,6 +24,14 @@ struct SyncChange {
   int from = 1, to = 1;
   double exchange_ms = 0;      // the estimates it decided on: a round's exchange
   double step_compute_ms = 0;  // and one step's compute
+};
+
+// --compress auto chose another encoding.
+struct CompressionChange {
+  int64_t step = 0;  // steps done when it changed
+  Compression from = Compression::kNone, to = Compression::kNone;
+  double exchange_ms = 0;  // a round's exchange at `from`
+  double budget_ms = 0;    // what a round's exchange may take
 };
 
 struct RunMetrics {
@@ -48,7 +57,8 @@ struct RunMetrics {
   int64_t batch_change_count = 0;
 
   static constexpr size_t kMaxSyncChanges = 1000;
-  std::vector<SyncChange> sync_changes;  // the first kMaxSyncChanges
+  std::vector<SyncChange> sync_changes;                // the first kMaxSyncChanges
+  std::vector<CompressionChange> compression_changes;  // the first kMaxSyncChanges
 };
 
 }  // namespace mt

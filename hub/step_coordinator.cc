@@ -39,11 +39,10 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       events_(events),
       membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
                                  master.worker_bytes_per_sample(), master.param_count(),
-                                 master.segments(), master.compression(),
-                                 config.max_workers_or_default()}),
+                                 master.segments(), config.max_workers_or_default()}),
       deadline_(config.deadline),
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
-      sync_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds),
+      exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression),
       reducer_(Ranges(master.segments()), AggregatorOptions{config.aggregate, config.clip_factor}) {
 }
 
@@ -93,7 +92,9 @@ bool StepCoordinator::PublishStep() {
 
 void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
   state_.steps = RoundLength();
-  state_.local = sync_.local();
+  state_.local = exchange_.sync.local();
+  // The round's encoding, both ways: its plan tells the workers.
+  master_.set_compression(exchange_.compression.current());
   Assign(who);
   // Decided under the lock, so a stream that breaks meanwhile cannot be
   // brought back to life by the broadcast.
@@ -262,7 +263,12 @@ std::string StepCoordinator::diverged() const {
 
 int StepCoordinator::sync_every() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return sync_.steps();
+  return exchange_.sync.steps();
+}
+
+Compression StepCoordinator::compression() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exchange_.compression.current();
 }
 
 std::vector<float> StepCoordinator::MasterWeights() const {

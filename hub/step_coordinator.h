@@ -46,6 +46,7 @@
 #include "core/train/run_plan.h"
 #include "hub.pb.h"
 #include "hub/batch_controller.h"
+#include "hub/exchange_policy.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
 #include "hub/hub_status.h"
@@ -57,7 +58,6 @@
 #include "hub/round/segment_reducer.h"
 #include "hub/run_metrics.h"
 #include "hub/step_deadline.h"
-#include "hub/sync_period.h"
 #include "hub/transport.h"
 #include "hub/transport/step_messages.h"
 #include "model.pb.h"
@@ -146,6 +146,8 @@ class StepCoordinator {
   std::string diverged() const;
   // Local steps per round now (--sync-every, or what auto chose last).
   int sync_every() const;
+  // The encoding rounds use now (--compress, or what auto chose last).
+  Compression compression() const;
 
  private:
   // ---- Events (step_coordinator_membership.cc) ----
@@ -183,6 +185,7 @@ class StepCoordinator {
   // Times of a round everyone finished: the adaptive deadline's pace and
   // what --sync-every auto decides on.
   void ObserveRound();
+  void RecordCompressionChange(Compression from);
 
   // ---- The reduction (step_coordinator_reduce.cc) ----
   // Hands the reducer (hub/round/segment_reducer.h) every segment that each
@@ -228,7 +231,7 @@ class StepCoordinator {
   Membership membership_;
   StepDeadline deadline_;
   BatchController controller_;
-  SyncPeriod sync_;
+  ExchangePolicy exchange_;         // --sync-every and --compress
   std::vector<WorkerSlot*> round_;  // the participants of the step in progress
   RoundState state_;
   SegmentReducer reducer_;

@@ -25,8 +25,8 @@ int64_t StepCoordinator::RoundLength() const {
   const int64_t step = state_.step;
   const int64_t epoch = plan_.EpochOf(step);
   int64_t h = 0;
-  while (h < sync_.steps() && step + h < plan_.total_steps() && plan_.EpochOf(step + h) == epoch &&
-         plan_.BatchAt(step + h) == plan_.batch()) {
+  while (h < exchange_.sync.steps() && step + h < plan_.total_steps() &&
+         plan_.EpochOf(step + h) == epoch && plan_.BatchAt(step + h) == plan_.batch()) {
     ++h;
     const int64_t done = step + h;
     if (plan_.CheckpointDue(done, config_.checkpoint_every)) break;
@@ -185,10 +185,14 @@ void StepCoordinator::ObserveRound() {
   // the deadline's pace is at least the compute.
   deadline_.ObservePace(std::max(round_seconds, compute_ms / 1e3) /
                         static_cast<double>(state_.steps));
-  const int before = sync_.steps();
-  if (!sync_.Observe(state_.steps, compute_ms + exchange_ms, compute_ms, seen_ms)) return;
-  SyncChange change{state_.step, before, sync_.steps(), sync_.exchange_ms(),
-                    sync_.step_compute_ms()};
+  const int before = exchange_.sync.steps();
+  const Compression encoded = exchange_.compression.current();
+  const ExchangePolicy::Changes changed =
+      exchange_.Observe(state_.steps, compute_ms + exchange_ms, compute_ms, seen_ms);
+  if (changed.compression) RecordCompressionChange(encoded);
+  if (!changed.sync) return;
+  const SyncPeriod& sync = exchange_.sync;
+  SyncChange change{state_.step, before, sync.steps(), sync.exchange_ms(), sync.step_compute_ms()};
   if (metrics_.sync_changes.size() < RunMetrics::kMaxSyncChanges)
     metrics_.sync_changes.push_back(change);
   char text[64];
@@ -198,6 +202,23 @@ void StepCoordinator::ObserveRound() {
       "step {}: --sync-every auto: {} -> {} local steps per round (an exchange takes {:.1f} ms, "
       "a step's compute {:.1f} ms)",
       state_.step, change.from, change.to, change.exchange_ms, change.step_compute_ms);
+}
+
+void StepCoordinator::RecordCompressionChange(Compression from) {
+  const CompressionChoice& choice = exchange_.compression;
+  // The estimates it decided on were reset with the change: the last ones
+  // travel in the record.
+  CompressionChange change{state_.step, from, choice.current(), choice.decided_exchange_ms(),
+                           choice.decided_budget_ms()};
+  if (metrics_.compression_changes.size() < RunMetrics::kMaxSyncChanges)
+    metrics_.compression_changes.push_back(change);
+  Emit(HubEvent::Kind::kCompressionChanged, -1,
+       std::string(CompressionName(from)) + "->" + CompressionName(change.to));
+  spdlog::info(
+      "step {}: --compress auto: {} -> {} (an exchange takes {:.1f} ms at {}; a round may spend "
+      "{:.1f} ms)",
+      state_.step, CompressionName(from), CompressionName(change.to), change.exchange_ms,
+      CompressionName(from), change.budget_ms);
 }
 
 std::string StepCoordinator::ParticipantSummary() {

@@ -4,16 +4,18 @@
 #include <cmath>
 
 namespace mt {
-namespace {
+namespace {}  // namespace
 
-// Weight of a new round in the running estimates.
-constexpr double kSmoothing = 0.3;
-
-double Smooth(double estimate, double sample) {
+double SmoothEstimate(double estimate, double sample) {
+  constexpr double kSmoothing = 0.3;  // a new round's weight
   return estimate < 0 ? sample : (1 - kSmoothing) * estimate + kSmoothing * sample;
 }
 
-}  // namespace
+double RoundExchangeMs(double round_ms, double compute_ms, double seen_ms, bool overlapped) {
+  return overlapped && seen_ms >= 0 && std::isfinite(seen_ms)
+             ? seen_ms
+             : std::max(0.0, round_ms - compute_ms);
+}
 
 SyncPeriod::SyncPeriod(int fixed, bool overlap)
     : automatic_(fixed <= 0),
@@ -23,13 +25,9 @@ SyncPeriod::SyncPeriod(int fixed, bool overlap)
 
 bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms) {
   if (!automatic_ || steps < 1 || !(round_ms > 0) || !(compute_ms >= 0)) return false;
-  // Overlapped rounds hide the exchange from the round's time; the workers
-  // still see it.
-  const double exchange = overlap_ && local_ && seen_ms >= 0 && std::isfinite(seen_ms)
-                              ? seen_ms
-                              : std::max(0.0, round_ms - compute_ms);
-  exchange_ms_ = Smooth(exchange_ms_, exchange);
-  step_compute_ms_ = Smooth(step_compute_ms_, compute_ms / static_cast<double>(steps));
+  const double exchange = RoundExchangeMs(round_ms, compute_ms, seen_ms, overlapped());
+  exchange_ms_ = SmoothEstimate(exchange_ms_, exchange);
+  step_compute_ms_ = SmoothEstimate(step_compute_ms_, compute_ms / static_cast<double>(steps));
   if (++rounds_at_current_ < kSettleRounds) return false;
   const int target = Target();
   if (target < 2 * steps_ && 2 * target > steps_) return false;

@@ -32,6 +32,15 @@
 
 namespace mt {
 
+// What a round's exchange cost (milliseconds): its time less the compute, or
+// with overlapped rounds of local steps what the workers saw (`seen_ms`,
+// < 0: not known), since the round's time then hides it.
+double RoundExchangeMs(double round_ms, double compute_ms, double seen_ms, bool overlapped);
+
+// A running estimate with a new round's sample in it (estimate < 0: none
+// yet, the sample is it): what the hub's automatic choices decide on.
+double SmoothEstimate(double estimate, double sample);
+
 class SyncPeriod {
  public:
   static constexpr int kMax = 64;
@@ -63,6 +72,8 @@ class SyncPeriod {
 
   // The running estimates behind the last decision (< 0: none yet).
   double exchange_ms() const { return exchange_ms_; }
+  // Whether rounds overlap their exchange now (overlap asked for, and local).
+  bool overlapped() const { return overlap_ && local_; }
   double step_compute_ms() const { return step_compute_ms_; }
 
  private:

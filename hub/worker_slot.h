@@ -73,9 +73,8 @@ struct WorkerSlot {
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, std::vector<wire::Segment> segments, size_t param_count,
-             Compression compression)
-      : id(id_), inbox(std::move(segments), param_count, compression) {}
+  WorkerSlot(int id_, std::vector<wire::Segment> segments, size_t param_count)
+      : id(id_), inbox(std::move(segments), param_count) {}
 
   bool in_run() const { return state == State::kWaiting || state == State::kActive; }
 

@@ -27,7 +27,9 @@ namespace mt::wire {
 // 9: graph models; frozen layers (JoinReply.frozen_layers) below the
 //    lowest trained one send nothing; running statistics at join.
 // 10: mthub --trace: JoinReply.trace, StepPlan.hub_time_us, GradientChunk.trace.
-constexpr uint32_t kProtocolVersion = 10;
+// 11: each round's encoding in its plan (StepPlan.compression), each chunk and
+//     result says its own (--compress auto changes it during a run).
+constexpr uint32_t kProtocolVersion = 11;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload

@@ -14,13 +14,18 @@ GradientSender::GradientSender(HubLink& link, const proto::JoinReply& join, size
     : link_(link),
       segments_(wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()},
                                          param_count, exchanged_begin)),
-      compression_(FromProto(join.compression())) {
+      param_count_(param_count) {
   if (segments_.empty())
     throw std::runtime_error(
         "the hub's gradient segments do not cover the model's trained "
         "parameters " +
         std::to_string(exchanged_begin) + " to " + std::to_string(param_count));
-  if (compression_ != Compression::kNone) residual_.assign(param_count, 0.0f);
+  set_compression(FromProto(join.compression()));
+}
+
+void GradientSender::set_compression(Compression c) {
+  compression_ = c;
+  if (c != Compression::kNone && residual_.empty()) residual_.assign(param_count_, 0.0f);
 }
 
 void GradientSender::set_trace(WorkerTrace* trace) {
@@ -62,11 +67,16 @@ bool GradientSender::Send(size_t k, const Report* report) {
   auto* gc = m.mutable_gradient();
   gc->set_step(step_);
   gc->set_offset(seg.begin);
-  if (compression_ == Compression::kNone)
+  gc->set_compression(ToProto(compression_));
+  if (compression_ == Compression::kNone && residual_.empty()) {
     wire::PackFloats(grads_ + seg.begin, seg.size(), gc->mutable_values());
-  else
+    gc->clear_packed();
+  } else {
+    // After lossy rounds, none sends what they still owe too: as bytes.
     EncodeFloats(compression_, grads_ + seg.begin, seg.size(), residual_.data() + seg.begin,
                  gc->mutable_packed());
+    gc->clear_values();
+  }
   gc->set_last(report != nullptr);
   if (report) {
     gc->set_batch(report->samples);

@@ -32,7 +32,10 @@ class GradientSender final : public GradientListener {
                  size_t exchanged_begin = 0);
 
   const std::vector<wire::Segment>& segments() const { return segments_; }
+  // How the gradients or changes sent from now on are encoded: the hub's
+  // plan for the round says (StepPlan.compression).
   Compression compression() const { return compression_; }
+  void set_compression(Compression c);
 
   // Run before and after each segment sent from inside the backward pass:
   // mtworker --slowdown pays for the compute so far before, and starts
@@ -75,8 +78,12 @@ class GradientSender final : public GradientListener {
 
   HubLink& link_;
   std::vector<wire::Segment> segments_;
-  Compression compression_;
-  std::vector<float> residual_;  // error feedback: what encoding has not yet sent
+  Compression compression_ = Compression::kNone;
+  // Error feedback: what encoding has not yet sent. Allocated by the first
+  // lossy round; from then on every message, uncompressed ones too, sends
+  // what it holds.
+  std::vector<float> residual_;
+  size_t param_count_;
   std::function<void()> before_early_send_, after_early_send_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
   WorkerTrace* trace_ = nullptr;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "core/compress/compression_proto.h"
 #include "core/data/sampler.h"
@@ -24,6 +26,15 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }
 
 // Where the floats that travel begin: the lowest trained layer's parameters.
+// A hub's encoding, or a protocol error for one this build does not know.
+Compression EncodingOf(proto::Compression c) {
+  try {
+    return FromProto(c);
+  } catch (const std::invalid_argument& e) {
+    throw HubProtocolError(std::string("hub sent ") + e.what());
+  }
+}
+
 size_t ExchangedBegin(const Model& model) {
   const auto trained = model.TrainedRanges();
   if (trained.empty()) throw HubProtocolError("the hub froze every layer: nothing would train");
@@ -166,13 +177,16 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     throw HubProtocolError("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
                            ")");
   const wire::Segment& seg = segments[result_next_++];
-  if (sender_.compression() == Compression::kNone) {
-    if (static_cast<size_t>(r.values_size()) != seg.size())
+  if (r.packed().empty() && seg.size() > 0) {
+    if (static_cast<size_t>(r.values_size()) != seg.size() ||
+        r.compression() != proto::COMPRESSION_NONE)
       throw HubProtocolError("hub sent a malformed chunk (" + std::to_string(r.values_size()) +
                              " values at offset " + std::to_string(r.offset()) + ")");
     Stage(r.offset(), r.values(), p, into);
   } else {
-    const std::string why = DecodeFloats(sender_.compression(), r.packed().data(),
+    if (r.values_size() != 0)
+      throw HubProtocolError("hub sent a chunk with both floats and encoded bytes");
+    const std::string why = DecodeFloats(EncodingOf(r.compression()), r.packed().data(),
                                          r.packed().size(), seg.size(), into + seg.begin);
     if (!why.empty()) throw HubProtocolError("hub sent a malformed chunk: " + why);
   }
@@ -207,6 +221,7 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
 }
 
 void HubSession::Follow(const proto::StepPlan& plan) {
+  sender_.set_compression(EncodingOf(plan.compression()));
   for (const auto& a : plan.assignments())
     if (a.worker_id() == join_.worker_id()) return Compute(a);
 }

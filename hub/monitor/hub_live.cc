@@ -33,7 +33,7 @@ RunInfo Hub::LiveRunInfo() const {
   RunInfo r;
   r.model = spec_.name();
   r.dataset = config_.dataset;
-  r.compression = CompressionName(config_.compression);
+  r.compression = config_.compression ? CompressionName(*config_.compression) : "auto";
   r.sync_every_setting = std::max(0, config_.local_sgd.sync_every);
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();

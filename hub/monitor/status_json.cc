@@ -32,6 +32,7 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["samples_per_second"] = s.samples_per_second;
   j["eta_seconds"] = s.eta_seconds;
   j["sync_every"] = s.sync_every;
+  j["compression"] = s.compression;
   j["gradient_bytes_in"] = s.gradient_bytes_in;
   j["result_bytes_out"] = s.result_bytes_out;
   j["bytes_per_step"] = s.bytes_per_step;

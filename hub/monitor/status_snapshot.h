@@ -77,7 +77,8 @@ struct StatusSnapshot {
   int64_t step = 0, epoch = 0, samples = 0;
   std::optional<double> loss;  // of the last step
   double samples_per_second = 0, eta_seconds = 0;
-  int sync_every = 1;  // local steps per round now
+  int sync_every = 1;                // local steps per round now
+  std::string compression = "none";  // how rounds are encoded now (run.compression: the setting)
   int64_t gradient_bytes_in = 0, result_bytes_out = 0;
   double bytes_per_step = 0;                       // recent
   std::optional<double> test_accuracy, test_loss;  // the last evaluation

@@ -1,5 +1,7 @@
 #include "hub/monitor/status_source.h"
 
+#include "core/compress/gradient_codec.h"
+
 namespace mt {
 
 WorkerRow WorkerRowOf(const WorkerSlot& s, const BatchController& controller) {
@@ -46,6 +48,7 @@ StatusSnapshot TakeSnapshot(const StepCoordinator& coordinator, const LiveStatus
     out.workers.push_back(WorkerRowOf(s, controller));
   });
   out.sync_every = coordinator.sync_every();
+  out.compression = CompressionName(coordinator.compression());
   live.Fill(out);
   return out;
 }

@@ -40,6 +40,8 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
 void StepMessages::SetPlan(int64_t step, int64_t hub_time_us, const std::vector<WorkerSlot*>& who) {
   plan_.Clear();
   plan_.set_step(step);
+  // The round's encoding both ways: the master broadcasts its result so too.
+  plan_.set_compression(ToProto(master_.compression()));
   // Tracing: when it left, for each worker's clock offset (hub/hub_trace.h).
   if (hub_time_us != 0) plan_.set_hub_time_us(hub_time_us);
   for (const WorkerSlot* s : who) {
@@ -69,7 +71,9 @@ Encoded StepMessages::Result(size_t k, int64_t step, int64_t local_steps, bool l
   r->set_step(step);
   r->set_local_steps(static_cast<int32_t>(local_steps));
   r->set_offset(seg.begin);
-  if (master_.compression() == Compression::kNone)
+  const Compression encoding = master_.encoded_with(k);
+  r->set_compression(ToProto(encoding));
+  if (encoding == Compression::kNone)
     wire::PackFloats(master_.average() + seg.begin, seg.size(), r->mutable_values());
   else
     r->set_packed(master_.encoded_segment(k));

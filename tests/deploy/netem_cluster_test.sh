@@ -6,8 +6,9 @@
 # wording): every step of the run done by both workers, all the traffic on
 # the one link the medium is, worker 1's own flags applied (a memory budget
 # that caps its batch, which the hub reports), and no namespace left behind;
-# then that --sync-every auto (the default) takes local steps behind a
-# shaped link, where an exchange costs far more than 20 ms.
+# then that --sync-every auto and --compress auto (the defaults) take local
+# steps and a stronger encoding behind a shaped link, where an exchange
+# costs far more than 20 ms.
 # Skipped (77) without root or network namespaces; uses the tbf shaper,
 # which every kernel here has (netem is not built into CI's).
 set -euo pipefail
@@ -22,7 +23,8 @@ trap 'rm -rf "$out"' EXIT
 
 MT_BUILD_DIR="$build" timeout 300 bash "$root/deploy/netem-cluster.sh" --workers 2 --medium shared \
   --shaper tbf --delay 0ms --loss 1% --rate 100mbit --worker-args 1 "--memory-budget 4M" \
-  --out "$out" -- --steps 12 --global-batch 128 --sync-every 1 --log-every 60 >"$out/run.log" 2>&1 ||
+  --out "$out" -- --steps 12 --global-batch 128 --sync-every 1 --compress none --log-every 60 \
+  >"$out/run.log" 2>&1 ||
   { cat "$out/run.log"; echo "FAIL: netem-cluster.sh exited $?"; exit 1; }
 
 python3 - "$out" <<'PY'
@@ -60,7 +62,15 @@ if hub["steps"] != 80 or hub["sync_every"] != "auto" or not changes or changes[0
     print(f"FAIL: auto behind 16 Mbit/s: steps {hub['steps']}, final H {hub['final_sync_every']}, "
           f"changes {changes}")
     sys.exit(1)
+encodings = hub["compression_changes"]
+if hub["compression"] != "auto" or not encodings or encodings[0]["from"] != "none" \
+        or encodings[0]["exchange_ms"] < 20 or hub["final_compression"] == "none":
+    print(f"FAIL: --compress auto behind 16 Mbit/s: final {hub['final_compression']}, "
+          f"changes {encodings}")
+    sys.exit(1)
+print(f"auto: H {hub['final_sync_every']}, encoding {hub['final_compression']}, "
+      f"changes {[(c['step'], c['from'], c['to'], round(c['exchange_ms'])) for c in encodings]}")
 PY
 left=$(ip netns list | grep -c '^mtnetem[0-9]' || true)
 [ "$left" -eq 0 ] || { echo "FAIL: $left namespace(s) left behind"; exit 1; }
-echo "ok: 2 workers over one shared shaped link; auto took local steps behind it"
+echo "ok: 2 workers over one shared shaped link; auto took local steps and an encoding behind it"

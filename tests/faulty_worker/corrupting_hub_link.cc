@@ -11,7 +11,6 @@ CorruptingHubLink::CorruptingHubLink(HubLink& inner, const proto::JoinReply& joi
                                      GradientCorruption corruption)
     : inner_(inner),
       corruption_(corruption),
-      compression_(FromProto(join.compression())),
       begins_(join.segments().begin(), join.segments().end()),
       param_count_(join.param_count()) {}
 
@@ -27,7 +26,7 @@ bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
   if (!message.has_gradient() || !corruption_.active()) return inner_.Send(message);
   outgoing_ = message;
   proto::GradientChunk& chunk = *outgoing_.mutable_gradient();
-  if (compression_ == Compression::kNone) {
+  if (chunk.packed().empty()) {
     float* values = chunk.mutable_values()->mutable_data();
     Corrupt(corruption_, values, static_cast<size_t>(chunk.values_size()), values);
     return inner_.Send(outgoing_);
@@ -36,11 +35,12 @@ bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
   // poison as it would an honest chunk.
   const size_t n = SegmentSize(chunk.offset());
   values_.resize(n);
+  const Compression encoding = FromProto(chunk.compression());
   const std::string why =
-      DecodeFloats(compression_, chunk.packed().data(), chunk.packed().size(), n, values_.data());
+      DecodeFloats(encoding, chunk.packed().data(), chunk.packed().size(), n, values_.data());
   if (!why.empty()) throw std::logic_error("cannot decode the worker's own chunk: " + why);
   Corrupt(corruption_, values_.data(), n, values_.data());
-  EncodeFloats(compression_, values_.data(), n, nullptr, chunk.mutable_packed());
+  EncodeFloats(encoding, values_.data(), n, nullptr, chunk.mutable_packed());
   return inner_.Send(outgoing_);
 }
 

@@ -33,7 +33,6 @@ class CorruptingHubLink final : public HubLink {
 
   HubLink& inner_;
   GradientCorruption corruption_;
-  Compression compression_;
   std::vector<uint64_t> begins_;
   uint64_t param_count_;
   proto::WorkerMessage outgoing_;

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/step_coordinator.h"
@@ -71,9 +72,9 @@ class Harness {
   explicit Harness(Script& in) : in_(in) {
     const uint8_t b0 = in.U8(), b1 = in.U8(), b2 = in.U8(), b3 = in.U8(), b4 = in.U8();
     const proto::ModelSpec& spec = *g_models[b0 & 1];
-    const mt::Compression compressions[] = {mt::Compression::kNone, mt::Compression::kFp16,
-                                            mt::Compression::kInt8};
-    const mt::Compression compression = compressions[(b0 >> 1) % 3];
+    // none, fp16, int8; topk from spare bits of b4, so older seeds keep their meaning.
+    const mt::Compression compression =
+        (b4 / 36) % 2 ? mt::Compression::kTopK : static_cast<mt::Compression>((b0 >> 1) % 3);
     config_.aggregate = static_cast<mt::Aggregation>((b0 >> 1) / 3 % 4);  // each of the 4
     const int sync[] = {1, 0, 2, 4};
     config_.local_sgd.sync_every = sync[(b0 >> 1) / 12 % 4];
@@ -324,6 +325,7 @@ class Harness {
     else
       mt::EncodeFloats(master_->compression(), values_.data(), values_.size(), nullptr,
                        c.mutable_packed());
+    c.set_compression(mt::ToProto(master_->compression()));
     if (k + 1 == master_->segments().size()) {
       const int batch = v.a.batch * std::max(1, v.a.local_steps);
       c.set_last(true);

@@ -47,7 +47,7 @@ class SeedWriter {
 
 // Header bytes: b0 = model | compression << 1 (and aggregation, sync in
 // its higher multiples, see Harness), b1 = workers - 1 + ..., b2 = batch
-// extra, b3 = steps - 1 + ..., b4 = eval/checkpoint/optimizer.
+// extra, b3 = steps - 1 + ..., b4 = eval/checkpoint/optimizer/outer lr, topk at 36.
 SeedWriter Header(uint8_t b0, uint8_t b1, uint8_t b2 = 6, uint8_t b3 = 27, uint8_t b4 = 0) {
   SeedWriter w;
   w.U8(b0).U8(b1).U8(b2).U8(b3).U8(b4);
@@ -70,6 +70,9 @@ void WriteHubWorkerSeeds(const std::string& dir) {
   w = Header(two | int8, 1);
   w.Workers(2).Step(2).Step(2, true).Step(2);
   put("int8-two-segments", w);
+  w = Header(two, 1, 6, 27, 36);  // b4 / 36 odd: topk
+  w.Workers(2).Step(2).Step(2, true).Step(2);
+  put("topk-two-segments", w);
   w = Header(fp16 | mean | sync2, 1, 6, 31);
   w.Workers(2).Step(2).Step(2).Step(2, true);
   put("fp16-local-sgd", w);

@@ -48,11 +48,11 @@ Outcome Train(const fs::path& data, const std::string& compression) {
   return o;
 }
 
-TEST(Compression, Fp16AndInt8TrainLikeNoneOnAQuarterToHalfTheBytes) {
+TEST(Compression, EachEncodingTrainsLikeNoneOnItsShareOfTheBytes) {
   const fs::path data = test_support::FreshTempDir("compress-data");
   test_support::WriteIdxDataset(data.string(), 3000, 500, 21);
   std::map<std::string, Outcome> runs;
-  for (const char* c : {"none", "fp16", "int8"}) runs[c] = Train(data, c);
+  for (const char* c : {"none", "fp16", "int8", "topk"}) runs[c] = Train(data, c);
   for (const auto& [name, o] : runs) {
     EXPECT_EQ(o.resyncs, 0) << name << ": a worker's weights drifted from the hub's";
     EXPECT_GE(o.accuracy, 0.9) << name;
@@ -63,6 +63,7 @@ TEST(Compression, Fp16AndInt8TrainLikeNoneOnAQuarterToHalfTheBytes) {
   EXPECT_NEAR(none, 4.0 * 61706 * 4, 4.0 * 61706 * 4 * 0.01);
   EXPECT_NEAR(runs["fp16"].bytes_per_step / none, 0.5, 0.01);
   EXPECT_NEAR(runs["int8"].bytes_per_step / none, (1 + 4.0 / 256) / 4, 0.01);
+  EXPECT_NEAR(runs["topk"].bytes_per_step / none, 68.0 / 1024, 0.005);
   fs::remove_all(data);
 }
 

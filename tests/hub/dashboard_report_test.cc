@@ -19,7 +19,7 @@ namespace {
 // A slot as the coordinator leaves it after some steps, every figure set
 // to a value of its own so a field copied into the wrong key shows.
 WorkerRow PhoneRow(int id, bool device_says, const BatchController& controller) {
-  WorkerSlot s(id, {}, 0, Compression::kNone);
+  WorkerSlot s(id, {}, 0);
   s.name = "phone" + std::to_string(id);
   s.peer = "ipv4:10.0.0." + std::to_string(id);
   s.device = "Pixel 7";

@@ -19,6 +19,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/compress/compression_proto.h"
+#include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
@@ -87,6 +89,8 @@ class EventLog final : public HubEventSink {
 // What a fake worker does wrong, and at which step.
 struct Fault {
   // kSlowLink: every gradient arrives 30 ms after the compute it reports.
+  // kNarrowLink: after 30 ms uncompressed, in proportion to its bytes
+  // encoded (a link whose cost is bandwidth; kSlowLink's is latency).
   enum class Kind {
     kNone,
     kDrop,
@@ -96,6 +100,7 @@ struct Fault {
     kRejoin,
     kLeaveMidStep,
     kSlowLink,
+    kNarrowLink,
     // Hostile from `step` on (-1: from the start): every gradient sent
     // negated, times 1e4, or as +-FLT_MAX.
     kSignFlip,
@@ -136,6 +141,9 @@ class FakeWorker final : public WorkerLink {
   int id() const { return id_; }
   int sessions = 0, steps = 0, left_out = 0, states = 0;
   std::vector<int> local_steps;  // of each assignment it answered (0: per-step mode)
+  // How each plan it answered asked it to encode (it does), and how each
+  // result chunk it got was encoded.
+  std::vector<proto::Compression> plan_encodings, result_encodings;
   bool got_stop = false;
   std::string refusal;
 
@@ -203,6 +211,7 @@ class FakeWorker final : public WorkerLink {
         return;
       }
       if (m.has_state() && m.state().last()) ++states;
+      if (m.has_result()) result_encodings.push_back(m.result().compression());
       if (m.has_left_out()) {
         ++left_out;
         deliver(held);
@@ -223,7 +232,7 @@ class FakeWorker final : public WorkerLink {
           if (!Connect()) return;
           break;
         }
-        const std::vector<proto::GradientChunk> chunks = Gradient(a);
+        const std::vector<proto::GradientChunk> chunks = Gradient(a, plan->compression());
         if (fault_.step == a.step() && fault_.kind == Fault::Kind::kLeaveMidStep) {
           // Leave, as a stopping worker does, with its gradient still in flight.
           proto::LeaveRequest leave;
@@ -241,18 +250,29 @@ class FakeWorker final : public WorkerLink {
         }
         if (fault_.kind == Fault::Kind::kSlowLink)
           std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        if (fault_.kind == Fault::Kind::kNarrowLink) {
+          const size_t n = params_;
+          const double share =
+              static_cast<double>(EncodedBytes(FromProto(plan->compression()), n)) /
+              static_cast<double>(EncodedBytes(Compression::kNone, n));
+          std::this_thread::sleep_for(
+              std::chrono::microseconds(static_cast<int64_t>(30000 * share)));
+        }
         if (HubStatus s = deliver(chunks); !s.ok()) {
           refusal = s.message;
           return Close(s);
         }
         ++steps;
         local_steps.push_back(a.local_steps());
+        plan_encodings.push_back(plan->compression());
       }
     }
   }
 
-  // The gradient of an assignment, one chunk per segment in travel order.
-  std::vector<proto::GradientChunk> Gradient(const proto::Assignment& a) const {
+  // The gradient of an assignment, one chunk per segment in travel order,
+  // encoded as the plan says (no error feedback: one step's worth).
+  std::vector<proto::GradientChunk> Gradient(const proto::Assignment& a,
+                                             proto::Compression encoding) const {
     const bool poison = fault_.kind == Fault::Kind::kNanGradient && fault_.step == a.step();
     std::vector<proto::GradientChunk> chunks;
     for (const wire::Segment& seg : segments_) {
@@ -268,6 +288,12 @@ class FakeWorker final : public WorkerLink {
               : fault_.kind == Fault::Kind::kScale1e4 ? 1e4f * v
                                                       : (v < 0 ? -FLT_MAX : FLT_MAX);
         c.add_values(v);
+      }
+      if (encoding != proto::COMPRESSION_NONE) {
+        EncodeFloats(FromProto(encoding), c.values().data(), static_cast<size_t>(c.values_size()),
+                     nullptr, c.mutable_packed());
+        c.clear_values();
+        c.set_compression(encoding);
       }
       chunks.push_back(std::move(c));
     }

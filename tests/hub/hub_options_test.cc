@@ -99,7 +99,9 @@ TEST(HubOptions, ChoicesArriveAsTheirEnums) {
   EXPECT_EQ(Parse({}).config.batch_policy, BatchPolicy::kBalanced);
   EXPECT_EQ(Parse({"--batch-policy", "fixed"}).config.batch_policy, BatchPolicy::kFixed);
   EXPECT_EQ(Parse({"--compress", "fp16"}).config.compression, Compression::kFp16);
-  EXPECT_EQ(Parse({}).config.compression, Compression::kNone);
+  EXPECT_EQ(Parse({}).config.compression, std::nullopt);  // auto
+  EXPECT_EQ(Parse({"--compress", "topk"}).config.compression, Compression::kTopK);
+  EXPECT_EQ(Parse({"--compress", "auto"}).config.compression, std::nullopt);
 }
 
 TEST(HubOptions, EvaluationFlagsFillTheSharedRunSettings) {

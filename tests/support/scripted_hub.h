@@ -109,11 +109,14 @@ class ScriptedWorker {
     return m;
   }
 
+  // A plan for worker 0; `compression`: how it encodes the step's gradient.
   static proto::HubMessage Plan(int64_t step, int64_t offset, int batch, int local_steps = 0,
-                                int64_t stride = 0) {
+                                int64_t stride = 0,
+                                proto::Compression compression = proto::COMPRESSION_NONE) {
     proto::HubMessage m;
     auto* p = m.mutable_plan();
     p->set_step(step);
+    p->set_compression(compression);
     auto* a = p->add_assignments();
     a->set_worker_id(0);
     a->set_step(step);

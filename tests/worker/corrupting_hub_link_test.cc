@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "tests/support/files.h"
 #include "tests/support/scripted_hub.h"
@@ -29,6 +30,7 @@ using test_support::ScriptedWorker;
 std::vector<float> SentFloats(const ScriptedWorker& w, Compression c) {
   EXPECT_EQ(w.sent().size(), 1u);
   const proto::GradientChunk& chunk = w.sent().at(0).gradient();
+  EXPECT_EQ(chunk.compression(), ToProto(c));
   if (c == Compression::kNone) return {chunk.values().begin(), chunk.values().end()};
   std::vector<float> out(w.params());
   const std::string why =
@@ -39,7 +41,7 @@ std::vector<float> SentFloats(const ScriptedWorker& w, Compression c) {
 
 // One step's contribution, honest or through `corruption`'s link.
 std::vector<float> Step(ScriptedWorker& w, Compression c, const std::string& corruption = "") {
-  w.Run({w.State(), ScriptedWorker::Plan(0, 0, 8)}, nullptr,
+  w.Run({w.State(), ScriptedWorker::Plan(0, 0, 8, 0, 0, ToProto(c))}, nullptr,
         corruption.empty() ? HubLinkDecorator()
                            : CorruptEverySession(ParseGradientCorruption(corruption)));
   return SentFloats(w, c);

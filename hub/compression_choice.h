@@ -1,0 +1,90 @@
+// How rounds encode what they exchange (--compress): fixed, or automatic.
+// With auto the hub measures what an exchange costs at the current encoding
+// against a step's compute (the same measurements as --sync-every auto,
+// hub/sync_period.h) and picks the least lossy encoding whose exchange would
+// stay within kExchangeShare of a round of kRoundSteps steps, its cost
+// predicted by the bytes each encoding sends:
+//
+//   none 4 bytes a value, fp16 2, int8 1 + 4/256, topk 20/256
+//
+// The prediction is a line, exchange = latency + per byte * bytes, fitted
+// to the encodings measured so far: from one, all of the exchange is taken
+// as bytes, so a slow link tries a stronger encoding; once a stronger one
+// has shown that fewer bytes did not make the exchange shorter (a link
+// whose cost is latency), none is as good as any, and the choice goes back
+// to it.
+//
+// On a fast network (an exchange under kFastExchangeMs, as on loopback or a
+// wired LAN) that is none: exact, and as fast as without the choice. Over
+// Wi-Fi the exchange of LeNet-5 by three phones costs hundreds of
+// milliseconds uncompressed, and the choice moves to int8 or topk, so that
+// --sync-every auto then needs fewer local steps to hide what is left
+// (long rounds cost accuracy; docs/benchmarks.md).
+//
+// Like SyncPeriod: estimates smoothed over rounds, a change only after
+// kSettleRounds rounds at the current encoding, and a move back to a less
+// lossy one only when its predicted exchange is within half the budget, so
+// noise does not make it oscillate. Transport-free and clock-free.
+#pragma once
+
+#include <optional>
+
+#include "core/compress/gradient_codec.h"
+#include "hub/sync_period.h"
+
+namespace mt {
+
+class CompressionChoice {
+ public:
+  // SyncPeriod's: an exchange this fast is not worth any loss, and the
+  // share of a round it may take.
+  static constexpr double kFastExchangeMs = SyncPeriod::kFastExchangeMs;
+  static constexpr double kExchangeShare = SyncPeriod::kExchangeShare;
+  // The round, in local steps, whose compute the exchange is held against:
+  // rounds this short kept accuracy within a point of one device alone.
+  static constexpr int kRoundSteps = 4;
+  static constexpr int kSettleRounds = 3;
+  // Where no encoding brings the exchange within the budget, one whose
+  // predicted exchange is within this factor of the best does as well.
+  static constexpr double kNearBest = 1.25;
+  static constexpr int kEncodings = 4;
+
+  // A fixed encoding; nullopt: automatic, starting at none.
+  explicit CompressionChoice(std::optional<Compression> fixed);
+
+  bool automatic() const { return automatic_; }
+  Compression current() const { return current_; }
+
+  // A round in which every participant finished, exchanged at current():
+  // its exchange and one step's compute, in milliseconds. Returns whether
+  // current() changed.
+  bool Observe(double exchange_ms, double step_compute_ms);
+
+  // The running estimates behind the last decision (< 0: none yet): the
+  // exchange at current(), and one step's compute.
+  double exchange_ms() const;
+  double step_compute_ms() const { return step_compute_ms_; }
+  // The exchange the round may take (milliseconds), from the compute.
+  double BudgetMs() const;
+  // What the last change was decided on: the exchange at the encoding it
+  // left, and the budget.
+  double decided_exchange_ms() const { return decided_exchange_ms_; }
+  double decided_budget_ms() const { return decided_budget_ms_; }
+
+ private:
+  struct LinkModel {
+    double latency_ms, ms_per_byte;  // per byte a value takes
+  };
+  static double BytesPerValue(Compression c);
+  LinkModel Fit() const;
+  Compression Target() const;
+
+  bool automatic_;
+  Compression current_;
+  double measured_ms_[kEncodings];  // each encoding's exchange, as last measured
+  double step_compute_ms_ = -1;
+  int rounds_at_current_ = 0;
+  double decided_exchange_ms_ = -1, decided_budget_ms_ = -1;
+};
+
+}  // namespace mt

@@ -1,0 +1,129 @@
+// --compress auto alone (hub/compression_choice.h), fed simulated rounds on
+// a link whose exchange costs latency plus bytes over a bandwidth, so each
+// encoding's exchange follows from the bytes it sends.
+#include "hub/compression_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hub/exchange_policy.h"
+
+namespace mt {
+namespace {
+
+struct Link {
+  double latency_ms;
+  double none_ms;  // the bytes' time uncompressed; an encoding's is in proportion
+  double Exchange(Compression c) const {
+    constexpr size_t kN = 1 << 20;
+    return latency_ms + none_ms * static_cast<double>(EncodedBytes(c, kN)) / (4.0 * kN);
+  }
+};
+
+// Feeds `rounds` rounds; returns every encoding chosen along the way.
+std::vector<Compression> Feed(CompressionChoice& c, int rounds, const Link& link, double step_ms) {
+  std::vector<Compression> chosen;
+  for (int r = 0; r < rounds; ++r)
+    if (c.Observe(link.Exchange(c.current()), step_ms)) chosen.push_back(c.current());
+  return chosen;
+}
+
+TEST(CompressionChoice, FixedNeverChanges) {
+  CompressionChoice int8(Compression::kInt8);
+  EXPECT_FALSE(int8.automatic());
+  EXPECT_TRUE(Feed(int8, 50, Link{0, 1000}, 1).empty());
+  EXPECT_EQ(int8.current(), Compression::kInt8);
+}
+
+TEST(CompressionChoice, StaysExactOnAFastNetwork) {
+  CompressionChoice c(std::nullopt);
+  EXPECT_TRUE(c.automatic());
+  EXPECT_EQ(c.current(), Compression::kNone);
+  // Loopback: ~1 ms against 2 ms of compute; and 15 ms on a busy machine.
+  EXPECT_TRUE(Feed(c, 200, Link{0.2, 1.0}, 2).empty());
+  EXPECT_TRUE(Feed(c, 200, Link{5, 10}, 2).empty());
+  EXPECT_EQ(c.current(), Compression::kNone);
+}
+
+TEST(CompressionChoice, TakesTheLeastLossyEncodingThatFitsAShortRound) {
+  // Phone-class compute, 240 ms a step: a round of 4 steps may spend
+  // 0.05 / 0.95 * 960 = 50.5 ms on its exchange.
+  const double step_ms = 240;
+  {
+    // 150 ms uncompressed: fp16's 75 does not fit, int8's ~38 does.
+    CompressionChoice c(std::nullopt);
+    EXPECT_EQ(Feed(c, 20, Link{0, 150}, step_ms), std::vector<Compression>{Compression::kInt8});
+    EXPECT_NEAR(c.BudgetMs(), 0.05 / 0.95 * 4 * step_ms, 1e-9);
+  }
+  {
+    // 400 ms, as three phones' LeNet-5 on a shared 32 Mbit/s: only topk fits.
+    CompressionChoice c(std::nullopt);
+    EXPECT_EQ(Feed(c, 20, Link{0, 400}, step_ms), std::vector<Compression>{Compression::kTopK});
+    // It decided on the exchange it measured uncompressed.
+    EXPECT_NEAR(c.decided_exchange_ms(), 400, 1e-9);
+  }
+  {
+    // 80 ms: fp16's 40 fits.
+    CompressionChoice c(std::nullopt);
+    EXPECT_EQ(Feed(c, 20, Link{0, 80}, step_ms), std::vector<Compression>{Compression::kFp16});
+  }
+}
+
+TEST(CompressionChoice, WaitsForSettledRoundsAndGoesBackOnlyWithRoomToSpare) {
+  CompressionChoice c(std::nullopt);
+  const double step_ms = 240;  // budget 50.5 ms
+  // Not before kSettleRounds rounds have measured the link.
+  for (int r = 1; r < CompressionChoice::kSettleRounds; ++r) EXPECT_FALSE(c.Observe(400, step_ms));
+  EXPECT_TRUE(c.Observe(400, step_ms));
+  EXPECT_EQ(c.current(), Compression::kTopK);
+  // At topk (68 bytes per 256 values) the link is measured afresh. 10 ms
+  // there predicts int8 at ~38: within the budget, but not within half of
+  // it, so topk stays.
+  EXPECT_TRUE(Feed(c, 20, Link{0, 10 * 1024 / 68.0}, step_ms).empty());
+  EXPECT_EQ(c.current(), Compression::kTopK);
+  // 2.5 ms predicts fp16 at ~19 and none at ~38: fp16 is within half.
+  // The estimate falls from 10 ms over rounds, so it may pass through int8.
+  const std::vector<Compression> back = Feed(c, 20, Link{0, 2.5 * 1024 / 68}, step_ms);
+  EXPECT_EQ(c.current(), Compression::kFp16);
+  ASSERT_FALSE(back.empty());
+  for (size_t i = 1; i < back.size(); ++i)
+    EXPECT_LT(static_cast<int>(back[i]), static_cast<int>(back[i - 1])) << "only less lossy";
+  // A link that got faster still: none well within half the budget.
+  EXPECT_EQ(Feed(c, 20, Link{0, 10}, step_ms), std::vector<Compression>{Compression::kNone});
+}
+
+TEST(CompressionChoice, IgnoresRoundsWithNonsenseTimes) {
+  CompressionChoice c(std::nullopt);
+  for (int r = 0; r < 10; ++r) {
+    EXPECT_FALSE(c.Observe(-1, 240));
+    EXPECT_FALSE(c.Observe(std::nan(""), 240));
+    EXPECT_FALSE(c.Observe(400, -5));
+  }
+  EXPECT_LT(c.exchange_ms(), 0);
+  EXPECT_EQ(c.current(), Compression::kNone);
+}
+
+TEST(ExchangePolicy, FeedsBothChoicesTheSameRound) {
+  // --sync-every auto and --compress auto over a slow link: the encoding
+  // moves to topk, and the exchange left is what H is then sized for.
+  ExchangePolicy p(0, false, std::nullopt);
+  const double step_ms = 240;
+  bool compression_changed = false;
+  for (int r = 0; r < 40; ++r) {
+    const int h = p.sync.steps();
+    const double exchange = p.compression.current() == Compression::kTopK ? 30 : 400;
+    const ExchangePolicy::Changes changed = p.Observe(h, h * step_ms + exchange, h * step_ms, -1);
+    compression_changed = compression_changed || changed.compression;
+  }
+  EXPECT_TRUE(compression_changed);
+  EXPECT_EQ(p.compression.current(), Compression::kTopK);
+  // 30 ms against 240 ms a step: 3 steps keep the exchange within 5%, and
+  // H settles within the factor of 2 it tolerates; 400 ms would need 32.
+  EXPECT_GE(p.sync.steps(), 3);
+  EXPECT_LE(p.sync.steps(), 6);
+}
+
+}  // namespace
+}  // namespace mt
