@@ -19,14 +19,20 @@ struct ExchangePolicy {
   struct Changes {
     bool sync = false, compression = false;
   };
+  // The encoding first: once it changes, the exchange H was sized for is
+  // gone, so H waits for rounds at the new encoding (over Wi-Fi, H rose to
+  // 64 on the uncompressed exchange in the round topk was chosen, and took
+  // 300 steps to come down).
   Changes Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms) {
-    const bool overlapped = sync.overlapped();  // of this round, before sync may change
     Changes c;
-    c.sync = sync.Observe(steps, round_ms, compute_ms, seen_ms);
     if (steps >= 1)
       c.compression =
-          compression.Observe(RoundExchangeMs(round_ms, compute_ms, seen_ms, overlapped),
+          compression.Observe(RoundExchangeMs(round_ms, compute_ms, seen_ms, sync.overlapped()),
                               compute_ms / static_cast<double>(steps));
+    if (c.compression)
+      sync.ForgetExchange();
+    else
+      c.sync = sync.Observe(steps, round_ms, compute_ms, seen_ms);
     return c;
   }
 

@@ -38,7 +38,10 @@ bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, doub
 }
 
 int SyncPeriod::Target() const {
-  if (exchange_ms_ < kFastExchangeMs) return 1;
+  // Into the exact mode below kFastExchangeMs, out of rounds only below half
+  // of it: an exchange near the line would otherwise flip H between 1 and
+  // a dozen (seen over Wi-Fi once topk made the exchange ~15-30 ms).
+  if (exchange_ms_ < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) return 1;
   // exchange / (exchange + H * compute) <= share
   //   <=>  H >= exchange * (1 - share) / (share * compute)
   const double compute = std::max(step_compute_ms_, 1e-3);

@@ -11,6 +11,7 @@
 // worth giving up exactness for. 20 ms: loopback exchanges take 0.5-3 ms
 // here, and 10 on a 2-core machine running tests in parallel; over Wi-Fi an
 // exchange of LeNet-5 costs 30 to hundreds of milliseconds and H rises.
+// Once in rounds, it returns to 1 only below half that line (hysteresis).
 //
 // With overlap (workers compute the next round while a round's exchange
 // travels, worker/lookahead.h) the hub's round time no longer shows the
@@ -69,6 +70,13 @@ class SyncPeriod {
   // shortest exchange a participant saw before it (< 0: not known).
   // Returns whether steps() changed.
   bool Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms = -1);
+
+  // The exchange changed (another encoding): measure it afresh before the
+  // next decision.
+  void ForgetExchange() {
+    exchange_ms_ = -1;
+    rounds_at_current_ = 0;
+  }
 
   // The running estimates behind the last decision (< 0: none yet).
   double exchange_ms() const { return exchange_ms_; }

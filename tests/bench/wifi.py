@@ -54,7 +54,9 @@ def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags):
     return {"samples_per_s": hub["samples_per_second"], "step_ms": net["step_ms"],
             "bytes_per_sample": (net["hub_tx_bytes"] + net["hub_rx_bytes"]) / samples if samples else None,
             "test_acc": hub["test_accuracy"], "seconds_to_target": hub.get("seconds_to_target", -1),
-            "train_seconds": hub["train_seconds"], "steps": hub["steps"]}
+            "train_seconds": hub["train_seconds"], "steps": hub["steps"],
+            "final_sync_every": hub.get("final_sync_every"), "final_compression": hub.get("final_compression"),
+            "compression_changes": hub.get("compression_changes", []), "sync_changes": hub.get("sync_changes", [])}
 
 
 def main():
@@ -77,6 +79,7 @@ def main():
     ap.add_argument("--no-pair", action="store_true", help="skip the heterogeneous pair")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--hub-args", default="", help="more mthub flags for the group runs, e.g. \"--lr 0.15\"")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.epochs:
@@ -98,13 +101,13 @@ def main():
             jobs.append((f"{a.workers} shared {m} H={h}{tag}",
                          lambda m=m, h=h, extra=extra: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
                                                                [a.slowdown] * a.workers,
-                                                               ["--compress", m, "--sync-every", h] + extra)))
+                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split())))
         if not a.no_pair:
             m = modes[-1]
             jobs.append((f"pair 1x+5x {m} H={h}{tag}",
                          lambda m=m, h=h, extra=extra: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
                                                                [a.slowdown, 5 * a.slowdown],
-                                                               ["--compress", m, "--sync-every", h] + extra)))
+                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split())))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -111,14 +112,18 @@ TEST(ExchangePolicy, FeedsBothChoicesTheSameRound) {
   ExchangePolicy p(0, false, std::nullopt);
   const double step_ms = 240;
   bool compression_changed = false;
+  int max_h = 1;
   for (int r = 0; r < 40; ++r) {
     const int h = p.sync.steps();
+    max_h = std::max(max_h, h);
     const double exchange = p.compression.current() == Compression::kTopK ? 30 : 400;
     const ExchangePolicy::Changes changed = p.Observe(h, h * step_ms + exchange, h * step_ms, -1);
     compression_changed = compression_changed || changed.compression;
   }
   EXPECT_TRUE(compression_changed);
   EXPECT_EQ(p.compression.current(), Compression::kTopK);
+  // H waited for rounds at topk: it never went near what 400 ms needs.
+  EXPECT_LT(max_h, 16);
   // 30 ms against 240 ms a step: 3 steps keep the exchange within 5%, and
   // H settles within the factor of 2 it tolerates; 400 ms would need 32.
   EXPECT_GE(p.sync.steps(), 3);

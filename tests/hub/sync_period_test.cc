@@ -81,6 +81,21 @@ TEST(SyncPeriod, FallsBackWhenTheNetworkGetsFastButStaysLocal) {
   EXPECT_TRUE(p.local());
 }
 
+TEST(SyncPeriod, LeavesRoundsOnlyWellBelowTheFastLine) {
+  // An exchange just under kFastExchangeMs (topk over Wi-Fi) keeps the
+  // rounds it has; only one under half of it is fast enough to give them up.
+  SyncPeriod p(0);
+  Feed(p, 10, 60, 30);
+  ASSERT_GT(p.steps(), 1);
+  Feed(p, 40, 15, 30);  // may shorten the rounds (to 10), never to 1
+  EXPECT_GT(p.steps(), 1);
+  Feed(p, 40, 5, 30);
+  EXPECT_EQ(p.steps(), 1);
+  // And from 1, it needs kFastExchangeMs to leave again.
+  EXPECT_TRUE(Feed(p, 40, 15, 30).empty());
+  EXPECT_EQ(p.steps(), 1);
+}
+
 TEST(SyncPeriod, IgnoresRoundsThatMeasureNothing) {
   SyncPeriod p(0);
   EXPECT_FALSE(p.Observe(0, 100, 1));
