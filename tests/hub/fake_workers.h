@@ -88,8 +88,8 @@ class EventLog final : public HubEventSink {
 
 // What a fake worker does wrong, and at which step.
 struct Fault {
-  // kSlowLink: every gradient arrives 30 ms after the compute it reports.
-  // kNarrowLink: after 30 ms uncompressed, in proportion to its bytes
+  // kSlowLink: every gradient arrives link_ms after the compute it reports.
+  // kNarrowLink: after link_ms uncompressed, in proportion to its bytes
   // encoded (a link whose cost is bandwidth; kSlowLink's is latency).
   enum class Kind {
     kNone,
@@ -108,6 +108,7 @@ struct Fault {
     kFltMax,
   } kind = Kind::kNone;
   int64_t step = -1;
+  int link_ms = 30;
   bool hostile_at(int64_t s) const {
     return (kind == Kind::kSignFlip || kind == Kind::kScale1e4 || kind == Kind::kFltMax) &&
            s >= step;
@@ -249,14 +250,16 @@ class FakeWorker final : public WorkerLink {
           break;
         }
         if (fault_.kind == Fault::Kind::kSlowLink)
-          std::this_thread::sleep_for(std::chrono::milliseconds(30));
+          std::this_thread::sleep_for(std::chrono::milliseconds(fault_.link_ms));
         if (fault_.kind == Fault::Kind::kNarrowLink) {
-          const size_t n = params_;
+          // In proportion to what a real model's gradient takes (this one's
+          // few values would make the blocks' fixed costs count).
+          constexpr size_t kRealModel = size_t{1} << 20;
           const double share =
-              static_cast<double>(EncodedBytes(FromProto(plan->compression()), n)) /
-              static_cast<double>(EncodedBytes(Compression::kNone, n));
+              static_cast<double>(EncodedBytes(FromProto(plan->compression()), kRealModel)) /
+              static_cast<double>(EncodedBytes(Compression::kNone, kRealModel));
           std::this_thread::sleep_for(
-              std::chrono::microseconds(static_cast<int64_t>(30000 * share)));
+              std::chrono::microseconds(static_cast<int64_t>(1000 * fault_.link_ms * share)));
         }
         if (HubStatus s = deliver(chunks); !s.ok()) {
           refusal = s.message;
