@@ -116,7 +116,9 @@ void TrainingLoop::Evaluate(int64_t steps_done, bool run_ended) {
   }
   EvalPoint p;
   p.step = steps_done;
-  p.seconds = SecondsSinceStart();
+  // When the evaluated weights were current, not when their evaluation
+  // ended: the time to a target must not include measuring it.
+  p.seconds = at;
   p.samples = samples_;
   p.test_accuracy = r.accuracy;
   p.test_loss = r.mean_loss;

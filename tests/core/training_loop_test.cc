@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mt {
@@ -61,11 +63,13 @@ class FakeHooks final : public RunHooks {
   std::function<double(int64_t)> accuracy = [](int64_t) { return 0.5; };
   std::function<double(int64_t)> loss = [](int64_t) { return 1.0; };
   std::vector<int64_t> evaluated, checkpoints, steps;
+  std::chrono::milliseconds evaluation_takes{0};
   std::string problem;
   bool ended = false;
 
   EvalResult Evaluate(int64_t step) override {
     evaluated.push_back(step);
+    std::this_thread::sleep_for(evaluation_takes);
     EvalResult r;
     r.accuracy = accuracy(step);
     r.mean_loss = loss(step);
@@ -135,6 +139,27 @@ TEST(TrainingLoop, ChecksPointsAtTheirIntervalEpochEndsAndTheEndOnce) {
   FakeHooks at_end;
   Train(whole, at_end, LoopSettings{}, 2);
   EXPECT_EQ(at_end.checkpoints, (Steps{10, 20}));  // the end is an epoch end: not twice
+}
+
+TEST(TrainingLoop, TheTimeToATargetIsWhenItsWeightsWereCurrentNotWhenMeasured) {
+  // Five evaluations of 100 ms each (a standalone run waits for them), the
+  // last reaching the target.
+  FakeExchange ex;
+  FakeHooks hooks;
+  hooks.accuracy = [](int64_t step) { return step >= 12 ? 0.9 : 0.3; };
+  hooks.evaluation_takes = std::chrono::milliseconds(100);
+  LoopSettings settings;
+  settings.eval_every = 3;
+  settings.target_accuracy = 0.8;
+  const auto began = std::chrono::steady_clock::now();
+  const RunSummary s = Train(ex, hooks, settings, 5);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  ASSERT_EQ(s.step_to_target, 12);
+  ASSERT_EQ(hooks.evaluated.size(), 5u);
+  // Its own evaluation came after: at least 100 ms before the run's end.
+  EXPECT_LE(s.seconds_to_target, took - 0.1);
+  EXPECT_GE(s.seconds_to_target, 0.4) << "the four evaluations before it paused the run";
 }
 
 TEST(TrainingLoop, ATargetStopsAtTheFirstEvaluationReachingItWithoutAnotherStep) {
