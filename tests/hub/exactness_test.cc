@@ -32,7 +32,8 @@ TEST(Exactness, ThreeWorkersWithUnequalBatchesMatchOneProcess) {
   test_support::WriteIdxDataset(dir.string(), 2000, 200, 3);
 
   HubConfig hc;
-  hc.local_sgd.sync_every = 1;  // the exact per-step mode, whatever the machine's load
+  hc.local_sgd.sync_every = 1;          // the exact per-step mode, whatever the machine's load
+  hc.compression = Compression::kNone;  // likewise: auto encodes an exchange slowed by load
   hc.worker_batches = {16, 32, 16};
   // The exact batch-weighted mean; auto clips whoever strays, and a batch
   // of 16 strays further from the others than one of 32.
@@ -73,7 +74,8 @@ TEST(LocalData, AWorkerTrainsOnItsOwnFilesBesideASharedOne) {
   test_support::WriteIdxDataset((dir / "private").string(), 700, 10, 12);
 
   HubConfig hc;
-  hc.local_sgd.sync_every = 1;  // the exact per-step mode, whatever the machine's load
+  hc.local_sgd.sync_every = 1;          // the exact per-step mode, whatever the machine's load
+  hc.compression = Compression::kNone;  // likewise: auto encodes an exchange slowed by load
   hc.workers = 2;
   hc.bind = "127.0.0.1";
   hc.port = 0;

@@ -334,6 +334,7 @@ struct InProcessHub {
     config.deadline.fixed_seconds = deadline_s;
     config.digest_every = 1000000;
     config.local_sgd.sync_every = 1;  // fake workers that sleep would make auto take local steps
+    config.compression = Compression::kNone;  // and auto encode (tests of auto set it back)
     config.optimizer.momentum = 0.9f;
     plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, steps);
     master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);

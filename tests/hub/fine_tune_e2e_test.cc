@@ -31,23 +31,16 @@ using test_support::ChildProcess;
 // step synchronised; returns the hub's report (empty on failure).
 json RunCluster(const fs::path& dir, const fs::path& data, std::vector<std::string> extra) {
   fs::create_directories(dir);
-  std::vector<std::string> args = {"--workers",
-                                   "3",
-                                   "--model",
-                                   "mobilenet-tiny",
-                                   "--dataset",
-                                   data.string(),
-                                   "--steps",
-                                   "8",
-                                   "--sync-every",
-                                   "1",
-                                   "--global-batch",
-                                   "48",
-                                   "--insecure",
-                                   "--report",
-                                   (dir / "hub.json").string(),
-                                   "--export",
-                                   (dir / "final.onnx").string()};
+  std::vector<std::string> args = {"--workers",    "3",
+                                   "--model",      "mobilenet-tiny",
+                                   "--dataset",    data.string(),
+                                   "--steps",      "8",
+                                   "--sync-every", "1",
+                                   "--compress",  // the bytes counted are floats, whatever the load
+                                   "none",         "--global-batch",
+                                   "48",           "--insecure",
+                                   "--report",     (dir / "hub.json").string(),
+                                   "--export",     (dir / "final.onnx").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   std::unique_ptr<ChildProcess> hub;
   const int port = test_support::StartHub(hub, dir, args);
