@@ -58,7 +58,12 @@ TEST(CoordinatorFaults, AWorkerLeftOutAgainAndAgainSitsOutInsteadOfDelayingEvery
   // Late at every step it takes part in: without a quarantine it would be
   // left out every other step, each costing the others the deadline.
   InProcessHub hub(2, 40, /*deadline_s=*/0.3, /*min_workers=*/1);
-  RunResult r = RunWith(hub, {Fault{}, Fault{Fault::Kind::kLateAgain, 2}});
+  // The punctual worker's steps take 20 ms: without that, on a busy machine
+  // it could finish the run's remaining steps alone before the late one's
+  // gradient arrived and brought it back to be late again.
+  Fault punctual{Fault::Kind::kSlowLink, -1};
+  punctual.link_ms = 20;
+  RunResult r = RunWith(hub, {punctual, Fault{Fault::Kind::kLateAgain, 2}});
   EXPECT_EQ(r.steps, 40);
   const int late = r.workers[1]->id();
   // Back at once after the first miss; after the second it sits out 10 s,
