@@ -2,6 +2,7 @@
 // gradient inbox for the current step, and its running statistics.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -29,8 +30,11 @@ struct WorkerStats {
   // honest worker now and then, a hostile one nearly always.
   int64_t clipped_segments = 0;
   // Payload bytes, headers excluded, as RunMetrics counts them: its
-  // gradient in, the results sent to it.
-  int64_t bytes_in = 0, bytes_out = 0;
+  // gradient in, the results sent to it. bytes_out is also added to by the
+  // run thread's broadcast, which sends outside the lock (PublishStep)
+  // while a status snapshot may read it under the lock.
+  int64_t bytes_in = 0;
+  std::atomic<int64_t> bytes_out{0};
 };
 
 // The session a Join opened: only its holder may speak for the worker's id.
