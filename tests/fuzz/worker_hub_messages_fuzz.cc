@@ -88,8 +88,8 @@ void WriteSeeds(const std::string& dir) {
   stop.mutable_stop()->set_reason("training complete");
   put("stop", 0, {ScriptedWorker::Plan(0, 0, 8), stop});
   put("state-only", 2, {w.State()});
-  put("int8-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, proto::COMPRESSION_INT8)});
-  put("topk-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, proto::COMPRESSION_TOPK)});
+  put("int8-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_INT8)});
+  put("topk-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_TOPK)});
 }
 
 }  // namespace
