@@ -30,8 +30,7 @@ int64_t StepCoordinator::RoundLength() const {
     ++h;
     const int64_t done = step + h;
     if (plan_.CheckpointDue(done, config_.checkpoint_every)) break;
-    // Not at --eval-every points: the loop evaluates at the first sync
-    // point after each, so measuring costs no exchange of its own.
+    if (config_.eval_every > 0 && done % config_.eval_every == 0) break;
   }
   return std::max<int64_t>(h, 1);  // a short last step is a round of its own
 }

@@ -96,13 +96,8 @@ bool TrainingLoop::EvaluationDue(int64_t steps_done) const {
   // The weights a run starts from were evaluated by the run that saved them.
   if (steps_done <= first_step_) return false;
   if (!eval_history_.empty() && eval_history_.back().step == steps_done) return false;
-  // Every eval_every steps, or at the first point after one where the
-  // weights are whole (the end of a round): rounds are not cut short to
-  // be measured.
-  const int64_t last = eval_history_.empty() ? first_step_ : eval_history_.back().step;
   return plan_.EpochEnded(steps_done) ||
-         (settings_.eval_every > 0 &&
-          steps_done / settings_.eval_every > last / settings_.eval_every);
+         (settings_.eval_every > 0 && steps_done % settings_.eval_every == 0);
 }
 
 void TrainingLoop::Evaluate(int64_t steps_done, bool run_ended) {
