@@ -1,5 +1,6 @@
 #include "core/compress/gradient_codec.h"
 
+#include "core/compress/int8_steps.h"
 #include "core/compress/topk_codec.h"
 
 #include <algorithm>
@@ -97,16 +98,12 @@ void EncodeInt8(const float* src, size_t n, float* residual, char* out) {
     float* r = residual ? residual + b : nullptr;
     float m = 0.0f;
     for (size_t j = 0; j < k; ++j) m = std::max(m, std::fabs(r ? s[j] + r[j] : s[j]));
-    float scale = m / 127.0f;
-    if (!(scale <= kMaxInt8Scale)) scale = kMaxInt8Scale;  // only for inputs near FLT_MAX (or inf)
+    const float scale = int8_steps::ScaleFor(m);
     std::memcpy(out, &scale, 4);
     auto* q = reinterpret_cast<int8_t*>(out + 4);
-    const float div = scale > 0.0f ? scale : 1.0f;  // an all-zero block encodes as zeros
     for (size_t j = 0; j < k; ++j) {
       const float v = r ? s[j] + r[j] : s[j];
-      float t = std::nearbyint(v / div);
-      t = t < 127.0f ? t : 127.0f;  // in this order NaN becomes 127, not UB in the cast
-      t = t > -127.0f ? t : -127.0f;
+      const float t = int8_steps::Steps(v, scale);
       q[j] = static_cast<int8_t>(t);
       if (r) r[j] = v - t * scale;
     }
@@ -177,9 +174,8 @@ std::string DecodeFloats(Compression c, const char* bytes, size_t size, size_t n
         const size_t k = std::min(kInt8Block, n - b);
         float scale;
         std::memcpy(&scale, bytes, 4);
-        if (!(scale >= 0.0f && scale <= kMaxInt8Scale))  // also catches NaN
-          return "int8: block " + std::to_string(b / kInt8Block) + " has scale " +
-                 std::to_string(scale) + " (must be finite, >= 0 and <= FLT_MAX/128)";
+        std::string problem = int8_steps::ScaleProblem("int8", b / kInt8Block, scale);
+        if (!problem.empty()) return problem;
         const auto* q = reinterpret_cast<const int8_t*>(bytes + 4);
         for (size_t j = 0; j < k; ++j) dst[b + j] = static_cast<float>(q[j]) * scale;
         bytes += 4 + k;

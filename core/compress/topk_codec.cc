@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/compress/gradient_codec.h"
+#include "core/compress/int8_steps.h"
 
 namespace mt {
 namespace {
@@ -47,17 +48,13 @@ void EncodeTopK(const float* src, size_t n, float* residual, char* out) {
     ChooseKept(v, b, kept, offsets);
     float m = 0.0f;
     for (size_t i = 0; i < kept; ++i) m = std::max(m, std::fabs(v[offsets[i]]));
-    float scale = m / 127.0f;
-    if (!(scale <= kMaxInt8Scale)) scale = kMaxInt8Scale;  // inputs near FLT_MAX (or inf)
+    const float scale = int8_steps::ScaleFor(m);
     std::memcpy(out, &scale, 4);
-    const float div = scale > 0.0f ? scale : 1.0f;
     // What is not sent stays in the residual whole; what is, less its rounding.
     if (r) std::copy(v, v + b, r);
     for (size_t i = 0; i < kept; ++i) {
       const float x = v[offsets[i]];
-      float t = std::nearbyint(x / div);
-      t = t < 127.0f ? t : 127.0f;  // in this order NaN becomes 127, not UB in the cast
-      t = t > -127.0f ? t : -127.0f;
+      const float t = int8_steps::Steps(x, scale);
       q[i] = static_cast<int8_t>(t);
       if (r) r[offsets[i]] = x - t * scale;
     }
@@ -70,9 +67,8 @@ std::string DecodeTopK(const char* bytes, size_t n, float* dst) {
     const size_t b = std::min(kTopKBlock, n - begin), kept = std::min(b, kTopKKept);
     float scale;
     std::memcpy(&scale, bytes, 4);
-    if (!(scale >= 0.0f && scale <= kMaxInt8Scale))  // also catches NaN
-      return "topk: block " + std::to_string(begin / kTopKBlock) + " has scale " +
-             std::to_string(scale) + " (must be finite, >= 0 and <= FLT_MAX/128)";
+    std::string problem = int8_steps::ScaleProblem("topk", begin / kTopKBlock, scale);
+    if (!problem.empty()) return problem;
     const auto* offsets = reinterpret_cast<const uint8_t*>(bytes + 4);
     const auto* q = reinterpret_cast<const int8_t*>(bytes + 4 + kept);
     for (size_t i = 0; i < kept; ++i)
