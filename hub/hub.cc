@@ -25,13 +25,10 @@ constexpr int kEvalBatch = 500;
 using Clock = std::chrono::steady_clock;
 
 RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
-  int64_t global_batch = c.global_batch > 0 ? c.global_batch : 64 * static_cast<int64_t>(c.workers);
-  if (!c.worker_batches.empty()) {
-    if (static_cast<int>(c.worker_batches.size()) != c.workers)
-      throw std::invalid_argument("--worker-batches needs one size per worker (" +
-                                  std::to_string(c.workers) + ")");
-    global_batch = std::accumulate(c.worker_batches.begin(), c.worker_batches.end(), int64_t{0});
-  }
+  if (!c.worker_batches.empty() && static_cast<int>(c.worker_batches.size()) != c.workers)
+    throw std::invalid_argument("--worker-batches needs one size per worker (" +
+                                std::to_string(c.workers) + ")");
+  const int64_t global_batch = c.global_batch_or_default();
   if (global_batch < c.workers)
     throw std::invalid_argument("global batch " + std::to_string(global_batch) +
                                 " is smaller than the worker count");

@@ -218,6 +218,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
+    cli::ApplyDefaultLearningRate(app, cfg.optimizer, cfg.global_batch_or_default());
     cfg.http_port_explicit = app.count("--http-port") > 0;
     tls::CheckServerFlags(cfg.tls);
     if (!resume_dir.empty()) {

@@ -172,6 +172,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   return cli::Parse(app, argc, argv, [&] {
     CheckModes(app, options.standalone);
     if (options.standalone) {
+      cli::ApplyDefaultLearningRate(app, alone.optimizer, alone.batch);
       if (alone.resume && alone.checkpoint_dir.empty())
         throw UsageError("--resume needs --checkpoint-dir");
       if (alone.resume && !alone.tuning.init_from.empty())

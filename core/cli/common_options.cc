@@ -76,9 +76,17 @@ void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
   AddChoice(app, "--optimizer", optimizer.kind,
             {{"sgd", OptimizerKind::kSgd}, {"adam", OptimizerKind::kAdam}}, "the optimizer");
-  app.add_option("--lr", optimizer.lr, "learning rate")->check(Real(1e-9, 100));
+  app.add_option("--lr", optimizer.lr,
+                 "learning rate (default: sgd 0.05; adam 0.004 x sqrt(batch / 64), the global "
+                 "batch on the hub: measured, docs/benchmarks.md)")
+      ->check(Real(1e-9, 100))
+      ->default_str("");
   app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));
   app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")->check(Real(0, 1));
+}
+
+void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch) {
+  if (app.count("--lr") == 0) optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
 }
 
 void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what) {

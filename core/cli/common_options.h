@@ -28,6 +28,9 @@ void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path);
 void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double& target_accuracy);
 // --optimizer, --lr, --momentum, --weight-decay.
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer);
+// After parsing: without --lr, the optimizer's own rate for `batch` samples
+// per step (DefaultLearningRate). Adam at SGD's rate does not train.
+void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch);
 // --seed. `what` says what it seeds.
 void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what);
 // --threads. `what` says what the threads do.

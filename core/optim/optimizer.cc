@@ -1,5 +1,8 @@
 #include "core/optim/optimizer.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <stdexcept>
 
 #include "core/optim/adam.h"
@@ -70,6 +73,12 @@ const char* OptimizerKindName(OptimizerKind kind) {
     case OptimizerKind::kAdam: return "adam";
   }
   return "unknown";
+}
+
+float DefaultLearningRate(OptimizerKind kind, int64_t batch) {
+  if (kind == OptimizerKind::kSgd) return 0.05f;
+  return static_cast<float>(0.004 *
+                            std::sqrt(static_cast<double>(std::max<int64_t>(batch, 1)) / 64));
 }
 
 }  // namespace mt

@@ -92,6 +92,25 @@ TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
   EXPECT_TRUE(Parse({"--overlap"}).config.local_sgd.overlap_rounds);
 }
 
+// Adam at SGD's learning rate does not train (chance accuracy on LeNet-5):
+// without --lr the rate is the optimizer's own for the global batch; a
+// given --lr wins wherever it stands on the command line.
+TEST(HubOptions, TheLearningRateDefaultFollowsTheOptimizerAndTheGlobalBatch) {
+  EXPECT_FLOAT_EQ(Parse({}).config.optimizer.lr, 0.05f);
+  EXPECT_FLOAT_EQ(Parse({"--workers", "3"}).config.optimizer.lr, 0.05f);  // SGD: no scaling
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam"}).config.optimizer.lr, 0.004f);
+  // sqrt(global batch / 64): 64 per worker, --global-batch, --worker-batches.
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam", "--workers", "4"}).config.optimizer.lr, 0.008f);
+  EXPECT_FLOAT_EQ(
+      Parse({"--optimizer", "adam", "--workers", "2", "--global-batch", "16"}).config.optimizer.lr,
+      0.002f);
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam", "--workers", "2", "--worker-batches", "100,156"})
+                      .config.optimizer.lr,
+                  0.008f);
+  EXPECT_FLOAT_EQ(Parse({"--lr", "0.02", "--optimizer", "adam"}).config.optimizer.lr, 0.02f);
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam", "--lr", "0.02"}).config.optimizer.lr, 0.02f);
+}
+
 TEST(HubOptions, ChoicesArriveAsTheirEnums) {
   EXPECT_EQ(Parse({}).config.aggregate, Aggregation::kAuto);
   EXPECT_EQ(Parse({"--aggregate", "trimmed-mean"}).config.aggregate, Aggregation::kTrimmedMean);

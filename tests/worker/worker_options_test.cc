@@ -104,6 +104,19 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_TRUE(o.standalone_mode.resume);
 }
 
+TEST(WorkerOptions, TheLearningRateDefaultFollowsTheOptimizerAndTheBatch) {
+  EXPECT_FLOAT_EQ(Parse({"--standalone"}).standalone_mode.optimizer.lr, 0.05f);
+  EXPECT_FLOAT_EQ(Parse({"--standalone", "--batch", "256"}).standalone_mode.optimizer.lr, 0.05f);
+  EXPECT_FLOAT_EQ(Parse({"--standalone", "--optimizer", "adam"}).standalone_mode.optimizer.lr,
+                  0.004f);
+  EXPECT_FLOAT_EQ(
+      Parse({"--standalone", "--optimizer", "adam", "--batch", "256"}).standalone_mode.optimizer.lr,
+      0.008f);
+  EXPECT_FLOAT_EQ(
+      Parse({"--standalone", "--lr", "0.3", "--optimizer", "adam"}).standalone_mode.optimizer.lr,
+      0.3f);
+}
+
 TEST(WorkerOptions, DeviceWordsBecomeTheirChoice) {
   EXPECT_EQ(Parse({"--standalone"}).standalone_mode.device, DeviceChoice::kCpu);
   EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.device, DeviceChoice::kCpu);
