@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <Eigen/Core>
+
 #include "kernels/cpu/avg_pool.h"
 #include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/depthwise_conv.h"
@@ -461,13 +463,22 @@ void CpuBackend::AdamUpdate(const AdamHyper& h, View params, View grads, View m,
   const float b1 = h.beta1, b2 = h.beta2, wd = h.weight_decay, eps = h.eps;
   const AdamCorrection c = AdamBiasCorrection(h);
   const float step_size = c.step_size, c2_sqrt = c.c2_sqrt;
+  // As Eigen arrays: its sqrt is the vector instruction, where std::sqrt
+  // in a plain loop stays scalar (errno), 7x slower for LeNet-5's 62k
+  // parameters. Each operation is IEEE-exact per element either way.
+  using Array = Eigen::Map<Eigen::ArrayXf>;
   ForEachRange(params.count, [=](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) {
-      const float gi = g[i] + wd * p[i];
-      ms[i] = b1 * ms[i] + (1.0f - b1) * gi;
-      vs[i] = b2 * vs[i] + (1.0f - b2) * gi * gi;
-      p[i] -= step_size * ms[i] / (std::sqrt(vs[i]) / c2_sqrt + eps);
+    const Eigen::Index n = static_cast<Eigen::Index>(e - b);
+    Array pa(p + b, n), ma(ms + b, n), va(vs + b, n);
+    const Eigen::Map<const Eigen::ArrayXf> ga(g + b, n);
+    if (wd == 0.0f) {
+      ma = b1 * ma + (1.0f - b1) * ga;
+      va = b2 * va + (1.0f - b2) * ga.square();
+    } else {
+      ma = b1 * ma + (1.0f - b1) * (ga + wd * pa);
+      va = b2 * va + (1.0f - b2) * (ga + wd * pa).square();
     }
+    pa -= step_size * ma / (va.sqrt() / c2_sqrt + eps);
   });
 }
 

@@ -15,7 +15,8 @@ time, bytes per sample on the hub's link, test accuracy, training seconds
   tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
       [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--overlap off,on]
       [--steps 100 | --epochs 1]
-      [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--build build] [--json out.json]
+      [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--hub-args "..."] [--all-args "..."]
+      [--build build] [--json out.json]
 
 On kernels without netem pass --shaper tbf --delay 0ms (rate and loss only).
 """
@@ -80,6 +81,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--hub-args", default="", help="more mthub flags for the group runs, e.g. \"--lr 0.15\"")
+    ap.add_argument("--all-args", default="",
+                    help="more mthub flags for every run, one alone included, e.g. \"--optimizer adam\"")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.epochs:
@@ -88,7 +91,7 @@ def main():
     if os.geteuid() != 0:
         sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
 
-    jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], []))]
+    jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], a.all_args.split()))]
     syncs = [h for h in a.sync_every.split(",") if h]
     overlaps = [o for o in a.overlap.split(",") if o]
     for o in overlaps:
@@ -101,13 +104,13 @@ def main():
             jobs.append((f"{a.workers} shared {m} H={h}{tag}",
                          lambda m=m, h=h, extra=extra: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
                                                                [a.slowdown] * a.workers,
-                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split())))
+                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split())))
         if not a.no_pair:
             m = modes[-1]
             jobs.append((f"pair 1x+5x {m} H={h}{tag}",
                          lambda m=m, h=h, extra=extra: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
                                                                [a.slowdown, 5 * a.slowdown],
-                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split())))
+                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split())))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:
