@@ -42,11 +42,18 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   // Measured afresh at each change: the rounds before it were another link.
   at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute_ms);
-  if (++rounds_at_current_ < kSettleRounds) return false;
+  if (++rounds_at_current_ < settle_rounds_) return false;
   const Compression target = Target();
-  if (target == current_) return false;
+  if (target == current_) {
+    // A quiet spell: let the damping of earlier flip-flops wear off.
+    if (rounds_at_current_ % (2 * settle_rounds_) == 0)
+      settle_rounds_ = std::max(kSettleRounds, settle_rounds_ / 2);
+    return false;
+  }
+  if (left_ == target) settle_rounds_ = std::min(kMaxSettleRounds, 2 * settle_rounds_);
   decided_exchange_ms_ = at_current;
   decided_budget_ms_ = BudgetMs();
+  left_ = current_;
   current_ = target;
   rounds_at_current_ = 0;
   return true;

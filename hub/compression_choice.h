@@ -24,7 +24,11 @@
 // Like SyncPeriod: estimates smoothed over rounds, a change only after
 // kSettleRounds rounds at the current encoding, and a move back to a less
 // lossy one only when its predicted exchange is within half the budget, so
-// noise does not make it oscillate. Transport-free and clock-free.
+// noise does not make it oscillate. Where noise still gets through (a pair
+// with a phone whose steps swing 10x changed encoding 10 times in 120
+// steps), a change that undoes the one before doubles the rounds the next
+// decision waits for, up to kMaxSettleRounds; rounds without a change
+// halve them again. Transport-free and clock-free.
 #pragma once
 
 #include <optional>
@@ -44,6 +48,7 @@ class CompressionChoice {
   // rounds this short kept accuracy within a point of one device alone.
   static constexpr int kRoundSteps = 4;
   static constexpr int kSettleRounds = 3;
+  static constexpr int kMaxSettleRounds = 24;
   // Where no encoding brings the exchange within the budget, one whose
   // predicted exchange is within this factor of the best does as well.
   static constexpr double kNearBest = 1.25;
@@ -60,6 +65,8 @@ class CompressionChoice {
   // current() changed.
   bool Observe(double exchange_ms, double step_compute_ms);
 
+  // Rounds the next decision waits for at the current encoding.
+  int settle_rounds() const { return settle_rounds_; }
   // The running estimates behind the last decision (< 0: none yet): the
   // exchange at current(), and one step's compute.
   double exchange_ms() const;
@@ -84,6 +91,8 @@ class CompressionChoice {
   double measured_ms_[kEncodings];  // each encoding's exchange, as last measured
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
+  int settle_rounds_ = kSettleRounds;
+  std::optional<Compression> left_;  // what the last change moved away from
   double decided_exchange_ms_ = -1, decided_budget_ms_ = -1;
 };
 

@@ -106,6 +106,45 @@ TEST(CompressionChoice, IgnoresRoundsWithNonsenseTimes) {
   EXPECT_EQ(c.current(), Compression::kNone);
 }
 
+// Rounds whose measurements contradict each other, as a pair with a slow
+// phone whose steps swing 10x gave on the shaped medium (10 changes in 120
+// steps): measured at topk the exchange looks so short that int8 would
+// fit; measured at int8 it looks so long that only topk does. Every
+// settle period would flip the choice; a change that undoes the one
+// before waits twice as long each time instead.
+double Contradicting(Compression c) {
+  switch (c) {
+    case Compression::kTopK: return 2;
+    case Compression::kInt8: return 60;
+    case Compression::kFp16: return 120;
+    default: return 240;
+  }
+}
+
+TEST(CompressionChoice, ContradictingRoundsDoNotMakeItOscillate) {
+  CompressionChoice c(std::nullopt);
+  int changes = 0;
+  for (int r = 0; r < 400; ++r) changes += c.Observe(Contradicting(c.current()), 25) ? 1 : 0;
+  // Undamped: one change per kSettleRounds rounds, 133 here.
+  EXPECT_LE(changes, 20);
+  EXPECT_GE(changes, 2);  // it did try int8 and come back
+  EXPECT_EQ(c.settle_rounds(), CompressionChoice::kMaxSettleRounds);
+}
+
+TEST(CompressionChoice, AfterDampingAChangedLinkIsStillFollowed) {
+  CompressionChoice c(std::nullopt);
+  for (int r = 0; r < 400; ++r) c.Observe(Contradicting(c.current()), 25);
+  // The phone settles on a wired LAN: the choice goes back to none within
+  // a bounded number of rounds, however far the damping had grown, and the
+  // damping wears off.
+  const std::vector<Compression> chosen =
+      Feed(c, 3 * CompressionChoice::kMaxSettleRounds, Link{0.5, 1}, 25);
+  ASSERT_FALSE(chosen.empty());
+  EXPECT_EQ(chosen.back(), Compression::kNone);
+  Feed(c, 200, Link{0.5, 1}, 25);
+  EXPECT_EQ(c.settle_rounds(), CompressionChoice::kSettleRounds);
+}
+
 TEST(ExchangePolicy, FeedsBothChoicesTheSameRound) {
   // --sync-every auto and --compress auto over a slow link: the encoding
   // moves to topk, and the exchange left is what H is then sized for.
