@@ -42,7 +42,8 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   // Measured afresh at each change: the rounds before it were another link.
   at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute_ms);
-  if (++rounds_at_current_ < settle_rounds_) return false;
+  if (++rounds_at_current_ < settle_rounds_ && !(at_current > kFarOverBudget * BudgetMs()))
+    return false;
   const Compression target = Target();
   if (target == current_) {
     // A quiet spell: let the damping of earlier flip-flops wear off.

@@ -11,8 +11,11 @@
 namespace mt {
 
 struct ExchangePolicy {
-  ExchangePolicy(int sync_every, bool overlap, std::optional<Compression> compression)
-      : sync(sync_every, overlap), compression(compression) {}
+  // `ceiling`: the longest round --sync-every auto may choose
+  // (SyncPeriod::AutoRoundCeiling).
+  ExchangePolicy(int sync_every, bool overlap, std::optional<Compression> compression,
+                 int ceiling = SyncPeriod::kMax)
+      : sync(sync_every, overlap, ceiling), compression(compression) {}
 
   // A round in which every participant finished (SyncPeriod::Observe's
   // arguments). Returns which of the two changed.

@@ -155,7 +155,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "exchanges and sends the change of its weights; the hub averages the changes. "
                  "1: exchange every step, the exact synchronous mode; auto: 1 while an exchange "
                  "is quick (under 20 ms, as on a LAN), else H in 1..64 so exchanges take about 5% "
-                 "of the time; every change is logged and reported")
+                 "of the time (with --optimizer adam at most 4: longer rounds of Adam cost "
+                 "samples); every change is logged and reported")
       ->type_name("H|auto")
       ->transform(cli::IntegerOr("auto", 0, 1, SyncPeriod::kMax))
       ->default_str("auto");

@@ -42,7 +42,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                                  master.segments(), config.max_workers_or_default()}),
       deadline_(config.deadline),
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
-      exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression),
+      exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression,
+                SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
       reducer_(Ranges(master.segments()), AggregatorOptions{config.aggregate, config.clip_factor}) {
 }
 

@@ -17,9 +17,14 @@ double RoundExchangeMs(double round_ms, double compute_ms, double seen_ms, bool 
              : std::max(0.0, round_ms - compute_ms);
 }
 
-SyncPeriod::SyncPeriod(int fixed, bool overlap)
+int SyncPeriod::AutoRoundCeiling(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdam ? 4 : kMax;
+}
+
+SyncPeriod::SyncPeriod(int fixed, bool overlap, int ceiling)
     : automatic_(fixed <= 0),
       overlap_(overlap),
+      ceiling_(std::clamp(ceiling, 1, kMax)),
       steps_(fixed <= 0 ? 1 : fixed),
       local_(fixed > 1) {}
 
@@ -46,7 +51,7 @@ int SyncPeriod::Target() const {
   //   <=>  H >= exchange * (1 - share) / (share * compute)
   const double compute = std::max(step_compute_ms_, 1e-3);
   const double h = std::ceil(exchange_ms_ * (1 - kExchangeShare) / (kExchangeShare * compute));
-  return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(kMax)));
+  return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(ceiling_)));
 }
 
 }  // namespace mt

@@ -23,6 +23,14 @@
 // stale weights cost as much accuracy as fewer exchanges won
 // (docs/benchmarks.md).
 //
+// The longest round auto picks depends on the optimizer
+// (AutoRoundCeiling): three LeNet-5 workers with Adam needed 36.9k samples
+// to 0.85 at H 4 but 52.2k at H 16 and 60.1k at H 64 (one Adam worker
+// alone: 33.6k), so with Adam a shorter round pays for its exchange many
+// times over (over the shared medium with topk: 1.98x one phone alone at
+// H 4 against 1.52x with the 5% rule's H); with SGD the samples barely
+// depend on H (63.0k at H 4, 64.5k at 16) and the 5% rule stands.
+//
 // Estimates are smoothed over rounds and H only moves when the target is at
 // least twice or at most half the current value, after a few rounds at the
 // current value, so noise does not make it oscillate. Transport-free and
@@ -30,6 +38,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "core/optim/optimizer.h"
 
 namespace mt {
 
@@ -45,16 +55,19 @@ double SmoothEstimate(double estimate, double sample);
 class SyncPeriod {
  public:
   static constexpr int kMax = 64;
+  // The longest round auto gives workers optimizing with `kind` (see above).
+  static int AutoRoundCeiling(OptimizerKind kind);
   static constexpr double kFastExchangeMs = 20;
   static constexpr double kExchangeShare = 0.05;
   // Rounds measured at the current H before it may change again.
   static constexpr int kSettleRounds = 3;
 
-  // fixed >= 1: always that many steps; 0: automatic, starting at 1.
-  // `overlap`: rounds overlap their exchange.
-  explicit SyncPeriod(int fixed, bool overlap = false);
+  // fixed >= 1: always that many steps; 0: automatic, starting at 1, at
+  // most `ceiling` steps. `overlap`: rounds overlap their exchange.
+  explicit SyncPeriod(int fixed, bool overlap = false, int ceiling = kMax);
 
   bool automatic() const { return automatic_; }
+  int ceiling() const { return ceiling_; }
   // Steps in the next round (before it is cut at epoch ends, evaluations
   // and checkpoints).
   int steps() const { return steps_; }
@@ -89,6 +102,7 @@ class SyncPeriod {
 
   bool automatic_;
   bool overlap_;
+  int ceiling_;
   int steps_;
   bool local_;
   double exchange_ms_ = -1;

@@ -95,6 +95,19 @@ TEST(CompressionChoice, WaitsForSettledRoundsAndGoesBackOnlyWithRoomToSpare) {
   EXPECT_EQ(Feed(c, 20, Link{0, 10}, step_ms), std::vector<Compression>{Compression::kNone});
 }
 
+TEST(CompressionChoice, LeavesAnExchangeFarOverTheBudgetAfterOneRound) {
+  // Three phones' first uncompressed round over Wi-Fi: 370 ms against a
+  // 20 ms budget (25 ms steps): no need to wait for more rounds.
+  CompressionChoice c(std::nullopt);
+  EXPECT_TRUE(c.Observe(370, 25));
+  EXPECT_EQ(c.current(), Compression::kTopK);
+  // Over the budget but not far: the settle rounds stand.
+  CompressionChoice near(std::nullopt);
+  EXPECT_FALSE(near.Observe(100, 25));
+  EXPECT_FALSE(near.Observe(100, 25));
+  EXPECT_TRUE(near.Observe(100, 25));
+}
+
 TEST(CompressionChoice, IgnoresRoundsWithNonsenseTimes) {
   CompressionChoice c(std::nullopt);
   for (int r = 0; r < 10; ++r) {

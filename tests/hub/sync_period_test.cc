@@ -58,6 +58,23 @@ TEST(SyncPeriod, RisesSoTheExchangeIsATwentiethOfTheRound) {
   EXPECT_NEAR(p.step_compute_ms(), 10, 1e-9);
 }
 
+TEST(SyncPeriod, WithAdamRoundsStayShort) {
+  // The same Wi-Fi for workers optimizing with Adam: rounds of 4 steps at
+  // most, where three workers needed a third fewer samples than at 16.
+  EXPECT_EQ(SyncPeriod::AutoRoundCeiling(OptimizerKind::kSgd), SyncPeriod::kMax);
+  const int adam = SyncPeriod::AutoRoundCeiling(OptimizerKind::kAdam);
+  EXPECT_EQ(adam, 4);
+  SyncPeriod p(0, false, adam);
+  Feed(p, 40, 30, 10);
+  EXPECT_EQ(p.steps(), 4);
+  EXPECT_TRUE(p.local());
+  // Still exact on a fast network, and a fixed H is not capped.
+  SyncPeriod lan(0, false, adam);
+  EXPECT_TRUE(Feed(lan, 100, 1.0, 2.0).empty());
+  SyncPeriod fixed(16, false, adam);
+  EXPECT_EQ(fixed.steps(), 16);
+}
+
 TEST(SyncPeriod, WaitsForSettledMeasurementsAndIgnoresNoise) {
   SyncPeriod p(0);
   EXPECT_TRUE(Feed(p, SyncPeriod::kSettleRounds - 1, 60, 5).empty());  // too early to judge
