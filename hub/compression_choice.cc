@@ -42,9 +42,12 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   // Measured afresh at each change: the rounds before it were another link.
   at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute_ms);
-  if (++rounds_at_current_ < settle_rounds_ && !(at_current > kFarOverBudget * BudgetMs()))
-    return false;
+  const bool far_over = at_current > kFarOverBudget * BudgetMs();
+  if (++rounds_at_current_ < settle_rounds_ && !far_over) return false;
   const Compression target = Target();
+  // Far over the budget decides early only towards a stronger encoding: one
+  // slow round at topk had sent three phones back to int8 for good.
+  if (rounds_at_current_ < settle_rounds_ && Rank(target) <= Rank(current_)) return false;
   if (target == current_) {
     // A quiet spell: let the damping of earlier flip-flops wear off.
     if (rounds_at_current_ % (2 * settle_rounds_) == 0)

@@ -101,6 +101,10 @@ TEST(CompressionChoice, LeavesAnExchangeFarOverTheBudgetAfterOneRound) {
   CompressionChoice c(std::nullopt);
   EXPECT_TRUE(c.Observe(370, 25));
   EXPECT_EQ(c.current(), Compression::kTopK);
+  // A slow first round at topk is no reason to go back to a weaker
+  // encoding before the settle rounds: that needs more than one round.
+  EXPECT_FALSE(c.Observe(400, 25));
+  EXPECT_EQ(c.current(), Compression::kTopK);
   // Over the budget but not far: the settle rounds stand.
   CompressionChoice near(std::nullopt);
   EXPECT_FALSE(near.Observe(100, 25));

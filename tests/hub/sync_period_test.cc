@@ -75,6 +75,27 @@ TEST(SyncPeriod, WithAdamRoundsStayShort) {
   EXPECT_EQ(fixed.steps(), 16);
 }
 
+TEST(SyncPeriod, AnExchangeHoveringAtTheFastLineDoesNotFlipH) {
+  // A pair over Wi-Fi with Adam's ceiling of 4: in rounds the exchange
+  // measures under the line (back to 1), per step over it (up to 4). Each
+  // reversal waits twice as long as the one before.
+  SyncPeriod p(0, false, 4);
+  int changes = 0;
+  for (int r = 0; r < 400; ++r) {
+    const double exchange = p.steps() > 1 ? 6 : 30;
+    const double compute = 25.0 * p.steps();
+    changes += p.Observe(p.steps(), compute + exchange, compute) ? 1 : 0;
+  }
+  // Undamped: 99 changes (the smoothed exchange lags each one); damped, after the first
+  // few, one per kMaxSettleRounds.
+  EXPECT_LE(changes, 4 + 400 / SyncPeriod::kMaxSettleRounds);
+  EXPECT_EQ(p.settle_rounds(), SyncPeriod::kMaxSettleRounds);
+  // A steady link afterwards: the damping wears off.
+  Feed(p, 300, 30, 25);
+  EXPECT_EQ(p.steps(), 4);
+  EXPECT_EQ(p.settle_rounds(), SyncPeriod::kSettleRounds);
+}
+
 TEST(SyncPeriod, WaitsForSettledMeasurementsAndIgnoresNoise) {
   SyncPeriod p(0);
   EXPECT_TRUE(Feed(p, SyncPeriod::kSettleRounds - 1, 60, 5).empty());  // too early to judge
