@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/compress/gradient_codec.h"
+#include "core/model/model.h"
 #include "core/train/run_summary.h"
 #include "hub/hub.h"
 #include "hub/monitor/live_status.h"
@@ -28,6 +30,29 @@ void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
   for (const WorkerRow& w : s.workers) workers.push_back(WorkerJson(w));
   details["workers"] = std::move(workers);
   details["joins_without_stream"] = s.joins_without_stream;
+}
+
+// Where an exchange's bytes go: each trained layer's share of one message
+// (a worker's change, or the average sent back), at every encoding. The
+// codecs' blocks run across layer boundaries, so a layer's figure is its
+// values encoded alone: exact for none and fp16, within a block's few
+// bytes for int8 and topk.
+ReportJson ExchangeBytesPerLayer(const Model& model, size_t exchanged_begin) {
+  ReportJson layers = ReportJson::array();
+  const std::vector<size_t>& offsets = model.ParamOffsets();
+  for (size_t i = 0; i < model.layers().size(); ++i) {
+    const size_t begin = offsets[i];
+    const size_t end = i + 1 < offsets.size() ? offsets[i + 1] : model.ParamCount();
+    if (end <= begin || begin < exchanged_begin) continue;
+    ReportJson bytes = ReportJson::object();
+    for (Compression c :
+         {Compression::kNone, Compression::kFp16, Compression::kInt8, Compression::kTopK})
+      bytes[CompressionName(c)] = EncodedBytes(c, end - begin);
+    layers.push_back({{"layer", model.layers()[i]->name()},
+                      {"values", end - begin},
+                      {"bytes", std::move(bytes)}});
+  }
+  return layers;
 }
 
 void Hub::WriteReport() {
@@ -98,6 +123,8 @@ void Hub::WriteReport() {
       trained_here > 0 ? static_cast<double>(m.gradient_bytes_in + m.result_bytes_out.load()) /
                              static_cast<double>(trained_here)
                        : 0.0;
+  d["exchange_bytes_per_layer"] =
+      ExchangeBytesPerLayer(master_->model(), master_->exchanged_begin());
   ReportWorkers(live, d);
   ReportJson changes = ReportJson::array();
   for (const auto& c : m.batch_changes) {
