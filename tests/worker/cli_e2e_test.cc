@@ -228,9 +228,9 @@ TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   for (const char* line :
        {"--hub HOST[:PORT]", "--threads N", "[1..256; default 1]", "--device auto|cpu|opencl",
         "[default cpu]", "--connect-timeout X", "[1..1e+07; default 600]", "--memory-budget SIZE",
-        "[default no limit]", "--lr X", "[1e-09..100; default 0.05]",
-        "--log-level trace|debug|info|warn|error|off", "[default info]", "--token-file FILE",
-        "MT_TOKEN", "--version", "Exit codes: 0 done"})
+        "[default no limit]", "--lr X", "default: sgd 0.05; adam 0.004 x sqrt(batch / 64)",
+        "[1e-09..100]", "--log-level trace|debug|info|warn|error|off", "[default info]",
+        "--token-file FILE", "MT_TOKEN", "--version", "Exit codes: 0 done"})
     EXPECT_THAT(r.output, HasSubstr(line));
   for (const auto& flags : {kStandaloneOnly, kHubOnly})
     for (const auto& flag : flags) EXPECT_THAT(r.output, HasSubstr("\n  " + flag[0])) << flag[0];
