@@ -33,6 +33,7 @@ bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, doub
   const double exchange = RoundExchangeMs(round_ms, compute_ms, seen_ms, overlapped());
   exchange_ms_ = SmoothEstimate(exchange_ms_, exchange);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, compute_ms / static_cast<double>(steps));
+  if (steps_ == 1) per_step_exchange_ms_ = exchange_ms_;
   if (++rounds_at_current_ < settle_rounds_) return false;
   const int target = Target();
   if (target < 2 * steps_ && 2 * target > steps_) {
@@ -55,7 +56,17 @@ int SyncPeriod::Target() const {
   // Into the exact mode below kFastExchangeMs, out of rounds only below half
   // of it: an exchange near the line would otherwise flip H between 1 and
   // a dozen (seen over Wi-Fi once topk made the exchange ~15-30 ms).
-  if (exchange_ms_ < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) return 1;
+  if (exchange_ms_ < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) {
+    // A round can hide a slow worker's share of the exchange behind its
+    // compute: a pair with a 5x-slower phone measured 9.4-9.9 ms a round at
+    // H 4 where its per-step exchanges measured 41-75 ms, and went back and
+    // forth. Back to per-step exchanges only when they were fast too, or
+    // the rounds' exchange fell to a tenth of theirs (a network that got
+    // fast).
+    if (steps_ == 1 || per_step_exchange_ms_ < kFastExchangeMs ||
+        exchange_ms_ < per_step_exchange_ms_ / 10)
+      return 1;
+  }
   // exchange / (exchange + H * compute) <= share
   //   <=>  H >= exchange * (1 - share) / (share * compute)
   const double compute = std::max(step_compute_ms_, 1e-3);

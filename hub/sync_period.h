@@ -94,6 +94,7 @@ class SyncPeriod {
   // next decision.
   void ForgetExchange() {
     exchange_ms_ = -1;
+    per_step_exchange_ms_ = -1;
     rounds_at_current_ = 0;
   }
 
@@ -115,7 +116,8 @@ class SyncPeriod {
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
   int settle_rounds_ = kSettleRounds;
-  int last_direction_ = 0;  // of the last change: +1 up, -1 down
+  double per_step_exchange_ms_ = -1;  // as last measured at H 1 (< 0: never)
+  int last_direction_ = 0;            // of the last change: +1 up, -1 down
 };
 
 }  // namespace mt
