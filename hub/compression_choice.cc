@@ -26,6 +26,7 @@ double CompressionChoice::BytesPerValue(Compression c) {
 CompressionChoice::CompressionChoice(std::optional<Compression> fixed)
     : automatic_(!fixed), current_(fixed.value_or(Compression::kNone)) {
   std::fill(std::begin(measured_ms_), std::end(measured_ms_), -1.0);
+  std::fill(std::begin(measured_round_), std::end(measured_round_), int64_t{0});
 }
 
 double CompressionChoice::BudgetMs() const {
@@ -38,6 +39,8 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   if (!automatic_ || !(exchange_ms >= 0) || !std::isfinite(exchange_ms) ||
       !(step_compute_ms >= 0) || !std::isfinite(step_compute_ms))
     return false;
+  ++rounds_seen_;
+  measured_round_[Rank(current_)] = rounds_seen_;
   double& at_current = measured_ms_[Rank(current_)];
   // Measured afresh at each change: the rounds before it were another link.
   at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
@@ -70,7 +73,7 @@ CompressionChoice::LinkModel CompressionChoice::Fit() const {
   // the encodings measured so far.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (int i = 0; i < kEncodings; ++i) {
-    if (measured_ms_[i] < 0) continue;
+    if (measured_ms_[i] < 0 || rounds_seen_ - measured_round_[i] > kFigureLifetimeRounds) continue;
     const double x = BytesPerValue(kLadder[i]), y = measured_ms_[i];
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }

@@ -31,6 +31,7 @@
 // halve them again. Transport-free and clock-free.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "core/compress/gradient_codec.h"
@@ -54,6 +55,11 @@ class CompressionChoice {
   // against a 20 ms budget, and waiting out the settle rounds cost the run
   // a second for no doubt to remove.
   static constexpr double kFarOverBudget = 8;
+  // Another encoding's figure older than this many rounds no longer enters
+  // the line fit: the link it measured may be gone. (An uncompressed figure
+  // from a pair's first steps, next to one slow round at topk 300 steps
+  // later, read as "bytes cost nothing" and sent the run back to none.)
+  static constexpr int64_t kFigureLifetimeRounds = 50;
   // Where no encoding brings the exchange within the budget, one whose
   // predicted exchange is within this factor of the best does as well.
   static constexpr double kNearBest = 1.25;
@@ -93,7 +99,9 @@ class CompressionChoice {
 
   bool automatic_;
   Compression current_;
-  double measured_ms_[kEncodings];  // each encoding's exchange, as last measured
+  double measured_ms_[kEncodings];      // each encoding's exchange, as last measured
+  int64_t measured_round_[kEncodings];  // the round (rounds_seen_) it was measured in
+  int64_t rounds_seen_ = 0;
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
   int settle_rounds_ = kSettleRounds;

@@ -112,6 +112,27 @@ TEST(CompressionChoice, LeavesAnExchangeFarOverTheBudgetAfterOneRound) {
   EXPECT_TRUE(near.Observe(100, 25));
 }
 
+TEST(CompressionChoice, AnOldFigureDoesNotBringAWeakerEncodingBack) {
+  // A pair's first uncompressed rounds (370 ms) send it to topk; 100 rounds
+  // later a few slow rounds at topk (400 ms) look as slow as none did. Read
+  // next to that old figure, bytes would seem to cost nothing and none
+  // would come back, 15 times the bytes; that figure has aged out instead.
+  CompressionChoice c(std::nullopt);
+  ASSERT_TRUE(c.Observe(370, 25));
+  ASSERT_EQ(c.current(), Compression::kTopK);
+  for (int r = 0; r < 100; ++r) c.Observe(30, 25);
+  for (int r = 0; r < 10; ++r) EXPECT_FALSE(c.Observe(400, 25)) << r;
+  EXPECT_EQ(c.current(), Compression::kTopK);
+  // While none's figure is fresh, a link where fewer bytes did not help
+  // still goes back to it (the latency-bound case).
+  CompressionChoice fresh(std::nullopt);
+  ASSERT_TRUE(fresh.Observe(370, 25));
+  bool back = false;
+  for (int r = 0; r < 10 && !back; ++r) back = fresh.Observe(400, 25);
+  EXPECT_TRUE(back);
+  EXPECT_EQ(fresh.current(), Compression::kNone);
+}
+
 TEST(CompressionChoice, IgnoresRoundsWithNonsenseTimes) {
   CompressionChoice c(std::nullopt);
   for (int r = 0; r < 10; ++r) {
