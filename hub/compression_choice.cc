@@ -46,18 +46,16 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute_ms);
   const bool far_over = at_current > kFarOverBudget * BudgetMs();
-  if (++rounds_at_current_ < settle_rounds_ && !far_over) return false;
+  if (++rounds_at_current_ < settle_.rounds() && !far_over) return false;
   const Compression target = Target();
   // Far over the budget decides early only towards a stronger encoding: one
   // slow round at topk had sent three phones back to int8 for good.
-  if (rounds_at_current_ < settle_rounds_ && Rank(target) <= Rank(current_)) return false;
+  if (rounds_at_current_ < settle_.rounds() && Rank(target) <= Rank(current_)) return false;
   if (target == current_) {
-    // A quiet spell: let the damping of earlier flip-flops wear off.
-    if (rounds_at_current_ % (2 * settle_rounds_) == 0)
-      settle_rounds_ = std::max(kSettleRounds, settle_rounds_ / 2);
+    settle_.Kept(rounds_at_current_);
     return false;
   }
-  if (left_ == target) settle_rounds_ = std::min(kMaxSettleRounds, 2 * settle_rounds_);
+  settle_.Changed(left_ == target);
   decided_exchange_ms_ = at_current;
   decided_budget_ms_ = BudgetMs();
   left_ = current_;

@@ -24,17 +24,16 @@
 // Like SyncPeriod: estimates smoothed over rounds, a change only after
 // kSettleRounds rounds at the current encoding, and a move back to a less
 // lossy one only when its predicted exchange is within half the budget, so
-// noise does not make it oscillate. Where noise still gets through (a pair
-// with a phone whose steps swing 10x changed encoding 10 times in 120
-// steps), a change that undoes the one before doubles the rounds the next
-// decision waits for, up to kMaxSettleRounds; rounds without a change
-// halve them again. Transport-free and clock-free.
+// noise does not make it oscillate; changes that undo each other make the
+// next decision wait longer (hub/settle_damping.h). Transport-free and
+// clock-free.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
 #include "core/compress/gradient_codec.h"
+#include "hub/settle_damping.h"
 #include "hub/sync_period.h"
 
 namespace mt {
@@ -48,8 +47,8 @@ class CompressionChoice {
   // The round, in local steps, whose compute the exchange is held against:
   // rounds this short kept accuracy within a point of one device alone.
   static constexpr int kRoundSteps = 4;
-  static constexpr int kSettleRounds = 3;
-  static constexpr int kMaxSettleRounds = 24;
+  static constexpr int kSettleRounds = SettleDamping::kMin;
+  static constexpr int kMaxSettleRounds = SettleDamping::kMax;
   // An exchange this many times over the budget is left after one round:
   // over Wi-Fi the first uncompressed rounds of three phones took 370 ms
   // against a 20 ms budget, and waiting out the settle rounds cost the run
@@ -77,7 +76,7 @@ class CompressionChoice {
   bool Observe(double exchange_ms, double step_compute_ms);
 
   // Rounds the next decision waits for at the current encoding.
-  int settle_rounds() const { return settle_rounds_; }
+  int settle_rounds() const { return settle_.rounds(); }
   // The running estimates behind the last decision (< 0: none yet): the
   // exchange at current(), and one step's compute.
   double exchange_ms() const;
@@ -104,7 +103,7 @@ class CompressionChoice {
   int64_t rounds_seen_ = 0;
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
-  int settle_rounds_ = kSettleRounds;
+  SettleDamping settle_;
   std::optional<Compression> left_;  // what the last change moved away from
   double decided_exchange_ms_ = -1, decided_budget_ms_ = -1;
 };

@@ -39,18 +39,15 @@ void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
 // bytes for int8 and topk.
 ReportJson ExchangeBytesPerLayer(const Model& model, size_t exchanged_begin) {
   ReportJson layers = ReportJson::array();
-  const std::vector<size_t>& offsets = model.ParamOffsets();
   for (size_t i = 0; i < model.layers().size(); ++i) {
-    const size_t begin = offsets[i];
-    const size_t end = i + 1 < offsets.size() ? offsets[i + 1] : model.ParamCount();
-    if (end <= begin || begin < exchanged_begin) continue;
+    const Layer& layer = *model.layers()[i];
+    const size_t values = layer.ParamCount();
+    if (values == 0 || model.ParamOffsets()[i] < exchanged_begin) continue;
     ReportJson bytes = ReportJson::object();
     for (Compression c :
          {Compression::kNone, Compression::kFp16, Compression::kInt8, Compression::kTopK})
-      bytes[CompressionName(c)] = EncodedBytes(c, end - begin);
-    layers.push_back({{"layer", model.layers()[i]->name()},
-                      {"values", end - begin},
-                      {"bytes", std::move(bytes)}});
+      bytes[CompressionName(c)] = EncodedBytes(c, values);
+    layers.push_back({{"layer", layer.name()}, {"values", values}, {"bytes", std::move(bytes)}});
   }
   return layers;
 }

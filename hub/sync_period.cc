@@ -34,17 +34,14 @@ bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, doub
   exchange_ms_ = SmoothEstimate(exchange_ms_, exchange);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, compute_ms / static_cast<double>(steps));
   if (steps_ == 1) per_step_exchange_ms_ = exchange_ms_;
-  if (++rounds_at_current_ < settle_rounds_) return false;
+  if (++rounds_at_current_ < settle_.rounds()) return false;
   const int target = Target();
   if (target < 2 * steps_ && 2 * target > steps_) {
-    // A quiet spell: let the damping of earlier flip-flops wear off.
-    if (rounds_at_current_ % (2 * settle_rounds_) == 0)
-      settle_rounds_ = std::max(kSettleRounds, settle_rounds_ / 2);
+    settle_.Kept(rounds_at_current_);
     return false;
   }
   const int direction = target > steps_ ? 1 : -1;
-  if (direction == -last_direction_)
-    settle_rounds_ = std::min(kMaxSettleRounds, 2 * settle_rounds_);
+  settle_.Changed(direction == -last_direction_);
   last_direction_ = direction;
   steps_ = target;
   local_ = local_ || steps_ > 1;

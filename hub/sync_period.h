@@ -40,6 +40,7 @@
 #include <cstdint>
 
 #include "core/optim/optimizer.h"
+#include "hub/settle_damping.h"
 
 namespace mt {
 
@@ -59,13 +60,10 @@ class SyncPeriod {
   static int AutoRoundCeiling(OptimizerKind kind);
   static constexpr double kFastExchangeMs = 20;
   static constexpr double kExchangeShare = 0.05;
-  // Rounds measured at the current H before it may change again; a change
-  // that undoes the one before doubles them, up to kMaxSettleRounds, and
-  // rounds without a change halve them again (a pair with a 5x-slower phone
-  // flipped between H 1 and 4 nine times in 436 steps, its exchange
-  // hovering at the fast line).
-  static constexpr int kSettleRounds = 3;
-  static constexpr int kMaxSettleRounds = 24;
+  // Rounds measured at the current H before it may change again, more
+  // after changes that undo each other (hub/settle_damping.h).
+  static constexpr int kSettleRounds = SettleDamping::kMin;
+  static constexpr int kMaxSettleRounds = SettleDamping::kMax;
 
   // fixed >= 1: always that many steps; 0: automatic, starting at 1, at
   // most `ceiling` steps. `overlap`: rounds overlap their exchange.
@@ -73,7 +71,7 @@ class SyncPeriod {
 
   bool automatic() const { return automatic_; }
   int ceiling() const { return ceiling_; }
-  int settle_rounds() const { return settle_rounds_; }
+  int settle_rounds() const { return settle_.rounds(); }
   // Steps in the next round (before it is cut at epoch ends, evaluations
   // and checkpoints).
   int steps() const { return steps_; }
@@ -115,7 +113,7 @@ class SyncPeriod {
   double exchange_ms_ = -1;
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
-  int settle_rounds_ = kSettleRounds;
+  SettleDamping settle_;
   double per_step_exchange_ms_ = -1;  // as last measured at H 1 (< 0: never)
   int last_direction_ = 0;            // of the last change: +1 up, -1 down
 };
