@@ -59,7 +59,8 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
       expecting_ = false;
       return "gradient chunk at offset " + std::to_string(seg.begin) + ": " + e.what();
     }
-    const std::string why = DecodeFloats(encoding, c.packed().data(), c.packed().size(), n, dst);
+    const std::string why =
+        codecs_[next_].Decode(encoding, c.packed().data(), c.packed().size(), dst);
     if (!why.empty()) {
       expecting_ = false;
       return "gradient chunk at offset " + std::to_string(seg.begin) + ": " + why;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/segment_codec.h"
 #include "hub.pb.h"
 #include "proto/wire.h"
 
@@ -20,8 +21,12 @@ class GradientInbox {
   // `segments` tile the parameter vector in the order chunks must arrive.
   // Each chunk says how it is encoded (GradientChunk.compression): with
   // --compress auto the encoding changes during a run.
-  GradientInbox(std::vector<wire::Segment> segments, size_t param_count)
-      : param_count_(param_count), segments_(std::move(segments)) {}
+  // `matrices`: the model's (Model::ParamMatrices), which lowrank factors.
+  GradientInbox(std::vector<wire::Segment> segments, size_t param_count,
+                const std::vector<ParamMatrix>& matrices = {})
+      : param_count_(param_count),
+        segments_(std::move(segments)),
+        codecs_(MakeSegmentCodecs(segments_, matrices)) {}
 
   // Expect a gradient for `step` computed on `batch` samples.
   void Expect(int64_t step, int batch);
@@ -62,6 +67,8 @@ class GradientInbox {
   size_t param_count_;
   std::vector<float> grad_;  // param_count_ floats from the first Expect
   std::vector<wire::Segment> segments_;
+  std::vector<SegmentCodec>
+      codecs_;       // per segment; this inbox's own, as it decodes on its worker's thread
   size_t next_ = 0;  // the segment expected next
   int64_t step_ = -1;
   int batch_ = 0;

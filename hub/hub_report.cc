@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/compress/gradient_codec.h"
+#include "core/compress/segment_codec.h"
 #include "core/model/model.h"
 #include "core/train/run_summary.h"
 #include "hub/hub.h"
@@ -39,15 +40,23 @@ void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
 // bytes for int8 and topk.
 ReportJson ExchangeBytesPerLayer(const Model& model, size_t exchanged_begin) {
   ReportJson layers = ReportJson::array();
+  const std::vector<ParamMatrix> matrices = model.ParamMatrices();
   for (size_t i = 0; i < model.layers().size(); ++i) {
     const Layer& layer = *model.layers()[i];
-    const size_t values = layer.ParamCount();
-    if (values == 0 || model.ParamOffsets()[i] < exchanged_begin) continue;
+    const size_t values = layer.ParamCount(), at = model.ParamOffsets()[i];
+    if (values == 0 || at < exchanged_begin) continue;
+    const SegmentCodec alone(at, at + values, matrices);
     ReportJson bytes = ReportJson::object();
-    for (Compression c :
-         {Compression::kNone, Compression::kFp16, Compression::kInt8, Compression::kTopK})
-      bytes[CompressionName(c)] = EncodedBytes(c, values);
-    layers.push_back({{"layer", layer.name()}, {"values", values}, {"bytes", std::move(bytes)}});
+    for (Compression c : {Compression::kNone, Compression::kFp16, Compression::kInt8,
+                          Compression::kTopK, Compression::kLowRank})
+      bytes[CompressionName(c)] = alone.Bytes(c);
+    ReportJson row = {{"layer", layer.name()}, {"values", values}, {"bytes", std::move(bytes)}};
+    // The rank each of its matrices travels at under lowrank.
+    ReportJson ranks = ReportJson::array();
+    for (const SegmentCodec::Factored& f : alone.factored())
+      ranks.push_back({{"rows", f.rows}, {"cols", f.cols}, {"rank", f.rank}});
+    if (!ranks.empty()) row["lowrank"] = std::move(ranks);
+    layers.push_back(std::move(row));
   }
   return layers;
 }

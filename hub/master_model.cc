@@ -36,6 +36,8 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
                  2 * (model_->ParamCount() + slots) * sizeof(float);
   segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
                                      trained.empty() ? 0 : trained.front().first);
+  matrices_ = model_->ParamMatrices();
+  codecs_ = MakeSegmentCodecs(segments_, matrices_);
   encoded_average_.resize(segments_.size());
   encoded_with_.assign(segments_.size(), Compression::kNone);
   set_compression(compression);
@@ -62,11 +64,11 @@ void MasterModel::EncodeSegment(size_t k) {
     return;
   }
   std::string& bytes = encoded_average_[k];
-  EncodeFloats(compression_, average() + seg.begin, seg.size(),
-               broadcast_residual_.data() + seg.begin, &bytes);
+  codecs_[k].Encode(compression_, average() + seg.begin, broadcast_residual_.data() + seg.begin,
+                    &bytes);
   // The master copy takes the step the workers will take: from the bytes.
   const std::string why =
-      DecodeFloats(compression_, bytes.data(), bytes.size(), seg.size(), average() + seg.begin);
+      codecs_[k].Decode(compression_, bytes.data(), bytes.size(), average() + seg.begin);
   if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
 }
 

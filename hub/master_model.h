@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "core/compress/segment_codec.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -54,6 +55,7 @@ class MasterModel {
   // The average is built, encoded and sent segment by segment as the
   // workers' segments come in; the master applies it once it is whole.
   const std::vector<wire::Segment>& segments() const { return segments_; }
+  const std::vector<ParamMatrix>& param_matrices() const { return matrices_; }
   // Local SGD's outer update (DiLoCo) over segment k: v = m * v + average,
   // and the average becomes lr * v, the update every worker and the master
   // then add. v starts at zero in each process (a resumed run starts it
@@ -98,6 +100,8 @@ class MasterModel {
   std::vector<float> broadcast_residual_;
   std::vector<float> outer_velocity_;  // allocated by the first outer momentum step
   std::vector<wire::Segment> segments_;
+  std::vector<ParamMatrix> matrices_;
+  std::vector<SegmentCodec> codecs_;          // per segment: the broadcast's encoder
   std::vector<std::string> encoded_average_;  // per segment, reused every step
   std::vector<Compression> encoded_with_;     // per segment
   size_t fixed_bytes_ = 0, bytes_per_sample_ = 0;

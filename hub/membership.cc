@@ -120,7 +120,8 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   int max_batch = 0;
   if (HubStatus s = BatchCap(req.device().memory_budget_bytes(), &max_batch); !s.ok()) return s;
   const int id = static_cast<int>(slots_.size());
-  auto slot = std::make_unique<WorkerSlot>(id, rules_.segments, rules_.param_count);
+  auto slot =
+      std::make_unique<WorkerSlot>(id, rules_.segments, rules_.param_count, rules_.matrices);
   slot->info = req.device();
   slot->name = req.device().name().empty() ? "worker" + std::to_string(id) : req.device().name();
   slot->device = wire::DeviceName(req.device().device());

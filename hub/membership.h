@@ -25,6 +25,7 @@ struct AdmissionRules {
   size_t fixed_bytes = 0, bytes_per_sample = 0;
   size_t param_count = 0;
   std::vector<wire::Segment> segments;  // how gradients travel (proto/wire.h)
+  std::vector<ParamMatrix> matrices;    // the model's, which lowrank factors
   // At most this many workers in the run (joined and not gone) at once.
   int max_workers = 256;
 };

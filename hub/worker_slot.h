@@ -77,8 +77,9 @@ struct WorkerSlot {
     kGone,     // left, dropped or refused
   };
 
-  WorkerSlot(int id_, std::vector<wire::Segment> segments, size_t param_count)
-      : id(id_), inbox(std::move(segments), param_count) {}
+  WorkerSlot(int id_, std::vector<wire::Segment> segments, size_t param_count,
+             const std::vector<ParamMatrix>& matrices = {})
+      : id(id_), inbox(std::move(segments), param_count, matrices) {}
 
   bool in_run() const { return state == State::kWaiting || state == State::kActive; }
 

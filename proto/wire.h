@@ -29,7 +29,9 @@ namespace mt::wire {
 // 10: mthub --trace: JoinReply.trace, StepPlan.hub_time_us, GradientChunk.trace.
 // 11: each round's encoding in its plan (StepPlan.compression), each chunk and
 //     result says its own (--compress auto changes it during a run).
-constexpr uint32_t kProtocolVersion = 11;
+// 12: COMPRESSION_LOWRANK, whose bytes are laid out from the model's
+//     matrices by a rule both sides must share (core/compress/segment_codec.h).
+constexpr uint32_t kProtocolVersion = 12;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload

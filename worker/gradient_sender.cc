@@ -10,7 +10,7 @@
 namespace mt {
 
 GradientSender::GradientSender(HubLink& link, const proto::JoinReply& join, size_t param_count,
-                               size_t exchanged_begin)
+                               size_t exchanged_begin, const std::vector<ParamMatrix>& matrices)
     : link_(link),
       segments_(wire::SegmentsFromBegins({join.segments().begin(), join.segments().end()},
                                          param_count, exchanged_begin)),
@@ -20,6 +20,7 @@ GradientSender::GradientSender(HubLink& link, const proto::JoinReply& join, size
         "the hub's gradient segments do not cover the model's trained "
         "parameters " +
         std::to_string(exchanged_begin) + " to " + std::to_string(param_count));
+  codecs_ = MakeSegmentCodecs(segments_, matrices);
   set_compression(FromProto(join.compression()));
 }
 
@@ -73,8 +74,8 @@ bool GradientSender::Send(size_t k, const Report* report) {
     gc->clear_packed();
   } else {
     // After lossy rounds, none sends what they still owe too: as bytes.
-    EncodeFloats(compression_, grads_ + seg.begin, seg.size(), residual_.data() + seg.begin,
-                 gc->mutable_packed());
+    codecs_[k].Encode(compression_, grads_ + seg.begin, residual_.data() + seg.begin,
+                      gc->mutable_packed());
     gc->clear_values();
   }
   gc->set_last(report != nullptr);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "core/compress/segment_codec.h"
 #include "core/model/model.h"
 #include "hub.pb.h"
 #include "proto/wire.h"
@@ -28,8 +29,9 @@ class GradientSender final : public GradientListener {
  public:
   // Throws when the hub's segments do not tile floats [exchanged_begin,
   // param_count) (from the lowest trained layer up).
+  // `matrices`: the model's (Model::ParamMatrices), which lowrank factors.
   GradientSender(HubLink& link, const proto::JoinReply& join, size_t param_count,
-                 size_t exchanged_begin = 0);
+                 size_t exchanged_begin = 0, const std::vector<ParamMatrix>& matrices = {});
 
   const std::vector<wire::Segment>& segments() const { return segments_; }
   // How the gradients or changes sent from now on are encoded: the hub's
@@ -78,6 +80,7 @@ class GradientSender final : public GradientListener {
 
   HubLink& link_;
   std::vector<wire::Segment> segments_;
+  std::vector<SegmentCodec> codecs_;  // per segment
   Compression compression_ = Compression::kNone;
   // Error feedback: what encoding has not yet sent. Allocated by the first
   // lossy round; from then on every message, uncompressed ones too, sends

@@ -53,11 +53,13 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
       totals_(totals),
       control_(control),
       events_(events),
-      sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model())),
+      sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model()),
+              trainer.model().ParamMatrices()),
       pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == DeviceChoice::kCpu) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
+  result_codecs_ = MakeSegmentCodecs(sender_.segments(), trainer.model().ParamMatrices());
   if (pacer_.active())
     sender_.set_early_send_hooks([this] { pacer_.Pay(&pace_mark_); },
                                  [this] { pace_mark_ = pacer_.Now(); });
@@ -176,6 +178,7 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
   if (result_next_ >= segments.size() || r.offset() != segments[result_next_].begin)
     throw HubProtocolError("hub sent a malformed chunk (offset " + std::to_string(r.offset()) +
                            ")");
+  SegmentCodec& codec = result_codecs_[result_next_];
   const wire::Segment& seg = segments[result_next_++];
   if (r.packed().empty() && seg.size() > 0) {
     if (static_cast<size_t>(r.values_size()) != seg.size() ||
@@ -186,8 +189,8 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
   } else {
     if (r.values_size() != 0)
       throw HubProtocolError("hub sent a chunk with both floats and encoded bytes");
-    const std::string why = DecodeFloats(EncodingOf(r.compression()), r.packed().data(),
-                                         r.packed().size(), seg.size(), into + seg.begin);
+    const std::string why = codec.Decode(EncodingOf(r.compression()), r.packed().data(),
+                                         r.packed().size(), into + seg.begin);
     if (!why.empty()) throw HubProtocolError("hub sent a malformed chunk: " + why);
   }
   if (!r.last()) return false;

@@ -130,7 +130,8 @@ class HubSession {
   std::vector<float> staging_;
   std::vector<float> round_start_;  // the weights a local-SGD round started from
   GradientSender sender_;
-  SlowdownPacer pacer_;     // --slowdown
+  std::vector<SegmentCodec> result_codecs_;  // per segment, decoding the hub's results
+  SlowdownPacer pacer_;                      // --slowdown
   double pace_mark_ = 0;    // compute since here (pacer_.Now()) is not yet paid for
   size_t result_next_ = 0;  // the result segment expected next
   int64_t steps_ = 0;       // in this session

@@ -15,6 +15,7 @@ inline proto::Compression ToProto(Compression c) {
     case Compression::kFp16: return proto::COMPRESSION_FP16;
     case Compression::kInt8: return proto::COMPRESSION_INT8;
     case Compression::kTopK: return proto::COMPRESSION_TOPK;
+    case Compression::kLowRank: return proto::COMPRESSION_LOWRANK;
   }
   return proto::COMPRESSION_NONE;
 }
@@ -26,6 +27,7 @@ inline Compression FromProto(proto::Compression c) {
     case proto::COMPRESSION_FP16: return Compression::kFp16;
     case proto::COMPRESSION_INT8: return Compression::kInt8;
     case proto::COMPRESSION_TOPK: return Compression::kTopK;
+    case proto::COMPRESSION_LOWRANK: return Compression::kLowRank;
     default: break;
   }
   throw std::invalid_argument("unknown compression " + std::to_string(static_cast<int>(c)));

@@ -27,6 +27,9 @@ class Conv2D : public Layer {
   size_t ParamCount() const override;
   void BindParams(kernels::View params, kernels::View grads) override;
   void InitParams(Rng& rng, float* host) const override;
+  std::vector<ParamMatrix> ParamMatrices() const override {
+    return {{0, static_cast<size_t>(geom_.out_c), static_cast<size_t>(geom_.patch())}};
+  }
   void Reshape(int capacity) override;
   size_t StateBytes(int capacity) const override;
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;

@@ -18,6 +18,9 @@ class Dense : public Layer {
   size_t ParamCount() const override;
   void BindParams(kernels::View params, kernels::View grads) override;
   void InitParams(Rng& rng, float* host) const override;
+  std::vector<ParamMatrix> ParamMatrices() const override {
+    return {{0, static_cast<size_t>(units_), static_cast<size_t>(inputs_)}};
+  }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor/param_matrix.h"
 #include "core/tensor/tensor.h"
 #include "kernels/backend.h"
 
@@ -43,6 +44,9 @@ class Layer {
   virtual void BindParams(kernels::View params, kernels::View grads) {}
   // Writes ParamCount() initial values to host memory.
   virtual void InitParams(Rng& rng, float* host) const {}
+  // Which of its parameters form matrices (offsets within the layer's own):
+  // what a low-rank encoding of the exchange may factor. The rest are vectors.
+  virtual std::vector<ParamMatrix> ParamMatrices() const { return {}; }
 
   // Running statistics (batch norm's mean and variance): state the forward
   // pass updates in training and reads in evaluation, never trained by the

@@ -69,6 +69,16 @@ void Model::GetParams(float* host) const { home_.Download(params().Slice(0, para
 void Model::SetParams(const float* host) { home_.Upload(host, params().Slice(0, param_count_)); }
 void Model::GetGrads(float* host) const { home_.Download(grads().Slice(0, param_count_), host); }
 
+std::vector<ParamMatrix> Model::ParamMatrices() const {
+  std::vector<ParamMatrix> out;
+  for (size_t i = 0; i < layers_.size(); ++i)
+    for (ParamMatrix m : layers_[i]->ParamMatrices()) {
+      m.begin += param_offset_[i];
+      out.push_back(m);
+    }
+  return out;
+}
+
 std::vector<std::pair<size_t, size_t>> Model::TrainedRanges() const {
   std::vector<std::pair<size_t, size_t>> ranges;
   for (size_t i = 0; i < layers_.size(); ++i) {

@@ -84,6 +84,9 @@ class Model {
   size_t ParamCount() const { return param_count_; }
   // Where each layer's parameters begin in params() and grads(), ascending.
   const std::vector<size_t>& ParamOffsets() const { return param_offset_; }
+  // The layers' parameter matrices (Layer::ParamMatrices) at their offsets
+  // in params(), ascending.
+  std::vector<ParamMatrix> ParamMatrices() const;
   // Where parameters, gradients and the optimizer live.
   kernels::Backend& backend() const { return home_; }
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }

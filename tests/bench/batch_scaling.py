@@ -14,12 +14,12 @@ prints the median samples to the target per (batch, lr), with the runs that
 missed it in --epochs counted as misses. With --workers N (N > 1) each run is
 instead a hub and N workers (deploy/local-cluster.sh, one run at a time,
 `--batch-policy fixed --compress none`, so a seed gives the same batches
-whatever the timing), --batches being the global batch, and --sync-every H
-the round length (rounds are cut at evaluations, as the hub does).
+whatever the timing), --batches being the global batch, --sync-every H
+the round length and --compress a fixed encoding to measure (rounds are cut at evaluations, as the hub does).
 
   tests/bench/batch_scaling.py [--batches 64,192] [--lrs 0.05,0.1,0.15] [--seeds 3]
       [--target 0.85] [--epochs 3] [--optimizer sgd] [--momentum 0.9] [--extra "..."]
-      [--workers 1] [--sync-every 1] [--build build] [--json out.json]
+      [--workers 1] [--sync-every 1] [--compress none] [--build build] [--json out.json]
 """
 import argparse
 import concurrent.futures
@@ -44,7 +44,7 @@ def run(a, batch, lr, seed):
     with tempfile.TemporaryDirectory() as out:
         if a.workers > 1:
             cmd = [os.path.join(ROOT, "deploy", "local-cluster.sh"), "--workers", str(a.workers), "--out", out, "--",
-                   "--global-batch", str(batch), "--batch-policy", "fixed", "--compress", "none",
+                   "--global-batch", str(batch), "--batch-policy", "fixed", "--compress", a.compress,
                    "--sync-every", str(a.sync_every), "--export", os.path.join(out, "m.mtc")] + training
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            env=dict(os.environ, MT_BUILD_DIR=a.build))
@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--extra", default="", help="more mtworker flags, space-separated")
     ap.add_argument("--workers", type=int, default=1, help="more than 1: a hub and this many workers per run")
     ap.add_argument("--sync-every", default="1", help="with --workers: the hub's --sync-every")
+    ap.add_argument("--compress", default="none", help="with --workers: the hub's --compress (a fixed encoding)")
     ap.add_argument("--parallel", type=int, default=2, help="standalone runs at a time (groups run one at a time)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--json")

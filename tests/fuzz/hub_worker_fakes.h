@@ -15,7 +15,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "core/compress/compression_proto.h"
+#include "core/compress/segment_codec.h"
 #include "hub/step_coordinator.h"
 
 namespace mt_fuzz {
@@ -102,6 +105,21 @@ struct SlotView {
   size_t next = 0;   // the segment expected next
   mt::Assignment a;
 };
+
+// Segment `seg`'s values into c as an honest worker sends them under c:
+// lowrank needs the model's matrices and error feedback.
+inline void PackHonest(mt::Compression compression, const mt::wire::Segment& seg,
+                       const std::vector<mt::ParamMatrix>& matrices,
+                       const std::vector<float>& values, mt::proto::GradientChunk& c) {
+  c.set_compression(mt::ToProto(compression));
+  if (compression == mt::Compression::kNone) {
+    c.mutable_values()->Add(values.begin(), values.end());
+    return;
+  }
+  mt::SegmentCodec codec(seg.begin, seg.end, matrices);
+  std::vector<float> residual(values.size(), 0.0f);
+  codec.Encode(compression, values.data(), residual.data(), c.mutable_packed());
+}
 
 // What a hostile or broken worker changes in a chunk (how's bits); `plain`:
 // the run sends values uncompressed.

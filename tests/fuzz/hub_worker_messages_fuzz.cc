@@ -72,9 +72,12 @@ class Harness {
   explicit Harness(Script& in) : in_(in) {
     const uint8_t b0 = in.U8(), b1 = in.U8(), b2 = in.U8(), b3 = in.U8(), b4 = in.U8();
     const proto::ModelSpec& spec = *g_models[b0 & 1];
-    // none, fp16, int8; topk from spare bits of b4, so older seeds keep their meaning.
-    const mt::Compression compression =
-        (b4 / 36) % 2 ? mt::Compression::kTopK : static_cast<mt::Compression>((b0 >> 1) % 3);
+    // none, fp16, int8; topk and lowrank from spare bits of b4, so older
+    // seeds keep their meaning.
+    const mt::Compression compression = (b4 / 72) % 2 ? mt::Compression::kLowRank
+                                        : (b4 / 36) % 2
+                                            ? mt::Compression::kTopK
+                                            : static_cast<mt::Compression>((b0 >> 1) % 3);
     config_.aggregate = static_cast<mt::Aggregation>((b0 >> 1) / 3 % 4);  // each of the 4
     const int sync[] = {1, 0, 2, 4};
     config_.local_sgd.sync_every = sync[(b0 >> 1) / 12 % 4];
@@ -320,12 +323,7 @@ class Harness {
     const float size = scale * (1.0f + 0.01f * static_cast<float>(v.a.offset % 7));
     for (size_t i = 0; i < values_.size(); ++i)
       values_[i] = size * std::cos(0.5f * static_cast<float>((seg.begin + i) % 64));
-    if (master_->compression() == mt::Compression::kNone)
-      c.mutable_values()->Add(values_.begin(), values_.end());
-    else
-      mt::EncodeFloats(master_->compression(), values_.data(), values_.size(), nullptr,
-                       c.mutable_packed());
-    c.set_compression(mt::ToProto(master_->compression()));
+    mt_fuzz::PackHonest(master_->compression(), seg, master_->param_matrices(), values_, c);
     if (k + 1 == master_->segments().size()) {
       const int batch = v.a.batch * std::max(1, v.a.local_steps);
       c.set_last(true);

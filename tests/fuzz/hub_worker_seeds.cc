@@ -47,7 +47,8 @@ class SeedWriter {
 
 // Header bytes: b0 = model | compression << 1 (and aggregation, sync in
 // its higher multiples, see Harness), b1 = workers - 1 + ..., b2 = batch
-// extra, b3 = steps - 1 + ..., b4 = eval/checkpoint/optimizer/outer lr, topk at 36.
+// extra, b3 = steps - 1 + ..., b4 = eval/checkpoint/optimizer/outer lr, topk at
+// 36, lowrank at 72.
 SeedWriter Header(uint8_t b0, uint8_t b1, uint8_t b2 = 6, uint8_t b3 = 27, uint8_t b4 = 0) {
   SeedWriter w;
   w.U8(b0).U8(b1).U8(b2).U8(b3).U8(b4);
@@ -73,6 +74,9 @@ void WriteHubWorkerSeeds(const std::string& dir) {
   w = Header(two, 1, 6, 27, 36);  // b4 / 36 odd: topk
   w.Workers(2).Step(2).Step(2, true).Step(2);
   put("topk-two-segments", w);
+  w = Header(two, 1, 6, 27, 72);  // b4 / 72 odd: lowrank
+  w.Workers(2).Step(2).Step(2, true).Step(2);
+  put("lowrank-two-segments", w);
   w = Header(fp16 | mean | sync2, 1, 6, 31);
   w.Workers(2).Step(2).Step(2).Step(2, true);
   put("fp16-local-sgd", w);

@@ -90,6 +90,7 @@ void WriteSeeds(const std::string& dir) {
   put("state-only", 2, {w.State()});
   put("int8-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_INT8)});
   put("topk-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_TOPK)});
+  put("lowrank-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_LOWRANK)});
 }
 
 }  // namespace

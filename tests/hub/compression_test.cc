@@ -1,4 +1,4 @@
-// --compress on real processes: the hub and its workers stay bit-identical
+// --compress on real processes, every encoding: the hub and its workers stay bit-identical
 // (a weight digest every step, no resync), the model learns as well as
 // without compression, and the bytes on the wire shrink as promised.
 #include <gtest/gtest.h>
@@ -60,7 +60,7 @@ TEST(Compression, EachEncodingTrainsLikeNoneOnItsShareOfTheBytes) {
   const fs::path data = test_support::FreshTempDir("compress-data");
   test_support::WriteIdxDataset(data.string(), 3000, 500, 21);
   std::map<std::string, Outcome> runs;
-  for (const char* c : {"none", "fp16", "int8", "topk"}) runs[c] = Train(data, c);
+  for (const char* c : {"none", "fp16", "int8", "topk", "lowrank"}) runs[c] = Train(data, c);
   for (const auto& [name, o] : runs) {
     EXPECT_EQ(o.resyncs, 0) << name << ": a worker's weights drifted from the hub's";
     EXPECT_GE(o.accuracy, 0.9) << name;
@@ -72,6 +72,9 @@ TEST(Compression, EachEncodingTrainsLikeNoneOnItsShareOfTheBytes) {
   EXPECT_NEAR(runs["fp16"].bytes_per_step / none, 0.5, 0.01);
   EXPECT_NEAR(runs["int8"].bytes_per_step / none, (1 + 4.0 / 256) / 4, 0.01);
   EXPECT_NEAR(runs["topk"].bytes_per_step / none, 68.0 / 1024, 0.005);
+  // lowrank: the weight matrices as factors (conv1 rank 1, conv2 3, fc1 and
+  // fc2 4, fc3 2: 66 + 1,008 + 4,176 + 1,648 + 384 bytes), biases int8 (256).
+  EXPECT_NEAR(runs["lowrank"].bytes_per_step / none, 7538.0 / (61706 * 4), 0.002);
   // The report's per-layer figures add up to what one message measured,
   // for every encoding (int8 and topk blocks straddle layers: within 1%).
   for (const auto& [name, o] : runs) {
