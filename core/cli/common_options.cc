@@ -75,10 +75,11 @@ void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double
 
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
   AddChoice(app, "--optimizer", optimizer.kind,
-            {{"sgd", OptimizerKind::kSgd}, {"adam", OptimizerKind::kAdam}}, "the optimizer");
+            {{"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}},
+            "the optimizer: adam, or sgd with --momentum");
   app.add_option("--lr", optimizer.lr,
-                 "learning rate (default: sgd 0.05; adam 0.004 x sqrt(batch / 64), the global "
-                 "batch on the hub: measured, docs/benchmarks.md)")
+                 "learning rate (default: adam 0.004 x sqrt(batch / 64), the global batch on the "
+                 "hub; sgd 0.05: measured, docs/benchmarks.md)")
       ->check(Real(1e-9, 100))
       ->default_str("");
   app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));

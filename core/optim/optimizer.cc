@@ -48,7 +48,8 @@ void Optimizer::LoadState(const OptimizerState& s) {
   if (s.config.kind != config_.kind)
     throw std::invalid_argument(std::string("optimizer state is for '") +
                                 OptimizerKindName(s.config.kind) + "', not '" +
-                                OptimizerKindName(config_.kind) + "'");
+                                OptimizerKindName(config_.kind) + "' (resume with --optimizer " +
+                                OptimizerKindName(s.config.kind) + ")");
   if (s.slots.size() != param_count_ * slot_count_)
     throw std::invalid_argument("optimizer state has " + std::to_string(s.slots.size()) +
                                 " values, expected " + std::to_string(param_count_ * slot_count_));

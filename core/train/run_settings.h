@@ -25,7 +25,7 @@ struct RunSettings : LoopSettings {
   std::string export_path;  // "": the final model to checkpoint_dir or state_dir/models
   int64_t epochs = 0;       // 0: as many as max_steps needs, else 1
   int64_t max_steps = 0;    // 0: whole epochs
-  OptimizerConfig optimizer;
+  OptimizerConfig optimizer = RunDefaultOptimizer();
   uint64_t seed = 1;
   std::string checkpoint_dir;
   bool resume = false;  // continue from the newest checkpoint in checkpoint_dir

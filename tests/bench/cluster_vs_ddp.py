@@ -28,7 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def run_mt(build, workers, epochs):
     with tempfile.TemporaryDirectory() as out:
         cmd = [os.path.join(ROOT, "deploy", "local-cluster.sh"), "--workers", str(workers), "--out", out, "--",
-               "--epochs", str(epochs), "--log-every", "60"]
+               "--epochs", str(epochs), "--log-every", "60",
+               "--optimizer", "sgd", "--lr", "0.05"]  # as the DDP anchor trains
         env = dict(os.environ, MT_BUILD_DIR=build)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         hub = json.load(open(os.path.join(out, "hub.json")))

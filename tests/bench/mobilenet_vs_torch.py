@@ -159,7 +159,7 @@ def run_mt(a, data, threads):
     model = a.model if a.model == "mobilenet-tiny" or not os.path.exists(a.model) else os.path.abspath(a.model)
     with tempfile.NamedTemporaryFile(suffix=".json") as rep:
         cmd = [exe, "--standalone", "--model", model, "--dataset", data, "--batch", str(BATCH),
-               "--steps", str(a.steps), "--epochs", "0", "--lr", str(LR), "--momentum", str(MOMENTUM),
+               "--steps", str(a.steps), "--epochs", "0", "--optimizer", "sgd", "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--threads", str(threads), "--seed", str(a.seed), "--report", rep.name, "--log-every", "60"]
         env = dict(os.environ)
         env["MT_ALLOW_DATA"] = ":".join(x for x in (env.get("MT_ALLOW_DATA"), data) if x)

@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def run_mt(build, threads, epochs):
     with tempfile.NamedTemporaryFile(suffix=".json") as rep:
         cmd = [os.path.join(build, "worker", "mtworker"), "--standalone", "--model", "lenet5",
-               "--dataset", "fashion-mnist", "--batch", "64", "--epochs", str(epochs), "--lr", "0.05",
+               "--dataset", "fashion-mnist", "--batch", "64", "--epochs", str(epochs), "--optimizer", "sgd", "--lr", "0.05",
                "--momentum", "0.9", "--threads", str(threads), "--report", rep.name, "--log-every", "60"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         r = json.load(open(rep.name))

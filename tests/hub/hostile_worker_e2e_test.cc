@@ -65,13 +65,15 @@ INSTANTIATE_TEST_SUITE_P(Corruptions, HostileWorkerE2e,
 TEST(HostileWorkerE2eUndefended, ABrokenModelEndsTheRunInFailureNotSuccess) {
   // Two workers, a plain mean: nothing to tell the hostile one by, so its
   // x1e4 gradients reach the model. The run must not say it succeeded.
+  // SGD: Adam's per-value normalisation shrugs off a scaled gradient, and
+  // the model would survive.
   const fs::path dir = test_support::FreshTempDir("hostile-e2e-mean");
   test_support::WriteIdxDataset(dir.string(), 2000, 200, 6);
   std::unique_ptr<ChildProcess> hub;
-  const int port = test_support::StartHub(hub, dir,
-                                          {"--workers", "2", "--dataset", dir.string(), "--steps",
-                                           "15", "--sync-every", "1", "--aggregate", "mean",
-                                           "--report", (dir / "hub.json").string()});
+  const int port = test_support::StartHub(
+      hub, dir,
+      {"--workers", "2", "--dataset", dir.string(), "--steps", "15", "--sync-every", "1",
+       "--aggregate", "mean", "--optimizer", "sgd", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   auto w0 = test_support::StartWorker(dir, "w0", port, {"--connect-timeout", "20"});
   auto bad = test_support::StartWorker(

@@ -79,7 +79,7 @@ TEST(HubCliE2e, BadValuesNameTheirFlag) {
       {{"--lr", "1e-12"}, "--lr: expected a number in 1e-09..100, got '1e-12'"},
       {{"--momentum", "nan"}, "--momentum: expected a number in 0..0.9999, got 'nan'"},
       {{"--seed", "-1"}, "--seed: expected an integer >= 0, got '-1'"},
-      {{"--compress", "zip"}, "--compress: zip not in {auto,none,fp16,int8,topk}"},
+      {{"--compress", "zip"}, "--compress: zip not in {auto,none,fp16,int8,topk,lowrank}"},
       {{"--sync-every", "0"}, "--sync-every: expected auto or an integer in 1..64, got '0'"},
       {{"--sync-every", "Auto"}, "--sync-every: expected auto or an integer in 1..64, got 'Auto'"},
       {{"--outer-momentum", "1"}, "--outer-momentum: expected a number in 0..0.99, got '1'"},

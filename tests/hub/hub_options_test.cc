@@ -96,8 +96,13 @@ TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
 // without --lr the rate is the optimizer's own for the global batch; a
 // given --lr wins wherever it stands on the command line.
 TEST(HubOptions, TheLearningRateDefaultFollowsTheOptimizerAndTheGlobalBatch) {
-  EXPECT_FLOAT_EQ(Parse({}).config.optimizer.lr, 0.05f);
-  EXPECT_FLOAT_EQ(Parse({"--workers", "3"}).config.optimizer.lr, 0.05f);  // SGD: no scaling
+  // Adam, the default: 0.004 at a global batch of 64.
+  EXPECT_EQ(Parse({}).config.optimizer.kind, OptimizerKind::kAdam);
+  EXPECT_FLOAT_EQ(Parse({}).config.optimizer.lr, 0.004f);
+  EXPECT_FLOAT_EQ(Parse({"--workers", "4"}).config.optimizer.lr, 0.008f);
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "sgd"}).config.optimizer.lr, 0.05f);
+  EXPECT_FLOAT_EQ(Parse({"--optimizer", "sgd", "--workers", "3"}).config.optimizer.lr,
+                  0.05f);  // SGD: no scaling
   EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam"}).config.optimizer.lr, 0.004f);
   // sqrt(global batch / 64): 64 per worker, --global-batch, --worker-batches.
   EXPECT_FLOAT_EQ(Parse({"--optimizer", "adam", "--workers", "4"}).config.optimizer.lr, 0.008f);

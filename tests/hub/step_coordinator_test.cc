@@ -46,8 +46,9 @@ INSTANTIATE_TEST_SUITE_P(Counts, CoordinatorWorkers, ::testing::Values(1, 2, 3, 
 
 TEST(CoordinatorSyncPeriod, AutoTakesLocalStepsBehindASlowLinkAndReportsTheChange) {
   InProcessHub hub(2, 200);
-  hub.config.local_sgd.sync_every = 0;          // auto
-  hub.config.compression = Compression::kNone;  // H alone (an encoding change defers it)
+  hub.config.local_sgd.sync_every = 0;              // auto
+  hub.config.compression = Compression::kNone;      // H alone (an encoding change defers it)
+  hub.config.optimizer.kind = OptimizerKind::kSgd;  // the longest rounds (Adam's stop at 4)
   hub.Rebuild();
   Fault slow{Fault::Kind::kSlowLink, -1};
   RunResult r = RunWith(hub, {slow, slow});

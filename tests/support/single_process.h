@@ -1,5 +1,6 @@
 // The reference every distributed run is held to: one process training
-// LeNet-5 with the default optimizer on `batch` samples per step, in the
+// LeNet-5 with a run's default optimizer (RunDefaultOptimizer: HubConfig's)
+// on `batch` samples per step, in the
 // epoch order every worker shares.
 #pragma once
 
@@ -22,7 +23,7 @@ inline std::vector<float> SingleProcess(const std::string& data, uint64_t seed, 
   auto model = BuildModel(LoadModelSpec("lenet5"), backend);
   model->Reserve(batch);
   model->InitParams(seed);
-  OptimizerConfig oc;
+  const OptimizerConfig oc = RunDefaultOptimizer();  // as HubConfig's
   auto opt = MakeOptimizer(oc, backend, model->ParamCount());
   auto train = LoadDataset(data, Split::kTrain);
   BatchBuffer b(train->SampleShape(), batch);

@@ -225,12 +225,26 @@ TEST(WorkerCliE2e, VersionNamesTheProgramTheWireProtocolAndTheBuildTarget) {
 TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   const auto r = RunWorker({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char* line :
-       {"--hub HOST[:PORT]", "--threads N", "[1..256; default 1]", "--device auto|cpu|opencl",
-        "[default cpu]", "--connect-timeout X", "[1..1e+07; default 600]", "--memory-budget SIZE",
-        "[default no limit]", "--lr X", "default: sgd 0.05; adam 0.004 x sqrt(batch / 64)",
-        "[1e-09..100]", "--log-level trace|debug|info|warn|error|off", "[default info]",
-        "--token-file FILE", "MT_TOKEN", "--version", "Exit codes: 0 done"})
+  for (const char* line : {"--hub HOST[:PORT]",
+                           "--threads N",
+                           "[1..256; default 1]",
+                           "--device auto|cpu|opencl",
+                           "[default cpu]",
+                           "--connect-timeout X",
+                           "[1..1e+07; default 600]",
+                           "--memory-budget SIZE",
+                           "[default no limit]",
+                           "--lr X",
+                           "default: adam 0.004 x sqrt(batch / 64)",
+                           "--optimizer adam|sgd",
+                           "[default adam]",
+                           "[1e-09..100]",
+                           "--log-level trace|debug|info|warn|error|off",
+                           "[default info]",
+                           "--token-file FILE",
+                           "MT_TOKEN",
+                           "--version",
+                           "Exit codes: 0 done"})
     EXPECT_THAT(r.output, HasSubstr(line));
   for (const auto& flags : {kStandaloneOnly, kHubOnly})
     for (const auto& flag : flags) EXPECT_THAT(r.output, HasSubstr("\n  " + flag[0])) << flag[0];

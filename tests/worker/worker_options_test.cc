@@ -105,8 +105,15 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
 }
 
 TEST(WorkerOptions, TheLearningRateDefaultFollowsTheOptimizerAndTheBatch) {
-  EXPECT_FLOAT_EQ(Parse({"--standalone"}).standalone_mode.optimizer.lr, 0.05f);
-  EXPECT_FLOAT_EQ(Parse({"--standalone", "--batch", "256"}).standalone_mode.optimizer.lr, 0.05f);
+  // Adam, the default.
+  EXPECT_EQ(Parse({"--standalone"}).standalone_mode.optimizer.kind, OptimizerKind::kAdam);
+  EXPECT_FLOAT_EQ(Parse({"--standalone"}).standalone_mode.optimizer.lr, 0.004f);
+  EXPECT_FLOAT_EQ(Parse({"--standalone", "--batch", "256"}).standalone_mode.optimizer.lr, 0.008f);
+  EXPECT_FLOAT_EQ(Parse({"--standalone", "--optimizer", "sgd"}).standalone_mode.optimizer.lr,
+                  0.05f);
+  EXPECT_FLOAT_EQ(
+      Parse({"--standalone", "--optimizer", "sgd", "--batch", "256"}).standalone_mode.optimizer.lr,
+      0.05f);
   EXPECT_FLOAT_EQ(Parse({"--standalone", "--optimizer", "adam"}).standalone_mode.optimizer.lr,
                   0.004f);
   EXPECT_FLOAT_EQ(
