@@ -15,21 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/random_values.h"
+
 namespace mt {
 namespace {
 
 using ::testing::HasSubstr;
 
+// kLowRank included: a flat vector (no matrices known) goes as int8.
 const Compression kAll[] = {Compression::kNone, Compression::kFp16, Compression::kInt8,
-                            Compression::kTopK};
+                            Compression::kTopK, Compression::kLowRank};
 
-std::vector<float> RandomNormal(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using test_support::RandomNormal;
 
 std::vector<float> RoundTrip(Compression c, const std::vector<float>& src) {
   std::string bytes;

@@ -20,19 +20,14 @@
 
 #include "core/compress/gradient_codec.h"
 #include "core/compress/segment_codec.h"
+#include "tests/support/random_values.h"
 
 namespace mt {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<float> RandomNormal(size_t n, uint32_t seed, float sd = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using test_support::RandomNormal;
 
 struct Encoded {
   std::string bytes;

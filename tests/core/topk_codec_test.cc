@@ -17,19 +17,14 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "tests/support/random_values.h"
 
 namespace mt {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<float> RandomNormal(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using test_support::RandomNormal;
 
 std::vector<float> Decoded(const std::string& bytes, size_t n) {
   std::vector<float> out(n, 99.0f);
