@@ -82,7 +82,8 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
                  "mtmodel profile FILE [--batches 16,32,64,128] [--device cpu|opencl] "
                  "[--threads N] [--steps N] [--json FILE]");
   cmd->description(
-      "Trains FILE on synthetic data (random inputs of the model's shape, SGD with momentum) for "
+      "Trains FILE on synthetic data (random inputs of the model's shape, the daemons' default "
+      "optimizer: Adam) for "
       "a few steps at each batch size, each in a fresh process, and prints per batch the median "
       "step time, samples per second, the memory predicted (the process's resident set before "
       "the model was built plus the model's, optimizer's and batch's buffers: the estimate the "
@@ -135,7 +136,7 @@ int RunMeasureBatch(const ProfileOptions& options) {
   model->Reserve(batch);
   model->InitParams(1);
   const std::unique_ptr<Optimizer> optimizer =
-      MakeOptimizer(OptimizerConfig{}, cpu, model->ParamCount());
+      MakeOptimizer(RunDefaultOptimizer(), cpu, model->ParamCount());  // as a run trains
   const size_t per_sample = model->input_shape().count();
   std::vector<float> images(per_sample * static_cast<size_t>(batch));
   std::vector<int32_t> labels(static_cast<size_t>(batch));
