@@ -53,7 +53,8 @@ json Train(const fs::path& dir, const std::string& second, std::vector<std::stri
                 "--digest-every", "1", "--step-deadline", "120", "--sync-every", "1",
                 // Both runs as exact as per-step floats: the emulated worker
                 // slows the exchange, which auto would meet with an encoding.
-                "--compress", "none", "--lr", "0.02", "--report", (dir / "hub.json").string()});
+                // The default optimizer (Adam) at its default rate for this batch.
+                "--compress", "none", "--report", (dir / "hub.json").string()});
   if (port <= 0) return {};
   auto x86 = StartWorker(dir, "x86", port, {"--threads", "1"});
   std::vector<std::string> argv = std::move(argv0);
@@ -99,14 +100,15 @@ TEST(MixedArch, AnArm64WorkerUnderQemuTrainsBesideX86WithWeightsBitIdenticalToTh
   EXPECT_EQ(ReadJson(mixed_dir / "arm64.json").value("arch", ""), "aarch64");
   EXPECT_EQ(ReadJson(mixed_dir / "x86.json").value("arch", ""), "x86_64");
   // The same samples and the same arithmetic but for the kernels' rounding
-  // (NEON against AVX): step for step the same losses until SGD's chaos
-  // amplifies the last bits (here after about 150 steps, by 1e-2 at 200).
+  // (NEON against AVX): step for step the same losses until training's
+  // chaos amplifies the last bits. Adam does that sooner than SGD (2.5e-4
+  // at step 76 here; SGD held 150 steps), so the first 50 are compared.
   const json& xs = x86_only["history"]["points"];
   const json& ms = mixed["history"]["points"];
   ASSERT_EQ(x86_only["history"].value("stride", 0), 1);
   ASSERT_EQ(mixed["history"].value("stride", 0), 1);
   ASSERT_EQ(xs.size(), ms.size());
-  for (size_t i = 0; i < 100 && i < xs.size(); ++i)
+  for (size_t i = 0; i < 50 && i < xs.size(); ++i)
     ASSERT_NEAR(ms[i].value("loss", -1.0), xs[i].value("loss", -2.0), 1e-4) << "step " << i + 1;
   // And so the accuracy an x86-only run reaches, within what a different
   // last bit does to 300 noisy steps (1.5 points here; a reseed moves it 5).
