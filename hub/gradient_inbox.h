@@ -67,8 +67,8 @@ class GradientInbox {
   size_t param_count_;
   std::vector<float> grad_;  // param_count_ floats from the first Expect
   std::vector<wire::Segment> segments_;
-  std::vector<SegmentCodec>
-      codecs_;       // per segment; this inbox's own, as it decodes on its worker's thread
+  // Per segment; this inbox's own, as it decodes on its worker's thread.
+  std::vector<SegmentCodec> codecs_;
   size_t next_ = 0;  // the segment expected next
   int64_t step_ = -1;
   int batch_ = 0;

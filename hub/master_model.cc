@@ -36,8 +36,7 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
                  2 * (model_->ParamCount() + slots) * sizeof(float);
   segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
                                      trained.empty() ? 0 : trained.front().first);
-  matrices_ = model_->ParamMatrices();
-  codecs_ = MakeSegmentCodecs(segments_, matrices_);
+  codecs_ = MakeSegmentCodecs(segments_, model_->ParamMatrices());
   encoded_average_.resize(segments_.size());
   encoded_with_.assign(segments_.size(), Compression::kNone);
   set_compression(compression);

@@ -55,7 +55,7 @@ class MasterModel {
   // The average is built, encoded and sent segment by segment as the
   // workers' segments come in; the master applies it once it is whole.
   const std::vector<wire::Segment>& segments() const { return segments_; }
-  const std::vector<ParamMatrix>& param_matrices() const { return matrices_; }
+  std::vector<ParamMatrix> param_matrices() const { return model_->ParamMatrices(); }
   // Local SGD's outer update (DiLoCo) over segment k: v = m * v + average,
   // and the average becomes lr * v, the update every worker and the master
   // then add. v starts at zero in each process (a resumed run starts it
@@ -100,7 +100,6 @@ class MasterModel {
   std::vector<float> broadcast_residual_;
   std::vector<float> outer_velocity_;  // allocated by the first outer momentum step
   std::vector<wire::Segment> segments_;
-  std::vector<ParamMatrix> matrices_;
   std::vector<SegmentCodec> codecs_;          // per segment: the broadcast's encoder
   std::vector<std::string> encoded_average_;  // per segment, reused every step
   std::vector<Compression> encoded_with_;     // per segment

@@ -2,7 +2,6 @@
 
 #include "core/compress/half_float.h"
 #include "core/compress/int8_steps.h"
-#include "core/compress/lowrank_codec.h"
 #include "core/compress/topk_codec.h"
 
 #include <algorithm>

@@ -8,21 +8,20 @@
 namespace mt {
 
 SegmentCodec::SegmentCodec(size_t begin, size_t end, const std::vector<ParamMatrix>& matrices)
-    : begin_(begin), size_(end > begin ? end - begin : 0) {
+    : size_(end > begin ? end - begin : 0) {
   std::vector<ParamMatrix> sorted;
   for (const ParamMatrix& m : matrices)
     if (m.rows > 0 && m.cols > 0) sorted.push_back(m);
   std::sort(sorted.begin(), sorted.end(),
             [](const ParamMatrix& a, const ParamMatrix& b) { return a.begin < b.begin; });
-  const size_t end_ = begin_ + size_;
-  size_t cursor = begin_;  // everything before it has a piece
+  size_t cursor = begin;  // everything before it has a piece
   auto vector_up_to = [&](size_t at) {
-    if (at > cursor) pieces_.push_back({cursor - begin_, at - cursor, 0, 0, 0, 0});
+    if (at > cursor) pieces_.push_back({cursor - begin, at - cursor, 0, 0, 0, 0});
     cursor = std::max(cursor, at);
   };
   for (const ParamMatrix& m : sorted) {
     const size_t m_end = m.begin + m.rows * m.cols;
-    const size_t a = std::max({begin_, m.begin, cursor}), b = std::min(end_, m_end);
+    const size_t a = std::max({begin, m.begin, cursor}), b = std::min(end, m_end);
     if (a >= b) continue;
     // Whole rows only: a matrix split between segments factors its part.
     const size_t first_row = (a - m.begin + m.cols - 1) / m.cols, last_row = (b - m.begin) / m.cols;
@@ -31,12 +30,12 @@ SegmentCodec::SegmentCodec(size_t begin, size_t end, const std::vector<ParamMatr
     if (rank == 0) continue;
     const size_t at = m.begin + first_row * m.cols;
     vector_up_to(at);
-    pieces_.push_back({at - begin_, rows * m.cols, rows, m.cols, rank, warm_floats_});
+    pieces_.push_back({at - begin, rows * m.cols, rows, m.cols, rank, warm_floats_});
     cursor = at + rows * m.cols;
     warm_floats_ += m.cols * rank;
     scratch_floats_ = std::max(scratch_floats_, (rows + m.cols) * rank);
   }
-  vector_up_to(end_);
+  vector_up_to(end);
   for (const Piece& p : pieces_)
     lowrank_bytes_ +=
         p.rank ? LowRankBytes(p.rows, p.cols, p.rank) : EncodedBytes(Compression::kInt8, p.size);

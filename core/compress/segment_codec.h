@@ -31,8 +31,6 @@ class SegmentCodec {
   // (offsets in the whole vector, any order; those outside are ignored).
   SegmentCodec(size_t begin, size_t end, const std::vector<ParamMatrix>& matrices);
 
-  size_t begin() const { return begin_; }
-  size_t size() const { return size_; }
   size_t Bytes(Compression c) const;
 
   // As EncodeFloats over the segment: src and residual point at its first
@@ -55,7 +53,7 @@ class SegmentCodec {
     size_t warm_at = 0;                   // its warm start in warm_
   };
 
-  size_t begin_, size_;
+  size_t size_;
   std::vector<Piece> pieces_;
   size_t warm_floats_ = 0, scratch_floats_ = 0, lowrank_bytes_ = 0;
   std::vector<float> warm_, scratch_;
