@@ -42,7 +42,34 @@ void BatchController::Observe(int worker, int batch, double compute_ms, double r
   }
 }
 
-void BatchController::Forget(int worker) { estimates_.erase(worker); }
+void BatchController::Forget(int worker) {
+  estimates_.erase(worker);
+  hints_.erase(worker);
+}
+
+double BatchController::hint(int worker) const {
+  auto it = hints_.find(worker);
+  return it == hints_.end() ? -1 : it->second;
+}
+
+void BatchController::Hint(int worker, double ms_per_sample) {
+  if (std::isfinite(ms_per_sample) && ms_per_sample > 0) hints_[worker] = ms_per_sample;
+}
+
+int BatchController::FollowingTotal(int per_worker, const std::vector<Member>& members) const {
+  double fastest = 0;
+  for (const Member& m : members) {
+    auto it = hints_.find(m.worker);
+    if (it == hints_.end()) return 0;
+    fastest = fastest > 0 ? std::min(fastest, it->second) : it->second;
+  }
+  int total = 0;
+  for (const Member& m : members) {
+    const double share = per_worker * fastest / hints_.at(m.worker);
+    total += std::clamp(static_cast<int>(std::lround(share)), 1, std::max(1, m.cap));
+  }
+  return total;
+}
 
 double BatchController::ms_per_sample(int worker) const {
   auto it = estimates_.find(worker);

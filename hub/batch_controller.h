@@ -62,6 +62,20 @@ class BatchController {
   void Observe(int worker, int batch, double compute_ms, double round_trip_ms, int steps = 1);
   // A worker that left: its estimates go, so a returning device is measured anew.
   void Forget(int worker);
+  // The compute time per sample a worker timed itself before its first
+  // step (Hello.compute_ms_per_sample). Only the global batch is sized from
+  // it (FollowingTotal); splits wait for measured steps. Ignored unless
+  // finite and positive.
+  void Hint(int worker, double ms_per_sample);
+
+  // The global batch that follows the devices' speeds: the fastest member
+  // takes `per_worker` samples a step and every other what it computes in
+  // the same time, within its cap. A pair with one phone 5x slower trains
+  // 64 + 13 a step, not 2 x 64: at 128 it needed 1.18x the samples to
+  // reach 0.85 and gained at most 1.2x the samples per second, so it was
+  // slower than its fast phone alone (docs/benchmarks.md, Wi-Fi). Equal
+  // devices keep per_worker each. 0 while a member has no hint.
+  int FollowingTotal(int per_worker, const std::vector<Member>& members) const;
 
   // Batches for the next step, in the members' order: integers, at least 1
   // when total allows, within each cap, summing to total (or to the caps'
@@ -80,6 +94,8 @@ class BatchController {
   // not been measured yet.
   double ms_per_sample(int worker) const;
   double overhead_ms(int worker) const;
+  // Its Hint; < 0 when it sent none.
+  double hint(int worker) const;
 
  private:
   struct Estimate {
@@ -102,6 +118,7 @@ class BatchController {
   BatchPolicy policy_;
   BatchControllerOptions options_;
   std::map<int, Estimate> estimates_;
+  std::map<int, double> hints_;  // Hint: ms per sample, as each worker timed itself
   // The previous answer, which damping and the dead band start from.
   std::vector<int> last_workers_, last_batches_;
   int last_total_ = 0;

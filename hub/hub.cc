@@ -24,6 +24,17 @@ constexpr int kEvalBatch = 500;
 
 using Clock = std::chrono::steady_clock;
 
+// The global batch is the hub's to choose: nobody named it or its split,
+// and the balanced policy sizes each worker's share from its speed.
+bool BatchFollowsDevices(const HubConfig& c) {
+  return c.global_batch == 0 && c.worker_batches.empty() &&
+         c.batch_policy == BatchPolicy::kBalanced && c.workers > 1;
+}
+
+// Devices whose speeds differ less than this keep 64 each: the batch
+// changes where a device is markedly slower, not with timing noise.
+constexpr double kFollowBelow = 0.8;
+
 RunPlan PlanOf(const HubConfig& c, int64_t train_samples) {
   if (!c.worker_batches.empty() && static_cast<int>(c.worker_batches.size()) != c.workers)
     throw std::invalid_argument("--worker-batches needs one size per worker (" +
@@ -108,6 +119,19 @@ void Hub::ResumeFromCheckpoint() {
   if (ck.model_spec != master_->spec_text())
     throw std::runtime_error("checkpoint " + latest + " is for a different model than --model " +
                              config_.model);
+  if (ck.global_batch > 0 && ck.global_batch != plan_->batch()) {
+    // Its steps were counted in another batch: a run that chose its batch
+    // itself goes on with that one; one told a batch cannot.
+    if (!BatchFollowsDevices(config_))
+      throw std::runtime_error("checkpoint " + latest + " counts steps of " +
+                               std::to_string(ck.global_batch) +
+                               " samples, but this run's global "
+                               "batch is " +
+                               std::to_string(plan_->batch()) + " (resume with --global-batch " +
+                               std::to_string(ck.global_batch) + ")");
+    record_.default_batch = plan_->batch();
+    coordinator_->SetGlobalBatch(ck.global_batch);
+  }
   plan_->CheckResumable(ck.step, latest);
   master_->Restore(ck, latest);
   if (ck.seed != config_.seed)
@@ -166,6 +190,7 @@ int Hub::Run() {
     WriteReport();
     return 0;
   }
+  if (record_.resumed_from < 0 && BatchFollowsDevices(config_)) FollowDevices();
   train_start_.wall = Clock::now();
   train_start_.process_cpu_seconds = ProcessCpuSeconds();
   loop_->Run();
@@ -174,6 +199,37 @@ int Hub::Run() {
   if (trace_) trace_->Write();
   if (!record_.final_model_path.empty()) spdlog::info("final model: {}", record_.final_model_path);
   return loop_->failed() ? 1 : 0;
+}
+
+void Hub::FollowDevices() {
+  constexpr int kPerWorker = 64;  // as global_batch_or_default gives each
+  std::string timings;
+  const int batch = coordinator_->FollowingBatch(kPerWorker, &timings);
+  const int64_t planned = plan_->batch();
+  if (batch <= 0) {
+    spdlog::info("global batch {}: not every worker timed itself (older mtworker?)", planned);
+    return;
+  }
+  if (batch >= kFollowBelow * static_cast<double>(planned)) return;
+  record_.default_batch = planned;
+  coordinator_->SetGlobalBatch(batch);
+  std::string lr;
+  if (config_.optimizer.lr_from_batch) {
+    // The workers take it with the full state of their first step.
+    master_->set_lr(DefaultLearningRate(config_.optimizer.kind, batch));
+    lr = fmt::format(", learning rate {:.4g}", master_->optimizer().lr());
+  }
+  spdlog::info(
+      "global batch {} instead of {}: the fastest worker takes {} a step and the others "
+      "what they compute meanwhile ({} per sample){}",
+      batch, planned, kPerWorker, timings, lr);
+  if (events_)
+    events_->OnEvent({HubEvent::Kind::kGlobalBatchChanged,
+                      coordinator_->steps_done(),
+                      -1,
+                      std::to_string(planned) + "->" + std::to_string(batch),
+                      {}});
+  live_->SetRun(LiveRunInfo());
 }
 
 void Hub::SaveFinal() {
@@ -196,8 +252,8 @@ void Hub::SaveCheckpoint(int64_t step) {
   const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kCheckpoint, -1, step);
   RecalibrateRunningStats(step);
   try {
-    const std::string path =
-        master_->SaveCheckpoint(config_.checkpoint_dir, step, plan_->EpochOf(step), config_.seed);
+    const std::string path = master_->SaveCheckpoint(
+        config_.checkpoint_dir, step, plan_->EpochOf(step), config_.seed, plan_->batch());
     spdlog::info("checkpoint {}", path);
     if (events_) events_->OnEvent({HubEvent::Kind::kCheckpointSaved, step, -1, path, {}});
   } catch (const std::exception& e) {

@@ -53,6 +53,10 @@ class Hub final : private RunHooks {
 
  private:
   void ResumeFromCheckpoint();
+  // Without --global-batch: once the first workers are ready, the global
+  // batch follows their own timings (BatchController::FollowingTotal), and
+  // a learning rate that was the default follows the batch.
+  void FollowDevices();
   // hub/hub_evaluation.cc: the training loop's hooks (core/train/
   // training_loop.h) that evaluate the master weights and tell the live
   // views, the events and the log what the run does.
@@ -116,6 +120,7 @@ class Hub final : private RunHooks {
   // What the run learns about itself on the way, for the report and the log.
   struct RunRecord {
     int64_t resumed_from = -1;     // the checkpoint's step when resumed
+    int64_t default_batch = 0;     // the global batch before FollowDevices changed it; 0: unchanged
     std::string final_model_path;  // "" until written
     std::string tls_fingerprint;   // of the certificate the hub presents; "" in plaintext
   };

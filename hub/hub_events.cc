@@ -22,6 +22,7 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kProgress: return "progress";
     case HubEvent::Kind::kSyncPeriodChanged: return "sync_period_changed";
     case HubEvent::Kind::kCompressionChanged: return "compression_changed";
+    case HubEvent::Kind::kGlobalBatchChanged: return "global_batch_changed";
     case HubEvent::Kind::kRunEnded: return "run_ended";
   }
   return "?";

@@ -27,6 +27,7 @@ struct HubEvent {
     kProgress,            // the run's progress line, at most one per --log-every
     kSyncPeriodChanged,   // --sync-every auto chose another H (detail: "from->to")
     kCompressionChanged,  // --compress auto chose another encoding (detail: "none->topk")
+    kGlobalBatchChanged,  // the global batch followed the devices (detail: "128->77")
     kRunEnded,
   };
   Kind kind;

@@ -122,9 +122,9 @@ void MasterModel::Restore(const Checkpoint& ck, const std::string& origin) {
 }
 
 std::string MasterModel::SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch,
-                                        uint64_t seed) const {
+                                        uint64_t seed, int64_t global_batch) const {
   return SaveTrainingCheckpoint(dir, spec_text_, *model_, *optimizer_,
-                                RunPosition{step, epoch, seed});
+                                RunPosition{step, epoch, seed, global_batch});
 }
 
 }  // namespace mt

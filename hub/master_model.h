@@ -33,6 +33,9 @@ class MasterModel {
   size_t param_count() const { return model_->ParamCount(); }
   Model& model() { return *model_; }
   const Optimizer& optimizer() const { return *optimizer_; }
+  // Before the first step (Hub::FollowDevices): workers take it with the
+  // full state they start from.
+  void set_lr(float lr) { optimizer_->set_lr(lr); }
   // How the average is broadcast from the next segment encoded on: the
   // run's --compress, or what auto chose for the round (hub/exchange_policy.h).
   Compression compression() const { return compression_; }
@@ -87,8 +90,8 @@ class MasterModel {
   // Continue from a checkpoint of this model; throws when it does not fit.
   void Restore(const Checkpoint& checkpoint, const std::string& origin);
   // Writes a checkpoint into dir, keeping the newest few; returns its path.
-  std::string SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch,
-                             uint64_t seed) const;
+  std::string SaveCheckpoint(const std::string& dir, int64_t step, int64_t epoch, uint64_t seed,
+                             int64_t global_batch) const;
 
  private:
   kernels::CpuBackend backend_;

@@ -29,7 +29,7 @@ bool AnyGetsState(const std::vector<WorkerSlot*>& who) {
 }  // namespace
 
 StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec,
-                                 const RunPlan& plan, MasterModel& master, MessageEncoder& encoder,
+                                 RunPlan& plan, MasterModel& master, MessageEncoder& encoder,
                                  RunMetrics& metrics, HubEventSink* events)
     : config_(config),
       plan_(plan),
@@ -63,6 +63,23 @@ bool StepCoordinator::WaitForWorkers() {
   return WaitForParticipants(lock, config_.workers, [&](int n) {
     spdlog::info("waiting for workers: {} of {} ready", n, config_.workers);
   });
+}
+
+int StepCoordinator::FollowingBatch(int per_worker, std::string* timings) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<BatchController::Member> members;
+  for (auto* s : membership_.Participants()) {
+    members.push_back({s->id, s->max_batch, 1.0});
+    if (timings)
+      *timings += fmt::format("{}worker {} {:.3f} ms", timings->empty() ? "" : ", ", s->id,
+                              controller_.hint(s->id));
+  }
+  return controller_.FollowingTotal(per_worker, members);
+}
+
+void StepCoordinator::SetGlobalBatch(int64_t batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  plan_ = plan_.WithBatch(batch);
 }
 
 bool StepCoordinator::PublishStep() {

@@ -71,8 +71,9 @@ class StepCoordinator {
   using Clock = std::chrono::steady_clock;
 
   // `events` may be null.
-  // `plan`: the run's length at the global batch (core/train/run_plan.h).
-  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, const RunPlan& plan,
+  // `plan`: the run's length at the global batch (core/train/run_plan.h);
+  // the hub's own, which SetGlobalBatch replans.
+  StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec, RunPlan& plan,
                   MasterModel& master, MessageEncoder& encoder, RunMetrics& metrics,
                   HubEventSink* events);
 
@@ -102,6 +103,12 @@ class StepCoordinator {
   void PublishRunningStats(std::vector<float> stats);
   // Until --workers workers are ready; false when stopped first.
   bool WaitForWorkers();
+  // The global batch that follows the ready workers' own timings
+  // (BatchController::FollowingTotal), 0 while one has not sent any;
+  // `timings` gets them for the log ("worker 1 0.31 ms, ...").
+  int FollowingBatch(int per_worker, std::string* timings) const;
+  // Before the first step: the run's steps are counted in `batch` from now.
+  void SetGlobalBatch(int64_t batch);
   // False when stopped before the step could start.
   bool PublishStep();
   // Whether the step just published carried the previous step's result (so
@@ -217,7 +224,7 @@ class StepCoordinator {
   void AdvanceIfComplete();
 
   const HubConfig& config_;
-  const RunPlan plan_;
+  RunPlan& plan_;  // written under mu_ (SetGlobalBatch), on the run thread
   MasterModel& master_;
   StepMessages messages_;
   RunMetrics& metrics_;

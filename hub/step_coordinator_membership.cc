@@ -49,6 +49,7 @@ HubStatus StepCoordinator::Hello(const proto::Hello& hello, WorkerLink* link, in
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.Attach(hello, link, &slot); !s.ok()) return s;
   *worker_id = slot->id;
+  controller_.Hint(slot->id, hello.compute_ms_per_sample());
   Emit(HubEvent::Kind::kWorkerReady, slot->id, slot->name);
   cv_.notify_all();
   return HubStatus::Ok();

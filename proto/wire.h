@@ -31,7 +31,9 @@ namespace mt::wire {
 //     result says its own (--compress auto changes it during a run).
 // 12: COMPRESSION_LOWRANK, whose bytes are laid out from the model's
 //     matrices by a rule both sides must share (core/compress/segment_codec.h).
-constexpr uint32_t kProtocolVersion = 12;
+// 13: Hello.compute_ms_per_sample; the hub's global batch may follow it, and
+//     the learning rate with it, which workers take from the step-0 state.
+constexpr uint32_t kProtocolVersion = 13;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload

@@ -17,6 +17,7 @@
 #include "core/util/process_stats.h"
 #include "proto/wire.h"
 #include "worker/compute_devices.h"
+#include "worker/compute_probe.h"
 #include "worker/hub_connection.h"
 #include "worker/hub_session.h"
 #include "worker/join_reply_check.h"
@@ -95,6 +96,10 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.device = DeviceLabel(trainer.model());
   r.placement = trainer.model().PlacementSummary();
   r.threads = cfg.threads;
+  // As the hub's state set them, which may differ from its Join (a global
+  // batch that followed the devices carries its own rate).
+  r.optimizer = trainer.optimizer().Kind();
+  r.lr = trainer.optimizer().lr();
   r.parameters = static_cast<int64_t>(trainer.model().ParamCount());
   r.steps = totals.steps;
   r.samples = totals.samples;
@@ -164,6 +169,9 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
   // Sessions in a row that ended on a hub message refused (HubProtocolError).
   constexpr int kMaxBadSessions = 3;
   int bad_sessions = 0;
+  // Timed once, before the first session's first step: the hub sizes the
+  // global batch from it then, and a reconnect tells it again.
+  double ms_per_sample = -1;
   for (int session = 0;; ++session) {
     spdlog::info("joining hub at {} as {}", hub.target(), d->name());
     control.SetState(session == 0 ? WorkerState::kJoining : WorkerState::kReconnecting);
@@ -199,6 +207,10 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
       throw;
     }
     LocalTrainer& local = *built;
+    if (ms_per_sample < 0) {
+      ms_per_sample = TimeComputePerSample(local, PacerFor(cfg), kProbeBatch);
+      spdlog::info("compute: {:.4f} ms per sample", ms_per_sample);
+    }
     // Spans go to the own --trace file and, when this hub asks, to the hub.
     timeline.SetSending(join.trace());
     timeline.NameLayers(local.model());
@@ -227,6 +239,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
     hello.mutable_hello()->set_token(cfg.token);
     hello.mutable_hello()->set_session_secret(join.session_secret());
     hello.mutable_hello()->set_placement(local.model().PlacementSummary());
+    hello.mutable_hello()->set_compute_ms_per_sample(ms_per_sample);
     link.Send(hello);
 
     const auto started = Clock::now();

@@ -16,6 +16,7 @@
 #include "core/util/digest.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "proto/wire.h"
+#include "worker/compute_probe.h"
 #include "worker/worker_trace.h"
 
 namespace mt {
@@ -55,7 +56,7 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
       events_(events),
       sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model()),
               trainer.model().ParamMatrices()),
-      pacer_(cfg.slowdown, cfg.threads <= 1 && cfg.device == DeviceChoice::kCpu) {
+      pacer_(PacerFor(cfg)) {
   local_ = !cfg.data_dir.empty();
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots

@@ -47,6 +47,7 @@ class LocalTrainer {
   Model& model() { return *model_; }
   const Model& model() const { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
+  const Optimizer& optimizer() const { return *optimizer_; }
   const Dataset& data() const { return *data_; }
   int capacity() const { return spec_.capacity; }
   const std::string& dataset() const { return spec_.dataset; }

@@ -22,6 +22,8 @@ class SlowdownPacer {
   SlowdownPacer(double factor, bool thread_cpu) : factor_(factor), thread_cpu_(thread_cpu) {}
 
   bool active() const { return factor_ > 1; }
+  // What `seconds` of compute here take on the device it plays.
+  double Emulated(double seconds) const { return active() ? seconds * factor_ : seconds; }
   // The clock the pacer multiplies, read on the calling thread (seconds).
   double Now() const;
   // Sleeps F - 1 times the compute since `*since` (a Now() reading taken on

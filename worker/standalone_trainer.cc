@@ -141,7 +141,7 @@ class StandaloneHooks final : public RunHooks {
     const trace::ScopedSpan span(tracing_, trace::SpanKind::kCheckpoint, -1, step);
     const std::string path = SaveTrainingCheckpoint(
         cfg_.checkpoint_dir, spec_text_, trainer_.model(), trainer_.optimizer(),
-        RunPosition{step, plan_.EpochOf(step), cfg_.seed});
+        RunPosition{step, plan_.EpochOf(step), cfg_.seed, plan_.batch()});
     spdlog::info("checkpoint {}", path);
   }
   void OnHistoryPoint(StepPoint& point) override {

@@ -56,10 +56,11 @@ size_t NonFinite(const std::vector<float>& v) {
 // What a checksum cannot vouch for: a checkpoint written from a broken run,
 // or crafted, must not be resumed into a hang or a diverged model.
 void CheckContent(const Checkpoint& c, const std::string& origin) {
-  if (c.step < 0 || c.epoch < 0 || c.optimizer.steps < 0)
+  if (c.step < 0 || c.epoch < 0 || c.optimizer.steps < 0 || c.global_batch < 0)
     throw CheckpointError(origin + ": negative step (" + std::to_string(c.step) + "), epoch (" +
-                          std::to_string(c.epoch) + ") or optimizer step count (" +
-                          std::to_string(c.optimizer.steps) + ")");
+                          std::to_string(c.epoch) + "), optimizer step count (" +
+                          std::to_string(c.optimizer.steps) + ") or global batch (" +
+                          std::to_string(c.global_batch) + ")");
   if (c.weights.empty()) throw CheckpointError(origin + ": holds no weights");
   if (const size_t bad = NonFinite(c.weights))
     throw CheckpointError(origin + ": " + std::to_string(bad) + " of its " +
@@ -81,6 +82,7 @@ std::string EncodeCheckpoint(const Checkpoint& c) {
   m.set_step(c.step);
   m.set_epoch(c.epoch);
   m.set_seed(c.seed);
+  m.set_global_batch(c.global_batch);
   m.mutable_weights()->Add(c.weights.begin(), c.weights.end());
   *m.mutable_optimizer() = ToProto(c.optimizer);
   m.mutable_running_stats()->Add(c.running_stats.begin(), c.running_stats.end());
@@ -125,6 +127,7 @@ Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin)
     c.step = m.step();
     c.epoch = m.epoch();
     c.seed = m.seed();
+    c.global_batch = m.global_batch();
     c.weights.assign(m.weights().begin(), m.weights().end());
     c.optimizer = FromProto(m.optimizer());
     c.running_stats.assign(m.running_stats().begin(), m.running_stats().end());

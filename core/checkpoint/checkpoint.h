@@ -27,6 +27,7 @@ struct Checkpoint {
   // The model's running statistics (batch norm): not trained, but needed to
   // evaluate. Empty when the model has none.
   std::vector<float> running_stats;
+  int64_t global_batch = 0;  // the batch its steps count; 0: not recorded
 };
 
 // 2: the body is a proto::Checkpoint. Format 1 (hand-written sections) is

@@ -12,6 +12,7 @@ std::string SaveTrainingCheckpoint(const std::string& dir, const std::string& sp
   ck.step = at.step;
   ck.epoch = at.epoch;
   ck.seed = at.seed;
+  ck.global_batch = at.global_batch;
   ck.weights.resize(model.ParamCount());
   model.GetParams(ck.weights.data());
   ck.running_stats.resize(model.RunningStatCount());

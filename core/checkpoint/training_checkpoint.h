@@ -12,6 +12,7 @@ struct RunPosition {
   int64_t step = 0;
   int64_t epoch = 0;
   uint64_t seed = 0;
+  int64_t global_batch = 0;  // the samples of one step
 };
 
 // Snapshots the model's weights and the optimizer's state into

@@ -87,7 +87,9 @@ void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
 }
 
 void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch) {
-  if (app.count("--lr") == 0) optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
+  if (app.count("--lr") > 0) return;
+  optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
+  optimizer.lr_from_batch = true;
 }
 
 void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what) {

@@ -37,6 +37,10 @@ struct OptimizerConfig {
   float momentum = 0.9f;
   float weight_decay = 0.0f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  // lr is DefaultLearningRate's for the run's batch (no --lr given), so a
+  // hub that changes its global batch changes lr with it. Not persisted:
+  // a state's lr is what it was trained with.
+  bool lr_from_batch = false;
 };
 
 // What a run (RunSettings: mthub, mtworker --standalone) trains with

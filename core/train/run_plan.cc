@@ -7,7 +7,7 @@
 namespace mt {
 
 RunPlan::RunPlan(int64_t train_samples, int64_t batch, int64_t epochs, int64_t max_steps)
-    : train_samples_(train_samples), batch_(batch) {
+    : train_samples_(train_samples), batch_(batch), epochs_asked_(epochs), max_steps_(max_steps) {
   if (train_samples < 1) throw std::invalid_argument("the training set is empty");
   if (batch < 1) throw RunLengthError("the batch must hold at least one sample");
   if (epochs < 0 || max_steps < 0) throw RunLengthError("--epochs and --steps cannot be negative");
@@ -22,6 +22,10 @@ RunPlan::RunPlan(int64_t train_samples, int64_t batch, int64_t epochs, int64_t m
                          " steps of " + std::to_string(batch) +
                          " samples per epoch): give more --epochs, or leave --epochs out");
   if (max_steps > 0) total_steps_ = max_steps;
+}
+
+RunPlan RunPlan::WithBatch(int64_t batch) const {
+  return RunPlan(train_samples_, batch, epochs_asked_, max_steps_);
 }
 
 int RunPlan::BatchAt(int64_t step) const {

@@ -21,6 +21,10 @@ class RunPlan {
   // max_steps 0: whole epochs. Both given: max_steps must fit in the
   // epochs, else RunLengthError says which to change.
   RunPlan(int64_t train_samples, int64_t batch, int64_t epochs, int64_t max_steps);
+  // The same run (samples, epochs, --steps) counted in steps of `batch`:
+  // a hub that sizes its global batch from its workers' speeds replans so,
+  // before the first step.
+  RunPlan WithBatch(int64_t batch) const;
 
   int64_t train_samples() const { return train_samples_; }
   int64_t batch() const { return batch_; }
@@ -51,6 +55,7 @@ class RunPlan {
 
  private:
   int64_t train_samples_, batch_, steps_per_epoch_, epochs_, total_steps_;
+  int64_t epochs_asked_, max_steps_;  // as given, 0s included
 };
 
 // The dropout seed of a step: the same recipe for standalone training and

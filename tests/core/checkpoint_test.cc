@@ -37,6 +37,7 @@ class Checkpoints : public ::testing::Test {
     c.optimizer.steps = 1234;
     c.optimizer.slots = {0.1f, 0.2f, 0.3f, 0.4f};
     c.running_stats = {0.5f, 1.25f};
+    c.global_batch = 77;
     return c;
   }
   // The CheckpointError loading `path` throws: what a user reads at --resume.
@@ -72,6 +73,7 @@ TEST_F(Checkpoints, RoundTrip) {
   EXPECT_EQ(c.optimizer.steps, 1234);
   EXPECT_EQ(c.optimizer.slots, s.optimizer.slots);
   EXPECT_EQ(c.running_stats, s.running_stats);
+  EXPECT_EQ(c.global_batch, 77);
   // Nothing but the checkpoint is left behind.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
@@ -156,6 +158,7 @@ TEST_F(Checkpoints, AValidChecksumDoesNotVouchForTheContent) {
   refused([](Checkpoint& c) { c.optimizer.slots[1] = -INFINITY; }, "optimizer state");
   refused([](Checkpoint& c) { c.step = -5; }, "negative step");
   refused([](Checkpoint& c) { c.epoch = -1; }, "negative step");
+  refused([](Checkpoint& c) { c.global_batch = -3; }, "global batch (-3)");
   refused([](Checkpoint& c) { c.weights.clear(); }, "holds no weights");
   refused([](Checkpoint& c) { c.running_stats[1] = std::nanf(""); },
           "1 of its 2 running statistics are not finite");

@@ -218,3 +218,43 @@ TEST(BatchController, AWorkersOwnComputeTimeIsOnlyABoundedHint) {
 
 }  // namespace
 }  // namespace mt
+
+namespace mt {
+namespace {
+
+TEST(BatchControllerFollowingTotal, TheFastestTakesItsShareAndTheOthersWhatTheyComputeMeanwhile) {
+  BatchController c(BatchPolicy::kBalanced);
+  const Members pair = {{1, 128}, {2, 128}};
+  EXPECT_EQ(c.FollowingTotal(64, pair), 0);  // nobody timed yet
+  c.Hint(1, 0.3);
+  EXPECT_EQ(c.FollowingTotal(64, pair), 0);  // worker 2 has not
+  c.Hint(2, 1.5);                            // 5x slower: 64 / 5 = 12.8
+  EXPECT_EQ(c.FollowingTotal(64, pair), 64 + 13);
+  // Equal devices keep 64 each; the order does not matter.
+  const Members three = {{3, 128}, {4, 128}, {5, 128}};
+  for (int w : {3, 4, 5}) c.Hint(w, 0.5);
+  EXPECT_EQ(c.FollowingTotal(64, three), 192);
+}
+
+TEST(BatchControllerFollowingTotal, CapsBoundEachShareAndEveryoneTakesAtLeastOne) {
+  BatchController c(BatchPolicy::kBalanced);
+  c.Hint(1, 1.0);
+  c.Hint(2, 0.5);     // the fastest: 64
+  c.Hint(3, 1000.0);  // 2000x slower: still one sample
+  EXPECT_EQ(c.FollowingTotal(64, {{1, 20}, {2, 128}, {3, 128}}), 20 + 64 + 1);
+}
+
+TEST(BatchControllerFollowingTotal, BadHintsAreIgnoredAndLeaversForgotten) {
+  BatchController c(BatchPolicy::kBalanced);
+  for (double bad : {0.0, -1.0, std::nan(""), double{INFINITY}}) c.Hint(1, bad);
+  EXPECT_LT(c.hint(1), 0);
+  c.Hint(1, 0.4);
+  c.Hint(2, 0.4);
+  EXPECT_EQ(c.FollowingTotal(64, {{1, 128}, {2, 128}}), 128);
+  c.Forget(2);
+  EXPECT_LT(c.hint(2), 0);
+  EXPECT_EQ(c.FollowingTotal(64, {{1, 128}, {2, 128}}), 0);
+}
+
+}  // namespace
+}  // namespace mt
