@@ -180,8 +180,8 @@ class StepCoordinator {
   // Where the hub's spans go; null when not tracing.
   trace::SpanSink* spans() const;
   // Steps in the round starting at the current step: up to --sync-every,
-  // ending at the epoch's end, before its shorter last step, and where an
-  // evaluation or a checkpoint is due.
+  // ending at the epoch's end, before its shorter last step, and where a
+  // checkpoint is due (evaluations wait for the round's end).
   int64_t RoundLength() const;
   void Assign(const std::vector<WorkerSlot*>& who);
   void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);

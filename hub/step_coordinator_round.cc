@@ -29,8 +29,10 @@ int64_t StepCoordinator::RoundLength() const {
          plan_.EpochOf(step + h) == epoch && plan_.BatchAt(step + h) == plan_.batch()) {
     ++h;
     const int64_t done = step + h;
-    if (plan_.CheckpointDue(done, config_.checkpoint_every)) break;
-    if (config_.eval_every > 0 && done % config_.eval_every == 0) break;
+    // A checkpoint is of an exact step; evaluations wait for the round's
+    // end (TrainingLoop::EvaluationDue), so they do not cut it.
+    if (!config_.checkpoint_dir.empty() && plan_.CheckpointDue(done, config_.checkpoint_every))
+      break;
   }
   return std::max<int64_t>(h, 1);  // a short last step is a round of its own
 }

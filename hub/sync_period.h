@@ -72,8 +72,8 @@ class SyncPeriod {
   bool automatic() const { return automatic_; }
   int ceiling() const { return ceiling_; }
   int settle_rounds() const { return settle_.rounds(); }
-  // Steps in the next round (before it is cut at epoch ends, evaluations
-  // and checkpoints).
+  // Steps in the next round (before it is cut at epoch ends and
+  // checkpoints).
   int steps() const { return steps_; }
   // Whether rounds exchange weight changes (local SGD) rather than
   // gradients. Once on, it stays on: each worker then holds its own

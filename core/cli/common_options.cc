@@ -63,8 +63,9 @@ void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double
                  "stop when the test loss has not improved for this many epochs (0: never)")
       ->transform(Integer(0));
   app.add_option("--eval-every", eval_every,
-                 "also evaluate on the test set every N steps, for the report's eval_history (0: "
-                 "at epoch ends only)")
+                 "also evaluate on the test set every N steps (in rounds of local steps: at the "
+                 "first round end after each N), for the report's eval_history (0: at epoch ends "
+                 "only)")
       ->transform(Integer(0));
   app.add_option("--target-accuracy", target_accuracy,
                  "stop once the test accuracy reaches X and report seconds_to_target and "

@@ -95,9 +95,15 @@ void TrainingLoop::Run() {
 bool TrainingLoop::EvaluationDue(int64_t steps_done) const {
   // The weights a run starts from were evaluated by the run that saved them.
   if (steps_done <= first_step_) return false;
-  if (!eval_history_.empty() && eval_history_.back().step == steps_done) return false;
+  const int64_t last = eval_history_.empty() ? first_step_ : eval_history_.back().step;
+  if (last == steps_done) return false;
+  // At the first point the weights are current after each multiple of
+  // --eval-every: in rounds of local steps that is the round's end, so
+  // measuring never cuts a round short (which would add an exchange and
+  // change the run it measures).
   return plan_.EpochEnded(steps_done) ||
-         (settings_.eval_every > 0 && steps_done % settings_.eval_every == 0);
+         (settings_.eval_every > 0 &&
+          steps_done / settings_.eval_every > last / settings_.eval_every);
 }
 
 void TrainingLoop::Evaluate(int64_t steps_done, bool run_ended) {

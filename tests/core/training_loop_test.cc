@@ -128,6 +128,17 @@ TEST(TrainingLoop, EvaluatesAtEpochEndsEveryNStepsAndTheEnd) {
   EXPECT_EQ(s.details["history"]["points"].back()["step"], 25);
 }
 
+TEST(TrainingLoop, InRoundsAnEvaluationWaitsForTheFirstRoundEndAfterItsStep) {
+  FakeExchange ex;
+  ex.round = 3;  // rounds of 3 end at 3, 6, 9, ...; the epoch has 10 steps
+  FakeHooks hooks;
+  LoopSettings settings;
+  settings.eval_every = 4;
+  Train(ex, hooks, settings, 1, 9);
+  // 4 is passed at 6 and 8 at 9, the end; never twice for one multiple.
+  EXPECT_EQ(hooks.evaluated, (Steps{6, 9}));
+}
+
 TEST(TrainingLoop, ChecksPointsAtTheirIntervalEpochEndsAndTheEndOnce) {
   FakeExchange ex;
   FakeHooks hooks;
