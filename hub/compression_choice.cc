@@ -43,7 +43,12 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   measured_round_[Rank(current_)] = rounds_seen_;
   double& at_current = measured_ms_[Rank(current_)];
   // Measured afresh at each change: the rounds before it were another link.
-  at_current = rounds_at_current_ == 0 ? exchange_ms : SmoothEstimate(at_current, exchange_ms);
+  recent_ms_[rounds_at_current_ % kRecentRounds] = exchange_ms;
+  const int n = std::min(rounds_at_current_ + 1, kRecentRounds);
+  double sorted[kRecentRounds];
+  std::copy(recent_ms_, recent_ms_ + n, sorted);
+  std::sort(sorted, sorted + n);
+  at_current = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute_ms);
   const bool far_over = at_current > kFarOverBudget * BudgetMs();
   if (++rounds_at_current_ < settle_.rounds() && !far_over) return false;

@@ -21,7 +21,15 @@
 // --sync-every auto then needs fewer local steps to hide what is left
 // (long rounds cost accuracy; docs/benchmarks.md).
 //
-// Like SyncPeriod: estimates smoothed over rounds, a change only after
+// Unlike SyncPeriod, an encoding's exchange is the median of its latest
+// rounds (up to kRecentRounds), not a running mean: a round's exchange is
+// either about its bytes' time or that plus a ~200 ms retransmission or a
+// one-off cost (the first round after a change still brings the previous
+// round's result at the old encoding), and averaged in, one such round made
+// topk look slower than int8 and sent three phones back to int8 for 200
+// steps (1.4x one phone alone where the same seed's settled runs gave 1.8-2x).
+//
+// Like SyncPeriod: a change only after
 // kSettleRounds rounds at the current encoding, and a move back to a less
 // lossy one only when its predicted exchange is within half the budget, so
 // noise does not make it oscillate; changes that undo each other make the
@@ -63,6 +71,7 @@ class CompressionChoice {
   // predicted exchange is within this factor of the best does as well.
   static constexpr double kNearBest = 1.25;
   static constexpr int kEncodings = 4;
+  static constexpr int kRecentRounds = 5;
 
   // A fixed encoding; nullopt: automatic, starting at none.
   explicit CompressionChoice(std::optional<Compression> fixed);
@@ -103,6 +112,7 @@ class CompressionChoice {
   int64_t rounds_seen_ = 0;
   double step_compute_ms_ = -1;
   int rounds_at_current_ = 0;
+  double recent_ms_[kRecentRounds];  // the latest exchanges at current_, oldest overwritten
   SettleDamping settle_;
   std::optional<Compression> left_;  // what the last change moved away from
   double decided_exchange_ms_ = -1, decided_budget_ms_ = -1;

@@ -33,7 +33,7 @@ struct ExchangePolicy {
           compression.Observe(RoundExchangeMs(round_ms, compute_ms, seen_ms, sync.overlapped()),
                               compute_ms / static_cast<double>(steps));
     if (c.compression)
-      sync.ForgetExchange();
+      sync.ForgetExchange(compression.current() == Compression::kNone);
     else
       c.sync = sync.Observe(steps, round_ms, compute_ms, seen_ms);
     return c;

@@ -60,9 +60,11 @@ int SyncPeriod::Target() const {
     // forth. Back to per-step exchanges only when they were fast too, or
     // the rounds' exchange fell to a tenth of theirs (a network that got
     // fast).
-    if (steps_ == 1 || per_step_exchange_ms_ < kFastExchangeMs ||
-        exchange_ms_ < per_step_exchange_ms_ / 10)
-      return 1;
+    const bool per_step_fast = per_step_exchange_ms_ >= 0
+                                   ? per_step_exchange_ms_ < kFastExchangeMs ||
+                                         exchange_ms_ < per_step_exchange_ms_ / 10
+                                   : lossless_;  // unmeasured (see ForgetExchange)
+    if (steps_ == 1 || per_step_fast) return 1;
   }
   // exchange / (exchange + H * compute) <= share
   //   <=>  H >= exchange * (1 - share) / (share * compute)

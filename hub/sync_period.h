@@ -89,10 +89,15 @@ class SyncPeriod {
   bool Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms = -1);
 
   // The exchange changed (another encoding): measure it afresh before the
-  // next decision.
-  void ForgetExchange() {
+  // next decision. `lossless`: the new encoding is none. Until per-step
+  // exchanges are measured at it, only then may a fast round exchange
+  // bring rounds back to one step: a pair that went from topk to int8 at H
+  // 4 measured rounds under 10 ms, went back to per-step, where int8 cost
+  // 50 ms, and flipped H and the encoding for 250 steps (0.67x one phone).
+  void ForgetExchange(bool lossless = true) {
     exchange_ms_ = -1;
     per_step_exchange_ms_ = -1;
+    lossless_ = lossless;
     rounds_at_current_ = 0;
   }
 
@@ -115,6 +120,7 @@ class SyncPeriod {
   int rounds_at_current_ = 0;
   SettleDamping settle_;
   double per_step_exchange_ms_ = -1;  // as last measured at H 1 (< 0: never)
+  bool lossless_ = true;              // the encoding since ForgetExchange is none
   int last_direction_ = 0;            // of the last change: +1 up, -1 down
 };
 

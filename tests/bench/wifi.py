@@ -12,6 +12,13 @@ time, bytes per sample on the hub's link, test accuracy, training seconds
 --target-accuracy, the seconds to reach it (the hub evaluates every
 --eval-every steps); writes every run's figures with --json.
 
+Repeat i runs every configuration with --seed i (--seeds vary, the
+default), so a median is over data orders and initial weights, not over
+timing alone: with one seed the step at which a run first evaluates above
+a target near its plateau is nearly fixed, and moving --eval-every from 24
+to 25 moved one phone alone from 529 to 626 steps. The ratio of each
+repeat's group to its own alone run is printed too.
+
   tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
       [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--overlap off,on]
       [--steps 100 | --epochs 1]
@@ -31,7 +38,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags):
+def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags, seed=1):
     """One netem-cluster.sh run; returns its netem.json plus what the hub reported."""
     with tempfile.TemporaryDirectory() as out:
         cmd = ["bash", os.path.join(ROOT, "deploy", "netem-cluster.sh"), "--workers", str(workers),
@@ -41,7 +48,7 @@ def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags):
             if s > 1:
                 cmd += ["--worker-args", str(i), f"--slowdown {s:g}"]
         length = ["--steps", str(a.steps)] if a.steps else ["--epochs", str(a.epochs)]
-        cmd += ["--", *length, "--log-every", "60", *hub_flags]
+        cmd += ["--", *length, "--log-every", "60", "--seed", str(seed), *hub_flags]
         if a.target_accuracy:
             cmd += ["--target-accuracy", str(a.target_accuracy), "--eval-every", str(a.eval_every)]
         env = dict(os.environ, MT_BUILD_DIR=a.build)
@@ -83,6 +90,8 @@ def main():
     ap.add_argument("--hub-args", default="", help="more mthub flags for the group runs, e.g. \"--lr 0.15\"")
     ap.add_argument("--all-args", default="",
                     help="more mthub flags for every run, one alone included, e.g. \"--optimizer adam\"")
+    ap.add_argument("--seeds", choices=["vary", "fixed"], default="vary",
+                    help="vary: repeat i runs with --seed i; fixed: every run with --seed 1")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.epochs:
@@ -91,7 +100,8 @@ def main():
     if os.geteuid() != 0:
         sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
 
-    jobs = [("alone", lambda: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown], a.all_args.split()))]
+    jobs = [("alone", lambda seed: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown],
+                                           a.all_args.split(), seed))]
     syncs = [h for h in a.sync_every.split(",") if h]
     overlaps = [o for o in a.overlap.split(",") if o]
     for o in overlaps:
@@ -102,20 +112,23 @@ def main():
         tag = " overlap" if o == "on" and h != "1" else ""
         for m in modes:
             jobs.append((f"{a.workers} shared {m} H={h}{tag}",
-                         lambda m=m, h=h, extra=extra: cluster(a, a.workers, "shared", a.rate, a.delay, a.loss,
-                                                               [a.slowdown] * a.workers,
-                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split())))
+                         lambda seed, m=m, h=h, extra=extra: cluster(
+                             a, a.workers, "shared", a.rate, a.delay, a.loss, [a.slowdown] * a.workers,
+                             ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split(),
+                             seed)))
         if not a.no_pair:
             m = modes[-1]
             jobs.append((f"pair 1x+5x {m} H={h}{tag}",
-                         lambda m=m, h=h, extra=extra: cluster(a, 2, "shared", a.rate, a.delay, a.loss,
-                                                               [a.slowdown, 5 * a.slowdown],
-                                                               ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split())))
+                         lambda seed, m=m, h=h, extra=extra: cluster(
+                             a, 2, "shared", a.rate, a.delay, a.loss, [a.slowdown, 5 * a.slowdown],
+                             ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split(),
+                             seed)))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:
-            print(f"run {i + 1}/{a.repeat}: {name}", file=sys.stderr, flush=True)
-            runs[name].append(job())
+            seed = i + 1 if a.seeds == "vary" else 1
+            print(f"run {i + 1}/{a.repeat} (seed {seed}): {name}", file=sys.stderr, flush=True)
+            runs[name].append(dict(job(seed), seed=seed))
 
     def med(name, key):
         values = [r[key] for r in runs[name] if r[key] is not None]
@@ -133,6 +146,15 @@ def main():
               f"{med(name, 'step_ms'):>9.1f}{med(name, 'bytes_per_sample'):>10.0f}{med(name, 'test_acc'):>10.4f}"
               f"{med(name, 'train_seconds'):>9.1f}"
               f"{(f'{target:.1f}' if target >= 0 else '-'):>13}")
+    if a.target_accuracy:
+        # Each repeat against its own alone run (same seed, next to it in time).
+        print("\nseconds to target, one alone / the group, per repeat (median):")
+        for name, _ in jobs[1:]:
+            ratios = [al["seconds_to_target"] / r["seconds_to_target"]
+                      for al, r in zip(runs["alone"], runs[name])
+                      if al["seconds_to_target"] > 0 and r["seconds_to_target"] > 0]
+            shown = ", ".join(f"{x:.2f}" for x in ratios)
+            print(f"  {name:<30} {shown}  ({statistics.median(ratios):.2f}x)" if ratios else f"  {name:<30} -")
     if a.json:
         json.dump({"args": vars(a), "runs": runs}, open(a.json, "w"), indent=2)
 

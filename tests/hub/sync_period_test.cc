@@ -90,6 +90,22 @@ TEST(SyncPeriod, RoundsThatHideASlowWorkersExchangeDoNotSendItBackToPerStep) {
   EXPECT_EQ(chosen, std::vector<int>{4});
 }
 
+TEST(SyncPeriod, AfterALossyEncodingChangeFastRoundsKeepTheirLength) {
+  // A pair at H 4 whose encoding moved from topk to int8: its per-step
+  // exchanges at int8 were never measured, and the rounds' 8 ms hide the
+  // slow phone's share. Leaving rounds would bring ~50 ms per step back.
+  SyncPeriod p(0, false, 4);
+  Feed(p, 10, 60, 50);
+  ASSERT_EQ(p.steps(), 4);
+  p.ForgetExchange(/*lossless=*/false);
+  EXPECT_TRUE(Feed(p, 40, 8, 50).empty());
+  EXPECT_EQ(p.steps(), 4);
+  // Back to none (the network got fast): then fast rounds end them.
+  p.ForgetExchange(/*lossless=*/true);
+  Feed(p, 40, 3, 50);
+  EXPECT_EQ(p.steps(), 1);
+}
+
 TEST(SyncPeriod, AnHThatUndoesItsLastChangeWaitsTwiceAsLong) {
   // Measurements that contradict each other: short rounds look slow
   // enough for H 17, long rounds fast enough for H 4. Each reversal
