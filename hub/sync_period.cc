@@ -60,10 +60,10 @@ int SyncPeriod::Target() const {
     // forth. Back to per-step exchanges only when they were fast too, or
     // the rounds' exchange fell to a tenth of theirs (a network that got
     // fast).
-    const bool per_step_fast = per_step_exchange_ms_ >= 0
-                                   ? per_step_exchange_ms_ < kFastExchangeMs ||
-                                         exchange_ms_ < per_step_exchange_ms_ / 10
-                                   : lossless_;  // unmeasured (see ForgetExchange)
+    const bool per_step_fast =
+        per_step_exchange_ms_ >= 0
+            ? per_step_exchange_ms_ < kFastExchangeMs || exchange_ms_ < per_step_exchange_ms_ / 10
+            : lossless_;  // unmeasured (see ForgetExchange)
     if (steps_ == 1 || per_step_fast) return 1;
   }
   // exchange / (exchange + H * compute) <= share
