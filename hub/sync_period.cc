@@ -55,15 +55,16 @@ int SyncPeriod::Target() const {
   // a dozen (seen over Wi-Fi once topk made the exchange ~15-30 ms).
   if (exchange_ms_ < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) {
     // A round can hide a slow worker's share of the exchange behind its
-    // compute: a pair with a 5x-slower phone measured 9.4-9.9 ms a round at
+    // compute: a pair with a 5x-slower phone measured 5.9-9.9 ms a round at
     // H 4 where its per-step exchanges measured 41-75 ms, and went back and
-    // forth. Back to per-step exchanges only when they were fast too, or
-    // the rounds' exchange fell to a tenth of theirs (a network that got
-    // fast).
-    const bool per_step_fast =
-        per_step_exchange_ms_ >= 0
-            ? per_step_exchange_ms_ < kFastExchangeMs || exchange_ms_ < per_step_exchange_ms_ / 10
-            : lossless_;  // unmeasured (see ForgetExchange)
+    // forth. Back to per-step exchanges only when they were well within the
+    // line too. (Also when the rounds' exchange fell to a tenth of theirs
+    // was tried, for a network that got fast: the pair's 5.9 ms against
+    // 64 ms passed it and spent 60 steps per-step at 33 ms an exchange.
+    // Such a network is left to the rule below, which shortens the rounds.)
+    const bool per_step_fast = per_step_exchange_ms_ >= 0
+                                   ? per_step_exchange_ms_ < kFastExchangeMs / 2
+                                   : lossless_;  // unmeasured (see ForgetExchange)
     if (steps_ == 1 || per_step_fast) return 1;
   }
   // exchange / (exchange + H * compute) <= share

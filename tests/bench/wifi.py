@@ -26,6 +26,13 @@ repeat's group to its own alone run is printed too.
       [--build build] [--json out.json]
 
 On kernels without netem pass --shaper tbf --delay 0ms (rate and loss only).
+
+A 32x32x3 model (--model mobilenet-tiny) trains on --dataset fashion-mnist-32:
+Fashion-MNIST padded to 32x32 and repeated over three channels, written
+once as CIFAR-10 binary files under the temporary directory; e.g.
+
+  tests/bench/wifi.py --model mobilenet-tiny --dataset fashion-mnist-32 --slowdown 3 --no-pair
+      --modes auto --sync-every auto --epochs 1 --target-accuracy 0.8 --eval-every 100
 """
 import argparse
 import json
@@ -33,9 +40,39 @@ import os
 import statistics
 import subprocess
 import sys
+import gzip
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def fashion_mnist_32(src=FASHION_MNIST):
+    """Fashion-MNIST as 32x32x3 CIFAR-10 binary files (zero border, the
+    image in each channel), written once; returns their directory."""
+    out = os.path.join(tempfile.gettempdir(), "mt-bench-fashion-mnist-32")
+    if os.path.exists(os.path.join(out, "test_batch.bin")):
+        return out
+    os.makedirs(out, exist_ok=True)
+
+    def read(name):
+        path = os.path.join(src, name)
+        return gzip.open(path + ".gz").read() if os.path.exists(path + ".gz") else open(path, "rb").read()
+
+    blank_row, side = bytes(32), bytes(2)
+    for split, target in (("train", "data_batch_1.bin"), ("t10k", "test_batch.bin")):
+        images, labels = read(f"{split}-images-idx3-ubyte")[16:], read(f"{split}-labels-idx1-ubyte")[8:]
+        records = []
+        for i, label in enumerate(labels):
+            img = images[i * 784:(i + 1) * 784]
+            plane = blank_row * 2 + b"".join(side + img[r * 28:(r + 1) * 28] + side for r in range(28)) + blank_row * 2
+            records.append(bytes([label]) + plane * 3)
+        with open(os.path.join(out, target + ".part"), "wb") as f:
+            f.write(b"".join(records))
+        os.replace(os.path.join(out, target + ".part"), os.path.join(out, target))
+    return out
 
 
 def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags, seed=1):
@@ -48,10 +85,13 @@ def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags, seed=1)
             if s > 1:
                 cmd += ["--worker-args", str(i), f"--slowdown {s:g}"]
         length = ["--steps", str(a.steps)] if a.steps else ["--epochs", str(a.epochs)]
-        cmd += ["--", *length, "--log-every", "60", "--seed", str(seed), *hub_flags]
+        cmd += ["--", *length, "--log-every", "60", "--seed", str(seed), "--model", a.model,
+                "--dataset", a.dataset, *hub_flags]
         if a.target_accuracy:
             cmd += ["--target-accuracy", str(a.target_accuracy), "--eval-every", str(a.eval_every)]
         env = dict(os.environ, MT_BUILD_DIR=a.build)
+        if os.path.isdir(a.dataset):  # a path the hub names: the workers must allow it
+            env["MT_WORKER_ARGS"] = (env.get("MT_WORKER_ARGS", "") + " --allow-data " + a.dataset).strip()
         run = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if run.returncode != 0:
             sys.exit(f"netem-cluster.sh failed (exit {run.returncode}): {' '.join(cmd)}\n"
@@ -90,12 +130,17 @@ def main():
     ap.add_argument("--hub-args", default="", help="more mthub flags for the group runs, e.g. \"--lr 0.15\"")
     ap.add_argument("--all-args", default="",
                     help="more mthub flags for every run, one alone included, e.g. \"--optimizer adam\"")
+    ap.add_argument("--model", default="lenet5", help="mthub --model")
+    ap.add_argument("--dataset", default="fashion-mnist",
+                    help="mthub --dataset; fashion-mnist-32: Fashion-MNIST as 32x32x3 (see above)")
     ap.add_argument("--seeds", choices=["vary", "fixed"], default="vary",
                     help="vary: repeat i runs with --seed i; fixed: every run with --seed 1")
     ap.add_argument("--json")
     a = ap.parse_args()
     if a.epochs:
         a.steps = 0
+    if a.dataset == "fashion-mnist-32":
+        a.dataset = fashion_mnist_32()
     modes = [m for m in a.modes.split(",") if m]
     if os.geteuid() != 0:
         sys.exit("wifi.py needs root (deploy/netem-cluster.sh makes network namespaces)")
@@ -136,7 +181,7 @@ def main():
 
     alone = med("alone", "samples_per_s")
     length = f"{a.steps} steps" if a.steps else f"{a.epochs} epoch(s)"
-    print(f"\nLeNet-5, Fashion-MNIST, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
+    print(f"\n{a.model}, {os.path.basename(a.dataset.rstrip('/'))}, batch 64 per worker, {length}, workers --slowdown {a.slowdown:g}; "
           f"shared medium {a.rate}, {a.delay}, {a.loss} loss each way ({a.shaper}); median of {a.repeat}")
     print(f"{'run':<32}{'samples/s':>10}{'x alone':>9}{'step ms':>9}{'B/sample':>10}{'test acc':>10}"
           f"{'train s':>9}{'s to target':>13}")

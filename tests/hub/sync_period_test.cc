@@ -139,12 +139,16 @@ TEST(SyncPeriod, WaitsForSettledMeasurementsAndIgnoresNoise) {
   }
 }
 
-TEST(SyncPeriod, FallsBackWhenTheNetworkGetsFastButStaysLocal) {
+TEST(SyncPeriod, ShortensRoundsWhenTheNetworkGetsFastAndStaysLocal) {
   SyncPeriod p(0);
   Feed(p, 10, 60, 5);
   ASSERT_EQ(p.steps(), SyncPeriod::kMax);
-  Feed(p, 40, 1, 5);  // the phones moved next to the access point
-  EXPECT_EQ(p.steps(), 1);
+  // The phones moved next to the access point: the rounds shrink to what
+  // hides a 1 ms exchange, but per-step exchanges measured 60 ms and a
+  // round may be hiding a slow worker's share, so not to one step.
+  Feed(p, 40, 1, 5);
+  EXPECT_GE(p.steps(), 2);
+  EXPECT_LE(p.steps(), 8);
   // Each worker's optimizer state is its own by now: rounds of one step
   // still exchange weight changes.
   EXPECT_TRUE(p.local());
@@ -152,10 +156,13 @@ TEST(SyncPeriod, FallsBackWhenTheNetworkGetsFastButStaysLocal) {
 
 TEST(SyncPeriod, LeavesRoundsOnlyWellBelowTheFastLine) {
   // An exchange just under kFastExchangeMs (topk over Wi-Fi) keeps the
-  // rounds it has; only one under half of it is fast enough to give them up.
+  // rounds it has; only one under half of it is fast enough to give them up
+  // (once the encoding is back at none, so per-step exchanges are known
+  // not to be slower than rounds show).
   SyncPeriod p(0);
   Feed(p, 10, 60, 30);
   ASSERT_GT(p.steps(), 1);
+  p.ForgetExchange(/*lossless=*/true);
   Feed(p, 40, 15, 30);  // may shorten the rounds (to 10), never to 1
   EXPECT_GT(p.steps(), 1);
   Feed(p, 40, 5, 30);
@@ -192,14 +199,15 @@ TEST(SyncPeriod, WithOverlapTheWorkersViewOfTheExchangeKeepsRoundsLong) {
   EXPECT_EQ(p.steps(), SyncPeriod::kMax);
   EXPECT_NEAR(p.exchange_ms(), 60, 1e-6);
   // Without overlap the same reports are ignored: the hub's own round time
-  // is the exchange.
+  // is the exchange, and the rounds shrink (not to one step: per-step
+  // exchanges measured 60 ms).
   SyncPeriod q(0);
   Feed(q, 10, 60, 5);
   for (int r = 0; r < 50; ++r) {
     const double compute = 5.0 * q.steps();
     q.Observe(q.steps(), compute + 1, compute, 60);
   }
-  EXPECT_EQ(q.steps(), 1);
+  EXPECT_LE(q.steps(), 8);
 }
 
 }  // namespace
