@@ -123,12 +123,10 @@ void Hub::ResumeFromCheckpoint() {
     // Its steps were counted in another batch: a run that chose its batch
     // itself goes on with that one; one told a batch cannot.
     if (!BatchFollowsDevices(config_))
-      throw std::runtime_error("checkpoint " + latest + " counts steps of " +
-                               std::to_string(ck.global_batch) +
-                               " samples, but this run's global "
-                               "batch is " +
-                               std::to_string(plan_->batch()) + " (resume with --global-batch " +
-                               std::to_string(ck.global_batch) + ")");
+      throw std::runtime_error(
+          fmt::format("checkpoint {} counts steps of {} samples, but this run's global batch is "
+                      "{} (resume with --global-batch {})",
+                      latest, ck.global_batch, plan_->batch(), ck.global_batch));
     record_.default_batch = plan_->batch();
     coordinator_->SetGlobalBatch(ck.global_batch);
   }
