@@ -21,6 +21,7 @@
 #include "hub/master_model.h"
 #include "hub/monitor/status_snapshot.h"
 #include "hub/run_metrics.h"
+#include "hub/snapshot_evaluator.h"
 #include "hub/step_coordinator.h"
 #include "hub/transport.h"
 #include "model.pb.h"
@@ -61,6 +62,8 @@ class Hub final : private RunHooks {
   // training_loop.h) that evaluate the master weights and tell the live
   // views, the events and the log what the run does.
   EvalResult Evaluate(int64_t step) override;
+  bool StartEvaluation(int64_t step) override;
+  std::optional<EvalResult> TakeEvaluation(bool wait) override;
   void OnStep(const StepOutcome& outcome, const StepSample& sample) override;
   void OnEvaluated(const EvalPoint& point) override;
   void OnEpoch(const EpochSummary& epoch) override;
@@ -94,7 +97,9 @@ class Hub final : private RunHooks {
   proto::ModelSpec spec_;
   std::unique_ptr<Dataset> test_;
   std::unique_ptr<Dataset> calibration_;  // the training set, for models with batch norm
-  std::unique_ptr<RunPlan> plan_;         // once the training set's size is known
+  // --eval-every between epoch ends, on a copy of the weights (made in Run).
+  std::unique_ptr<SnapshotEvaluator> snapshots_;
+  std::unique_ptr<RunPlan> plan_;  // once the training set's size is known
   std::unique_ptr<MasterModel> master_;
   RunMetrics metrics_;
   HubEventSink* events_;

@@ -38,6 +38,25 @@ EvalResult Hub::Evaluate(int64_t step) {
   return r;
 }
 
+bool Hub::StartEvaluation(int64_t step) {
+  if (!snapshots_)
+    snapshots_ =
+        std::make_unique<SnapshotEvaluator>(spec_, *test_, calibration_.get(), config_.seed);
+  // The master weights are those of `step` steps until the run thread
+  // completes the step in flight (hub/step_coordinator.h).
+  snapshots_->Start(master_->model(), step);
+  return true;
+}
+
+std::optional<EvalResult> Hub::TakeEvaluation(bool wait) {
+  std::optional<SnapshotEvaluator::Result> r = snapshots_ ? snapshots_->Take(wait) : std::nullopt;
+  if (!r) return std::nullopt;
+  metrics_.eval_seconds += r->cpu_seconds;
+  // Joining workers get the statistics of the last weights evaluated.
+  if (!r->running_stats.empty()) coordinator_->PublishRunningStats(std::move(r->running_stats));
+  return r->eval;
+}
+
 void Hub::OnStep(const StepOutcome& /*outcome*/, const StepSample& sample) {
   RecordLive(exchange_->last(), sample.step);
 }

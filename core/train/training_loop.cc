@@ -50,6 +50,7 @@ void TrainingLoop::Run() {
     // evaluation costs the run no time there.
     const int64_t done = exchange_.steps_done();
     if (exchange_.WeightsCurrent() && EvaluationDue(done)) Evaluate(done, /*run_ended=*/false);
+    CollectEvaluation(/*wait=*/false);
     // Patience or the target ended the run: a step not yet under way is
     // not started.
     if (!stop_reason_.empty() && !exchange_.StepInFlight()) break;
@@ -59,6 +60,7 @@ void TrainingLoop::Run() {
     if (outcome.samples == 0) continue;  // nobody finished: the step runs again
     RecordStep(outcome, 1e3 * Seconds(Clock::now() - step_started));
   }
+  CollectEvaluation(/*wait=*/true);
   train_seconds_ = SecondsSinceStart() - stalled_seconds_;
   hooks_.OnStepsEnded();
   const std::string failure = exchange_.Failure();
@@ -95,7 +97,9 @@ void TrainingLoop::Run() {
 bool TrainingLoop::EvaluationDue(int64_t steps_done) const {
   // The weights a run starts from were evaluated by the run that saved them.
   if (steps_done <= first_step_) return false;
-  const int64_t last = eval_history_.empty() ? first_step_ : eval_history_.back().step;
+  const int64_t last = pending_                ? pending_->step
+                       : eval_history_.empty() ? first_step_
+                                               : eval_history_.back().step;
   if (last == steps_done) return false;
   // At the first point the weights are current after each multiple of
   // --eval-every: in rounds of local steps that is the round's end, so
@@ -107,6 +111,19 @@ bool TrainingLoop::EvaluationDue(int64_t steps_done) const {
 }
 
 void TrainingLoop::Evaluate(int64_t steps_done, bool run_ended) {
+  // One at a time, in step order: the last one's result first. It may
+  // have reached the target: then nothing more is evaluated before the end.
+  CollectEvaluation(/*wait=*/true);
+  if (!run_ended && !stop_reason_.empty()) return;
+  const bool epoch_end = plan_.EpochEnded(steps_done);
+  if (!run_ended && !epoch_end && hooks_.StartEvaluation(steps_done)) {
+    EvalPoint p;
+    p.step = steps_done;
+    p.seconds = SecondsSinceStart();
+    p.samples = samples_;
+    pending_ = p;
+    return;
+  }
   const double at = SecondsSinceStart();
   const auto began = Clock::now();
   const EvalResult r = hooks_.Evaluate(steps_done);
@@ -128,20 +145,37 @@ void TrainingLoop::Evaluate(int64_t steps_done, bool run_ended) {
   p.samples = samples_;
   p.test_accuracy = r.accuracy;
   p.test_loss = r.mean_loss;
-  eval_history_.push_back(p);
-  hooks_.OnEvaluated(p);
-  const bool epoch_end = plan_.EpochEnded(steps_done);
   // The final evaluation closes the epoch the run ended in; one between
   // epoch ends is only a point on the way.
   if (epoch_end || run_ended) {
+    eval_history_.push_back(p);
+    hooks_.OnEvaluated(p);
     const double train_seconds = at - epoch_started_ - epoch_stalled_;
     epoch_started_ = in_flight ? at : SecondsSinceStart();
     epoch_stalled_ = 0;
     RecordEpoch(plan_.EpochsBegun(steps_done), epoch_end, p, train_seconds);
+    CheckTarget(p);
   } else {
-    hooks_.Log(Format("step %lld: test loss %.4f, test accuracy %.4f (%.1f s)",
-                      static_cast<long long>(p.step), p.test_loss, p.test_accuracy, p.seconds));
+    RecordEvaluation(p);
   }
+}
+
+void TrainingLoop::CollectEvaluation(bool wait) {
+  if (!pending_) return;
+  const std::optional<EvalResult> r = hooks_.TakeEvaluation(wait);
+  if (!r) return;
+  EvalPoint p = *pending_;
+  pending_.reset();
+  p.test_accuracy = r->accuracy;
+  p.test_loss = r->mean_loss;
+  RecordEvaluation(p);
+}
+
+void TrainingLoop::RecordEvaluation(const EvalPoint& p) {
+  eval_history_.push_back(p);
+  hooks_.OnEvaluated(p);
+  hooks_.Log(Format("step %lld: test loss %.4f, test accuracy %.4f (%.1f s)",
+                    static_cast<long long>(p.step), p.test_loss, p.test_accuracy, p.seconds));
   CheckTarget(p);
 }
 

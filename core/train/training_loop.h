@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ class RunHooks {
   virtual ~RunHooks() = default;
   // The weights of `step` steps on the test set.
   virtual EvalResult Evaluate(int64_t step) = 0;
+  // An evaluation between epoch ends in the background, if the process
+  // can (the hub: hub/snapshot_evaluator.h): the weights of `step` steps
+  // are copied now and evaluated while the steps go on; the loop collects
+  // the result from TakeEvaluation. False: the loop calls Evaluate.
+  virtual bool StartEvaluation(int64_t /*step*/) { return false; }
+  // The started evaluation's result once done (`wait`: waits for it);
+  // nullopt while it runs.
+  virtual std::optional<EvalResult> TakeEvaluation(bool /*wait*/) { return std::nullopt; }
   virtual void SaveCheckpoint(int64_t step) = 0;
   // After each applied step (not for steps that run again).
   virtual void OnStep(const StepOutcome& /*outcome*/, const StepSample& /*sample*/) {}
@@ -101,6 +110,11 @@ class TrainingLoop {
   bool EvaluationDue(int64_t steps_done) const;
   // `run_ended`: the final evaluation, which closes the epoch it is in.
   void Evaluate(int64_t steps_done, bool run_ended);
+  // The background evaluation's point, if it is done (`wait`: once it is):
+  // recorded as of when its weights were copied.
+  void CollectEvaluation(bool wait);
+  // An evaluation's point: history, hooks, the log line, the target.
+  void RecordEvaluation(const EvalPoint& point);
   // `train_seconds`: the epoch's training time, stalling evaluations excluded.
   void RecordEpoch(int64_t epoch, bool complete, const EvalPoint& eval, double train_seconds);
   void CheckTarget(const EvalPoint& eval);
@@ -128,6 +142,7 @@ class TrainingLoop {
   double epoch_started_ = 0, epoch_stalled_ = 0;  // seconds since start
   std::vector<EpochSummary> epochs_;
   std::vector<EvalPoint> eval_history_;
+  std::optional<EvalPoint> pending_;  // started in the background, result not yet in
   double best_test_loss_ = 1e300;
   int64_t epochs_without_improvement_ = 0;
   EvalPoint target_reached_at_{-1};  // step -1 until --target-accuracy is reached

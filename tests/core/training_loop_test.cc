@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,31 @@ class FakeHooks final : public RunHooks {
   std::chrono::milliseconds evaluation_takes{0};
   std::string problem;
   bool ended = false;
+
+  // Evaluations between epoch ends in the background, as the hub's: a
+  // result is in after `ready_after` collections, or when the loop waits.
+  bool background = false;
+  int ready_after = 2;
+  std::vector<int64_t> started;
+  int64_t running = -1;
+  int polls = 0;
+  bool StartEvaluation(int64_t step) override {
+    if (!background) return false;
+    started.push_back(step);
+    running = step;
+    polls = 0;
+    return true;
+  }
+  std::optional<EvalResult> TakeEvaluation(bool wait) override {
+    if (running < 0 || (!wait && ++polls < ready_after)) return std::nullopt;
+    const int64_t step = running;
+    running = -1;
+    EvalResult r;
+    r.accuracy = accuracy(step);
+    r.mean_loss = loss(step);
+    r.samples = 100;
+    return r;
+  }
 
   EvalResult Evaluate(int64_t step) override {
     evaluated.push_back(step);
@@ -192,6 +218,51 @@ TEST(TrainingLoop, ATargetStopsAtTheFirstEvaluationReachingItWithoutAnotherStep)
   ASSERT_EQ(s.epochs.size(), 2u);
   EXPECT_FALSE(s.epochs[1].complete);
   EXPECT_DOUBLE_EQ(s.test_accuracy, 0.9);
+}
+
+TEST(TrainingLoop, BackgroundEvaluationsAreRecordedAsOfTheirWeightsWhileTheStepsGoOn) {
+  FakeExchange ex;
+  ex.in_flight = true;
+  FakeHooks hooks;
+  hooks.background = true;
+  hooks.accuracy = [](int64_t step) { return 0.01 * static_cast<double>(step); };
+  LoopSettings settings;
+  settings.eval_every = 3;
+  const RunSummary s = Train(ex, hooks, settings, 2);
+  // Between epoch ends in the background; epoch ends and the end in place.
+  EXPECT_EQ(hooks.started, (Steps{3, 6, 9, 12, 15, 18}));
+  EXPECT_EQ(hooks.evaluated, (Steps{10, 20}));
+  std::vector<int64_t> history;
+  for (const EvalPoint& p : s.eval_history) history.push_back(p.step);
+  EXPECT_EQ(history, (Steps{3, 6, 9, 10, 12, 15, 18, 20}));
+  for (size_t i = 0; i < s.eval_history.size(); ++i) {
+    const EvalPoint& p = s.eval_history[i];
+    EXPECT_EQ(p.samples, 10 * p.step);  // as of the weights it evaluated
+    EXPECT_DOUBLE_EQ(p.test_accuracy, 0.01 * static_cast<double>(p.step));
+    if (i > 0) EXPECT_GE(p.seconds, s.eval_history[i - 1].seconds);
+  }
+  EXPECT_EQ(s.steps, 20);
+}
+
+TEST(TrainingLoop, ABackgroundEvaluationReachingTheTargetStopsTheRunOnceItsResultIsIn) {
+  FakeExchange ex;
+  ex.in_flight = true;
+  FakeHooks hooks;
+  hooks.background = true;
+  hooks.ready_after = 3;  // the result comes three steps after its weights
+  hooks.accuracy = [](int64_t step) { return step >= 6 ? 0.9 : 0.3; };
+  LoopSettings settings;
+  settings.eval_every = 3;
+  settings.target_accuracy = 0.8;
+  const RunSummary s = Train(ex, hooks, settings, 5);
+  EXPECT_EQ(s.stop_reason, "target accuracy reached");
+  EXPECT_EQ(s.step_to_target, 6);  // the weights it evaluated, not when it knew
+  EXPECT_EQ(s.steps, 9);
+  EXPECT_EQ(hooks.started, (Steps{3, 6}));
+  ASSERT_GE(s.eval_history.size(), 2u);
+  EXPECT_EQ(s.eval_history[1].step, 6);
+  EXPECT_EQ(s.seconds_to_target, s.eval_history[1].seconds);
+  EXPECT_EQ(hooks.evaluated, (Steps{9}));  // the final weights, in place
 }
 
 TEST(TrainingLoop, AStepInFlightOverlapsTheEvaluationAndStillCompletes) {

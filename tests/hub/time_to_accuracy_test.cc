@@ -1,6 +1,7 @@
 // Time to accuracy on the hub: --eval-every evaluates between epoch ends
 // into the report's eval_history, and --target-accuracy stops the run the
-// first time an evaluation reaches it. Hub and a worker run as threads in
+// first time an evaluation reaches it (evaluated on a copy of the weights
+// while the steps go on). Hub and a worker run as threads in
 // this process over loopback, on a small learnable IDX dataset.
 #include <gtest/gtest.h>
 
@@ -57,8 +58,10 @@ TEST_F(TimeToAccuracy, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt) {
   const int64_t at = r["step_to_target"];
   ASSERT_GT(at, 0);
   EXPECT_EQ(at % 5, 0);
-  // The step published before that evaluation still completes; no more.
-  EXPECT_EQ(r["steps"], at + 1);
+  // The hub evaluates a copy of the weights while the steps go on; the run
+  // stops once the result is in, by the next evaluation at the latest.
+  EXPECT_GE(r["steps"], at + 1);
+  EXPECT_LE(r["steps"], at + 5 + 1);
   const json& history = r["eval_history"];
   ASSERT_GE(history.size(), 2u) << "the target was not missed first: " << history.dump();
   bool seen = false;
