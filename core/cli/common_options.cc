@@ -35,7 +35,8 @@ void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path) 
                  "layers): a fresh optimizer at step 0, unlike --resume")
       ->type_name("FILE");
   app.add_option("--freeze", tuning.freeze,
-                 "layers whose weights stay as they are (comma-separated names; see mtmodel info)")
+                 "layers whose weights stay as they are (comma-separated names of layers with "
+                 "weights; see mtmodel info)")
       ->type_name("LAYER")
       ->delimiter(',');
   app.add_option("--train-only", tuning.train_only,

@@ -11,17 +11,22 @@ bool HasParameters(const proto::Layer& l) {
   return l.has_conv() || l.has_dense() || l.has_batchnorm();
 }
 
+// Each name is a layer of the model with weights: naming one without
+// (relu1) would freeze or train nothing, and the run would not be the one
+// asked for.
 void CheckNamed(const proto::ModelSpec& spec, const std::vector<std::string>& names,
                 const std::string& flag) {
   for (const std::string& name : names) {
-    const bool known = std::any_of(spec.layer().begin(), spec.layer().end(),
-                                   [&](const proto::Layer& l) { return l.name() == name; });
-    if (known) continue;
+    const auto layer = std::find_if(spec.layer().begin(), spec.layer().end(),
+                                    [&](const proto::Layer& l) { return l.name() == name; });
+    if (layer != spec.layer().end() && HasParameters(*layer)) continue;
     std::string layers;
     for (const proto::Layer& l : spec.layer())
       if (HasParameters(l) && !l.name().empty()) layers += (layers.empty() ? "" : ", ") + l.name();
-    throw ModelSpecError(flag + ": model " + spec.name() + " has no layer named '" + name +
-                         "' (layers with weights: " + layers + ")");
+    throw ModelSpecError(flag + ": model " + spec.name() +
+                         (layer == spec.layer().end() ? " has no layer named '" + name + "'"
+                                                      : "'s layer '" + name + "' has no weights") +
+                         " (layers with weights: " + layers + ")");
   }
 }
 
