@@ -3,6 +3,9 @@
 // initializers named after the layers ("conv1.weight"). Batch norm is the
 // inference form with the running statistics; dropout stays a Dropout node
 // (an identity in inference) so that importing the file gives the same spec.
+// The file says how to feed it (metadata_props): mt.input_layout,
+// mt.input_mean and mt.input_std (for images in [0, 1], per channel) and
+// mt.input_scaling in words.
 #pragma once
 
 #include <string>

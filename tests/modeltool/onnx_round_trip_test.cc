@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
+#include "core/data/dataset.h"
 #include "core/model/model_spec.h"
 #include "core/model/presets.h"
 #include "model_io/onnx_export.h"
@@ -41,6 +45,20 @@ TEST(OnnxRoundTrip, ThreeWaySum) { ExpectRoundTrip(test_support::kThreeWaySumSpe
 
 TEST(OnnxRoundTrip, Presets) {
   for (const std::string& name : PresetNames()) ExpectRoundTrip(PresetSpecText(name), name);
+}
+
+TEST(OnnxRoundTrip, ExportSaysHowToScaleItsInput) {
+  const proto::ModelSpec spec = LoadModelSpec("lenet5");
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(ExportOnnxBytes(spec, RandomWeights(spec, 1))));
+  std::map<std::string, std::string> meta;
+  for (const auto& p : m.metadata_props()) meta[p.key()] = p.value();
+  EXPECT_EQ(meta["mt.input_layout"], "NCHW");
+  // What training fed it: pixel 0 as -1, pixel 255 as 1 (core/data/dataset.h).
+  const double mean = std::stod(meta["mt.input_mean"]), std = std::stod(meta["mt.input_std"]);
+  EXPECT_NEAR((0.0 - mean) / std, kPixelOffset, 1e-6);
+  EXPECT_NEAR((1.0 - mean) / std, 255 * kPixelScale + kPixelOffset, 1e-6);
+  EXPECT_THAT(meta["mt.input_scaling"], ::testing::HasSubstr("(image - mean) / std"));
 }
 
 TEST(OnnxRoundTrip, ExportUsesOpset13WithASymbolicBatch) {
