@@ -58,6 +58,8 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   if (!config_.checkpoint_dir.empty())
     EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
   RunModel run = LoadRunModel(config_.model, config_.tuning);
+  for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
+  record_.model_warnings = run.warnings;
   spec_ = run.spec;
   // The hub needs only the training set's size; the workers read the samples.
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);

@@ -124,10 +124,11 @@ class Hub final : private RunHooks {
 
   // What the run learns about itself on the way, for the report and the log.
   struct RunRecord {
-    int64_t resumed_from = -1;     // the checkpoint's step when resumed
-    int64_t default_batch = 0;     // the global batch before FollowDevices changed it; 0: unchanged
-    std::string final_model_path;  // "" until written
-    std::string tls_fingerprint;   // of the certificate the hub presents; "" in plaintext
+    int64_t resumed_from = -1;  // the checkpoint's step when resumed
+    int64_t default_batch = 0;  // the global batch before FollowDevices changed it; 0: unchanged
+    std::vector<std::string> model_warnings;  // --model's, as loaded (RunModel::warnings)
+    std::string final_model_path;             // "" until written
+    std::string tls_fingerprint;  // of the certificate the hub presents; "" in plaintext
   };
   RunRecord record_;
   // When the step loop began, in wall time (the live views' seconds) and

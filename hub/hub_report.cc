@@ -79,6 +79,7 @@ void Hub::WriteReport() {
   r.resumed_from_step = record_.resumed_from;
   // The global batch the run was planned with before it followed the devices.
   if (record_.default_batch > 0) r.details["global_batch_default"] = record_.default_batch;
+  r.details["model_warnings"] = record_.model_warnings;
   loop_->FillSummary(r);
   const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;

@@ -21,6 +21,9 @@ struct LoadedModel {
   proto::ModelSpec spec;
   std::optional<ModelWeights> weights;  // absent for a text spec or a preset
   std::string origin;                   // the path or preset it came from
+  // What a user should hear before training it (e.g. batch norm folded
+  // into the convolutions by the exporter); the daemons log and report them.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace mt

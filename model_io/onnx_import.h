@@ -12,11 +12,16 @@
 
 #include "model_io/model_weights.h"
 #include "model_io/onnx_error.h"
+#include "onnx/onnx_pb.h"
 
 namespace mt {
 
 LoadedModel ImportOnnx(const std::string& path);
 // `origin` names the source in errors.
+// Its warnings (LoadedModel::warnings) include FoldedBatchNormWarning's.
 LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin);
+// "" unless `model` looks like PyTorch's default export of a net whose
+// batch norm was folded into its convolutions; else what to do about it.
+std::string FoldedBatchNormWarning(const onnx::ModelProto& model, const std::string& origin);
 
 }  // namespace mt

@@ -12,6 +12,7 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning) {
   LoadedModel loaded = LoadModelFile(model);
   RunModel run;
   run.spec = std::move(loaded.spec);
+  run.warnings = std::move(loaded.warnings);
   run.frozen = FrozenLayers(run.spec, tuning);
   if (!tuning.init_from.empty()) {
     LoadedModel from = LoadModelFile(tuning.init_from);

@@ -18,7 +18,8 @@ struct RunModel {
   // .onnx or .mtc --model), else none (initialised from the seed).
   std::optional<ModelWeights> initial;
   std::string initial_origin;
-  std::vector<std::string> frozen;  // layer names (FrozenLayers)
+  std::vector<std::string> frozen;    // layer names (FrozenLayers)
+  std::vector<std::string> warnings;  // --model's (LoadedModel::warnings)
 };
 
 // Loads --model (preset, text spec, .onnx or .mtc) and --init-from, whose

@@ -70,6 +70,7 @@ int RunInfo(const InfoOptions& options) {
     j["has_weights"] = loaded.weights.has_value();
     j["input"] = {in[0], in[1], in[2]};
     j["classes"] = built.model->num_classes();
+    j["warnings"] = loaded.warnings;
     j["layers"] = nlohmann::json::array();
     for (const LayerRow& r : rows)
       j["layers"].push_back({{"name", r.name},
@@ -91,6 +92,7 @@ int RunInfo(const InfoOptions& options) {
   std::printf("model %s (%s): input %s, %d classes, %s\n", loaded.spec.name().c_str(),
               loaded.origin.c_str(), in.ToString().c_str(), built.model->num_classes(),
               loaded.weights ? "with weights" : "spec only (no weights)");
+  for (const std::string& warning : loaded.warnings) std::printf("warning: %s\n", warning.c_str());
   // Columns as wide as their widest entry: imported names can be long.
   size_t name_w = 5, type_w = 4, inputs_w = 6, shape_w = 6;
   for (const LayerRow& r : rows) {

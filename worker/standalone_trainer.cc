@@ -168,6 +168,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   // --trace: checked now, written at the end (or by its destructor on an error).
   WorkerTrace timeline(cfg.trace_path, "mtworker --standalone");
   const RunModel run = LoadRunModel(cfg.model, cfg.tuning);
+  for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
   const int batch = static_cast<int>(cfg.batch);
@@ -206,6 +207,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.details["opencl_device"] = devices.opencl_name();
 
   summary.details["frozen_layers"] = run.frozen;
+  summary.details["model_warnings"] = run.warnings;
   size_t trained = 0;
   for (const auto& [begin, end] : model.TrainedRanges()) trained += end - begin;
   summary.details["trained_parameters"] = trained;

@@ -85,6 +85,23 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchFixture,
                                            "small_residual_opset17", "activations_opset13",
                                            "activations_opset14"));
 
+TEST(PyTorchFixtures, BatchNormFoldedByTheDefaultExportIsSaidWithTheFlagsThatKeepIt) {
+  // The same net exported both ways by tests/onnx/make_fixtures.py.
+  const LoadedModel folded = ImportOnnx((kFixtures / "mobilenet_v2_style_folded.onnx").string());
+  ASSERT_EQ(folded.warnings.size(), 1u);
+  EXPECT_NE(folded.warnings[0].find("batch norm looks folded into 25 convolution(s)"),
+            std::string::npos)
+      << folded.warnings[0];
+  EXPECT_NE(folded.warnings[0].find("TrainingMode.PRESERVE"), std::string::npos);
+  EXPECT_NE(folded.warnings[0].find("do_constant_folding=False"), std::string::npos);
+  for (const char* kept : {"mobilenet_v2_style", "mobilenet_tiny", "small_cnn_opset11"})
+    EXPECT_TRUE(ImportOnnx((kFixtures / (std::string(kept) + ".onnx")).string()).warnings.empty())
+        << kept;
+  // Ours carry module-style names: exported and imported again, no warning.
+  EXPECT_TRUE(
+      ImportOnnxBytes(ExportOnnxBytes(folded.spec, *folded.weights), "again").warnings.empty());
+}
+
 TEST(PyTorchFixtures, UnsupportedAndTruncatedAreRefusedByName) {
   if (!fs::exists(kFixtures / "unsupported_op.onnx")) GTEST_SKIP();
   try {
