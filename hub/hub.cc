@@ -60,6 +60,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   RunModel run = LoadRunModel(config_.model, config_.tuning);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   record_.model_warnings = run.warnings;
+  record_.model_label = run.label;
   spec_ = run.spec;
   // The hub needs only the training set's size; the workers read the samples.
   const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
@@ -237,7 +238,7 @@ void Hub::SaveFinal() {
   const std::string state_dir =
       config_.tls.state_dir.empty() ? tls::DefaultStateDir() : config_.tls.state_dir;
   const std::string path =
-      FinalModelPath(config_.export_path, config_.checkpoint_dir, state_dir, spec_.name());
+      FinalModelPath(config_.export_path, config_.checkpoint_dir, state_dir, record_.model_label);
   try {
     SaveFinalModel(path, spec_, master_->model());
     record_.final_model_path = path;

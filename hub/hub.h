@@ -127,6 +127,7 @@ class Hub final : private RunHooks {
     int64_t resumed_from = -1;  // the checkpoint's step when resumed
     int64_t default_batch = 0;  // the global batch before FollowDevices changed it; 0: unchanged
     std::vector<std::string> model_warnings;  // --model's, as loaded (RunModel::warnings)
+    std::string model_label;                  // the final model's file is named after it
     std::string final_model_path;             // "" until written
     std::string tls_fingerprint;  // of the certificate the hub presents; "" in plaintext
   };

@@ -13,6 +13,9 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning) {
   RunModel run;
   run.spec = std::move(loaded.spec);
   run.warnings = std::move(loaded.warnings);
+  const std::filesystem::path file(model);
+  std::error_code ec;
+  run.label = std::filesystem::is_regular_file(file, ec) ? file.stem().string() : run.spec.name();
   run.frozen = FrozenLayers(run.spec, tuning);
   if (!tuning.init_from.empty()) {
     LoadedModel from = LoadModelFile(tuning.init_from);

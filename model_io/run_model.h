@@ -20,6 +20,11 @@ struct RunModel {
   std::string initial_origin;
   std::vector<std::string> frozen;    // layer names (FrozenLayers)
   std::vector<std::string> warnings;  // --model's (LoadedModel::warnings)
+  // What the final model file is named after: --model's file name without
+  // its extension ("my_net" for my_net.onnx), or the preset's name. The
+  // graph's own name says nothing to a user: PyTorch calls every export
+  // "torch_jit".
+  std::string label;
 };
 
 // Loads --model (preset, text spec, .onnx or .mtc) and --init-from, whose

@@ -240,7 +240,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   loop.FillSummary(summary);
   const std::string final_path =
       FinalModelPath(cfg.export_path, cfg.checkpoint_dir,
-                     cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, spec.name());
+                     cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, run.label);
   const SavedModel saved = SaveFinalModel(final_path, spec, model);
   summary.details["model_file"] = final_path;
   if (const TrainingProfiler* profiler = trainer.profiler()) {

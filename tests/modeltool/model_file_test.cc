@@ -9,6 +9,7 @@
 #include "core/model/model_spec.h"
 #include "model_io/model_file.h"
 #include "model_io/onnx_error.h"
+#include "model_io/run_model.h"
 #include "tests/modeltool/model_io_fixtures.h"
 #include "tests/support/files.h"
 
@@ -78,6 +79,25 @@ TEST(ModelFile, WeightsOfAnotherModelAreRefused) {
   EXPECT_ANY_THROW(SaveModelFile((dir / "x.mtc").string(), spec, w));
   EXPECT_THROW(SaveModelFile((dir / "x.onnx").string(), spec, w), OnnxError);
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt
+
+namespace mt {
+namespace {
+
+TEST(RunModelLabel, TheFinalModelIsNamedAfterTheFileOrThePreset) {
+  const std::filesystem::path dir = test_support::FreshTempDir("run-model-label");
+  const proto::ModelSpec spec = ParseModelSpec(test_support::kResidualSpec, "torch_jit");
+  const std::string file = (dir / "my_net.onnx").string();
+  SaveModelFile(file, spec, test_support::RandomWeights(spec, 3));
+  // The graph calls itself torch_jit, as PyTorch names every export.
+  EXPECT_EQ(LoadRunModel(file, {}).label, "my_net");
+  EXPECT_EQ(LoadRunModel("lenet5", {}).label, "lenet5");
+  const std::string path = FinalModelPath("", "", "/state", LoadRunModel(file, {}).label);
+  EXPECT_EQ(std::filesystem::path(path).filename().string().rfind("my_net-", 0), 0u) << path;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
