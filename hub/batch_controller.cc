@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -57,11 +58,11 @@ void BatchController::Hint(int worker, double ms_per_sample) {
 }
 
 int BatchController::FollowingTotal(int per_worker, const std::vector<Member>& members) const {
-  double fastest = 0;
+  double fastest = std::numeric_limits<double>::infinity();
   for (const Member& m : members) {
     auto it = hints_.find(m.worker);
     if (it == hints_.end()) return 0;
-    fastest = fastest > 0 ? std::min(fastest, it->second) : it->second;
+    fastest = std::min(fastest, it->second);
   }
   int total = 0;
   for (const Member& m : members) {

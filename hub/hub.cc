@@ -203,12 +203,12 @@ int Hub::Run() {
 }
 
 void Hub::FollowDevices() {
-  constexpr int kPerWorker = 64;  // as global_batch_or_default gives each
+  constexpr int kPerWorker = HubConfig::kBatchPerWorker;
   std::string timings;
   const int batch = coordinator_->FollowingBatch(kPerWorker, &timings);
   const int64_t planned = plan_->batch();
   if (batch <= 0) {
-    spdlog::info("global batch {}: not every worker timed itself (older mtworker?)", planned);
+    spdlog::info("global batch {}: not every worker timed itself", planned);
     return;
   }
   if (batch >= kFollowBelow * static_cast<double>(planned)) return;

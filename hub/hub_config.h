@@ -67,15 +67,18 @@ struct HubConfig : RunSettings {
   double clip_factor = 2;
   int min_workers = 1;  // below this many the hub waits instead of training on
   int max_workers = 0;  // at most this many in the run at once; 0: twice --workers, at least 64
+  // A worker's share of the default global batch (and, where the batch
+  // follows the devices, the fastest worker's: Hub::FollowDevices).
+  static constexpr int kBatchPerWorker = 64;
   // The samples of one step over all workers: --worker-batches' sum, else
-  // --global-batch, else 64 per worker.
+  // --global-batch, else kBatchPerWorker per worker.
   int64_t global_batch_or_default() const {
     if (!worker_batches.empty()) {
       int64_t sum = 0;
       for (int b : worker_batches) sum += b;
       return sum;
     }
-    return global_batch > 0 ? global_batch : 64 * static_cast<int64_t>(workers);
+    return global_batch > 0 ? global_batch : kBatchPerWorker * static_cast<int64_t>(workers);
   }
   int max_workers_or_default() const {
     return max_workers > 0 ? max_workers : std::max(64, 2 * workers);

@@ -17,8 +17,8 @@ void Hub::RecalibrateRunningStats(int64_t step) {
   if (!calibration_) return;
   const trace::ScopedSpan span(TraceSpans(), trace::SpanKind::kRecalibration, -1, step);
   const double cpu_start = ThreadCpuSeconds();
-  // 40 batches: layer momentum 0.1 leaves 1.5% of the reset statistics.
-  mt::RecalibrateRunningStats(master_->model(), *calibration_, 40, config_.seed ^ step);
+  mt::RecalibrateRunningStats(master_->model(), *calibration_, kRecalibrationBatches,
+                              config_.seed ^ step);
   metrics_.eval_seconds += ThreadCpuSeconds() - cpu_start;
   PublishRunningStats();
 }

@@ -35,9 +35,10 @@ void SnapshotEvaluator::Start(const Model& model, int64_t step) {
   thread_ = std::thread([this, step] {
     try {
       const double cpu_start = ThreadCpuSeconds();
-      // 40 batches, as the hub's own recalibration (hub/hub_evaluation.cc).
+      // As the hub's own recalibration (hub/hub_evaluation.cc).
       if (calibration_ && model_->RunningStatCount() > 0) {
-        RecalibrateRunningStats(*model_, *calibration_, 40, seed_ ^ static_cast<uint64_t>(step));
+        RecalibrateRunningStats(*model_, *calibration_, kRecalibrationBatches,
+                                seed_ ^ static_cast<uint64_t>(step));
         model_->GetRunningStats(result_.running_stats.data());
       }
       result_.eval = Evaluate(*model_, test_);

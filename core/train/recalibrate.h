@@ -13,6 +13,10 @@
 
 namespace mt {
 
+// The batches the hub recalibrates over: with layer momentum 0.1, 40 leave
+// 1.5% of the reset statistics.
+constexpr int kRecalibrationBatches = 40;
+
 // Runs `batches` batches of training samples (drawn by `seed`, at most the
 // model's capacity each, 64 at most) forward in training mode, first
 // resetting the statistics of layers that are not frozen to their initial

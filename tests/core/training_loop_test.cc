@@ -86,16 +86,15 @@ class FakeHooks final : public RunHooks {
     if (running < 0 || (!wait && ++polls < ready_after)) return std::nullopt;
     const int64_t step = running;
     running = -1;
-    EvalResult r;
-    r.accuracy = accuracy(step);
-    r.mean_loss = loss(step);
-    r.samples = 100;
-    return r;
+    return ResultAt(step);
   }
 
   EvalResult Evaluate(int64_t step) override {
     evaluated.push_back(step);
     std::this_thread::sleep_for(evaluation_takes);
+    return ResultAt(step);
+  }
+  EvalResult ResultAt(int64_t step) const {
     EvalResult r;
     r.accuracy = accuracy(step);
     r.mean_loss = loss(step);
