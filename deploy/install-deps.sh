@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config zlib1g-dev
+  build-essential cmake ninja-build pkg-config zlib1g-dev libpng-dev libjpeg-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
   libssl-dev openssl
   libeigen3-dev libspdlog-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev

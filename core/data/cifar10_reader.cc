@@ -28,7 +28,7 @@ size_t CountRecords(const std::vector<std::string>& files) {
 }  // namespace
 
 DatasetInfo PeekCifar10(const std::vector<std::string>& files) {
-  return {CountRecords(files), Shape{3, 32, 32}};
+  return {CountRecords(files), Shape{3, 32, 32}, kClasses, {}};
 }
 
 std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {

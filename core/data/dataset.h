@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,15 @@ class Dataset {
   // Writes sample `index`, normalised to float, into `image`
   // (SampleShape().count() floats) and returns its label.
   virtual int Get(size_t index, float* image) const = 0;
+  // Folder names of the classes (image folders); empty when the files do
+  // not name them.
+  virtual const std::vector<std::string>& ClassNames() const {
+    static const std::vector<std::string> kNone;
+    return kNone;
+  }
+  // What the set keeps in memory; a set read from disk as needed keeps
+  // only its labels.
+  virtual size_t HeldBytes() const { return Size() * (SampleShape().count() + 1); }
 };
 
 // Every device must compute identical inputs from identical bytes, so the
@@ -56,9 +66,25 @@ class InMemoryDataset : public Dataset {
 
 enum class Split { kTrain, kTest };
 
+// How a dataset is read beyond its name; only image folders need any of it.
+struct DataOptions {
+  // The model's input (channels, height, width): an image folder's pictures
+  // are converted and resized to it. IDX and CIFAR-10 files have their own.
+  Shape input;
+  // Image folders without a test folder: the share of each class held out
+  // for testing; below 0, image_folder.h's default.
+  double test_fraction = -1;
+  // Leave out files that do not decode, counting them, rather than stop.
+  bool skip_bad_images = false;
+  // Called now and then while an image folder is decoded the first time.
+  std::function<void(size_t done, size_t total)> progress;
+};
+
 // A known name (fashion-mnist, mnist, cifar10) under /usr/share/datasets, or
-// a directory holding IDX or CIFAR-10 binary files.
-std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split);
+// a directory holding IDX or CIFAR-10 binary files or class folders of PNG
+// and JPEG images (core/data/image_folder.h).
+std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split,
+                                     const DataOptions& options = {});
 
 // Whether `name` is one of the names LoadDataset knows (not a path).
 bool IsKnownDatasetName(const std::string& name);
@@ -67,11 +93,15 @@ std::string KnownDatasetNames();
 
 // What a split holds, read from headers and file sizes only: for the hub,
 // which needs the training set's size but never its samples.
+// An image folder is decoded (and cached) to know which files are good.
 struct DatasetInfo {
   size_t size = 0;
   Shape sample;
+  int classes = 0;
+  std::vector<std::string> class_names;  // image folders only
 };
-DatasetInfo PeekDataset(const std::string& name_or_dir, Split split);
+DatasetInfo PeekDataset(const std::string& name_or_dir, Split split,
+                        const DataOptions& options = {});
 
 // Writes n samples (NCHW floats) and their labels; allocates nothing.
 void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images, int32_t* labels);

@@ -3,6 +3,8 @@
 #include "core/data/cifar10_reader.h"
 #include "core/data/dataset.h"
 #include "core/data/idx_reader.h"
+#include "core/data/image_cache.h"
+#include "core/data/image_folder.h"
 
 namespace mt {
 namespace {
@@ -31,6 +33,7 @@ std::string FindIdx(const fs::path& dir, const std::string& stem) {
 
 // The files of one split, before any is read.
 struct DatasetFiles {
+  std::string image_folder;  // class folders of pictures
   bool idx = false;
   std::string images, labels;        // IDX
   std::vector<std::string> batches;  // CIFAR-10
@@ -66,10 +69,15 @@ DatasetFiles FindFiles(const fs::path& dir, Split split) {
       return f;
     }
   }
+  if (IsImageFolder(dir.string())) {
+    f.image_folder = dir.string();
+    return f;
+  }
   throw DataError(dir.string() + ": no dataset found: looked for " + prefix +
-                  "-images-idx3-ubyte[.gz] and " + prefix + "-labels-idx1-ubyte[.gz] (IDX), or " +
+                  "-images-idx3-ubyte[.gz] and " + prefix + "-labels-idx1-ubyte[.gz] (IDX), " +
                   (split == Split::kTrain ? "data_batch_1..5.bin" : "test_batch.bin") +
-                  " (CIFAR-10 binary)");
+                  " (CIFAR-10 binary), or class folders of PNG or JPEG images (<class>/*.png, "
+                  "or train/<class>/... and test/<class>/...)");
 }
 
 DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
@@ -101,13 +109,21 @@ std::string KnownDatasetNames() {
   return known;
 }
 
-std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split) {
+std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split,
+                                     const DataOptions& options) {
   const DatasetFiles f = Resolve(name_or_dir, split);
+  if (!f.image_folder.empty()) return OpenImageFolder(f.image_folder, split, options);
   return f.idx ? LoadIdx(f.images, f.labels) : LoadCifar10(f.batches);
 }
 
-DatasetInfo PeekDataset(const std::string& name_or_dir, Split split) {
+DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataOptions& options) {
   const DatasetFiles f = Resolve(name_or_dir, split);
+  if (!f.image_folder.empty()) {
+    // Which files decode is known only by decoding them: the cache is built
+    // now, once, for the workers on this machine too.
+    const auto data = OpenImageFolder(f.image_folder, split, options);
+    return {data->Size(), data->SampleShape(), data->NumClasses(), data->ClassNames()};
+  }
   return f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
 }
 

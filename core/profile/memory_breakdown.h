@@ -33,10 +33,9 @@ struct MemoryBreakdown {
 MemoryBreakdown PredictTrainingMemory(const Model& model, int capacity,
                                       size_t optimizer_slot_floats);
 
-// What a dataset holds in memory: its images as bytes (datasets keep them
-// uint8, core/data/dataset.h) and a label per sample.
+// What a dataset holds in memory (Dataset::HeldBytes).
 inline int64_t HeldDatasetBytes(const Dataset& data) {
-  return static_cast<int64_t>(data.Size() * (data.SampleShape().count() + 1));
+  return static_cast<int64_t>(data.HeldBytes());
 }
 
 }  // namespace mt

@@ -1,0 +1,87 @@
+#include "core/data/cached_image_dataset.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mt {
+
+const char kImageCacheMagic[8] = {'M', 'T', 'I', 'M', 'G', 0, 0, 1};
+
+namespace {
+
+// Reads exactly n bytes at `offset`, or says why not.
+bool ReadAt(int fd, void* out, size_t n, off_t offset) {
+  auto* p = static_cast<char*>(out);
+  while (n > 0) {
+    const ssize_t got = pread(fd, p, n, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+    offset += got;
+  }
+  return true;
+}
+
+}  // namespace
+
+CachedImageDataset::CachedImageDataset(const std::string& path) : path_(path) {
+  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw DataError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  fstat(fd_, &st);
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  char head[8], tail[16];
+  const auto bad = [&](const std::string& why) {
+    close(fd_);
+    fd_ = -1;
+    return DataError(path + ": not a whole image cache (" + why + ")");
+  };
+  if (file_size < 24 || !ReadAt(fd_, head, 8, 0) || !ReadAt(fd_, tail, 16, st.st_size - 16) ||
+      std::memcmp(head, kImageCacheMagic, 8) != 0 || std::memcmp(tail + 8, kImageCacheMagic, 8))
+    throw bad("no magic at both ends");
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = header_len << 8 | static_cast<uint8_t>(tail[i]);
+  if (header_len > file_size - 24) throw bad("header length");
+  std::string bytes(header_len, '\0');
+  proto::ImageCache header;
+  if (!ReadAt(fd_, bytes.data(), header_len, static_cast<off_t>(file_size - 16 - header_len)) ||
+      !header.ParseFromString(bytes))
+    throw bad("header");
+  sample_ = Shape{header.channels(), header.height(), header.width()};
+  per_sample_ = sample_.count();
+  const uint64_t pixels = file_size - 24 - header_len;
+  if (per_sample_ == 0 || pixels != per_sample_ * static_cast<uint64_t>(header.labels_size()))
+    throw bad("pixel bytes");
+  classes_.assign(header.classes().begin(), header.classes().end());
+  labels_.reserve(static_cast<size_t>(header.labels_size()));
+  for (uint32_t label : header.labels()) {
+    if (label >= classes_.size()) throw bad("label");
+    labels_.push_back(static_cast<uint16_t>(label));
+  }
+  fingerprint_ = header.fingerprint();
+  skipped_ = header.skipped();
+  skipped_examples_.assign(header.skipped_examples().begin(), header.skipped_examples().end());
+}
+
+CachedImageDataset::~CachedImageDataset() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int CachedImageDataset::Get(size_t index, float* image) const {
+  // The bytes are read into the last quarter of the floats they become and
+  // widened front to back: float i is written over bytes that byte i and
+  // the ones after it no longer occupy, so no buffer is needed.
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(image) + 3 * per_sample_;
+  if (!ReadAt(fd_, bytes, per_sample_, static_cast<off_t>(8 + index * per_sample_)))
+    throw DataError(path_ + ": cannot read sample " + std::to_string(index) +
+                    " (the cache changed while in use?)");
+  for (size_t i = 0; i < per_sample_; ++i) image[i] = bytes[i] * kPixelScale + kPixelOffset;
+  return labels_[index];
+}
+
+}  // namespace mt

@@ -1,0 +1,46 @@
+// The Dataset over an image cache file (image_cache.h): labels in memory,
+// pixels read with pread as batches ask for them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/data/dataset.h"
+#include "train_state.pb.h"
+
+namespace mt {
+
+class CachedImageDataset : public Dataset {
+ public:
+  // Opens a cache file; throws DataError if it is not a whole, valid one.
+  explicit CachedImageDataset(const std::string& path);
+  ~CachedImageDataset() override;
+  CachedImageDataset(const CachedImageDataset&) = delete;
+  CachedImageDataset& operator=(const CachedImageDataset&) = delete;
+
+  size_t Size() const override { return labels_.size(); }
+  Shape SampleShape() const override { return sample_; }
+  int NumClasses() const override { return static_cast<int>(classes_.size()); }
+  int Label(size_t index) const override { return labels_[index]; }
+  int Get(size_t index, float* image) const override;
+  const std::vector<std::string>& ClassNames() const override { return classes_; }
+  size_t HeldBytes() const override { return labels_.size() * sizeof(uint16_t); }
+
+  uint64_t fingerprint() const { return fingerprint_; }
+  uint64_t skipped() const { return skipped_; }
+  const std::vector<std::string>& skipped_examples() const { return skipped_examples_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  Shape sample_;
+  size_t per_sample_ = 0;
+  uint64_t fingerprint_ = 0, skipped_ = 0;
+  std::vector<std::string> classes_, skipped_examples_;
+  std::vector<uint16_t> labels_;
+};
+
+// The 8 bytes that open and close a cache file.
+extern const char kImageCacheMagic[8];
+
+}  // namespace mt

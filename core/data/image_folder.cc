@@ -1,0 +1,151 @@
+#include "core/data/image_folder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Hidden(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return !name.empty() && name[0] == '.';
+}
+
+bool ImageName(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+std::vector<std::string> ClassFolders(const fs::path& root) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (entry.is_directory() && !Hidden(entry.path()))
+      names.push_back(entry.path().filename().string());
+  if (ec) throw DataError(root.string() + ": cannot list: " + ec.message());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool HasImages(const fs::path& dir) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->is_regular_file() && ImageName(it->path())) return true;
+  return false;
+}
+
+// Where the training class folders are: DIR/train, or DIR itself.
+fs::path TrainRoot(const fs::path& dir) {
+  if (fs::is_directory(dir / "train")) return dir / "train";
+  return dir;
+}
+
+// Uniform in [0, 1) from a path: FNV-1a, then a mixer.
+double PathHash(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// Every image under root/<class> for the given classes, sorted by path.
+void ListClasses(const fs::path& root, const std::map<std::string, int>& labels, ImageFolder& out,
+                 bool keep_empty, double held_out, bool want_held_out) {
+  for (const auto& [name, label] : labels) {
+    const fs::path dir = root / name;
+    if (!fs::is_directory(dir)) continue;
+    std::vector<ImageFile> files;
+    size_t seen = 0;  // before the hold-out
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (Hidden(it->path())) {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (!it->is_regular_file()) continue;
+      if (!ImageName(it->path())) {
+        ++out.ignored;
+        continue;
+      }
+      ++seen;
+      const std::string inside = name + "/" + fs::relative(it->path(), dir).generic_string();
+      if (held_out > 0 && (PathHash(inside) < held_out) != want_held_out) continue;
+      ImageFile f;
+      f.path = it->path().string();
+      f.label = label;
+      f.bytes = it->file_size();
+      f.modified_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          it->last_write_time().time_since_epoch())
+                          .count();
+      files.push_back(std::move(f));
+    }
+    if (ec) throw DataError(dir.string() + ": cannot list: " + ec.message());
+    if (seen == 0 && !keep_empty)
+      throw DataError(dir.string() + ": class folder with no PNG or JPEG images");
+    std::sort(files.begin(), files.end(),
+              [](const ImageFile& a, const ImageFile& b) { return a.path < b.path; });
+    out.files.insert(out.files.end(), std::make_move_iterator(files.begin()),
+                     std::make_move_iterator(files.end()));
+  }
+}
+
+}  // namespace
+
+bool IsImageFolder(const std::string& dir) {
+  const fs::path root = TrainRoot(dir);
+  for (const std::string& name : ClassFolders(root))
+    if (HasImages(root / name)) return true;
+  return false;
+}
+
+ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction) {
+  const fs::path root = TrainRoot(dir);
+  const bool has_test = root != fs::path(dir) && fs::is_directory(fs::path(dir) / "test");
+  if (has_test && test_fraction > 0)
+    throw DataError(dir + ": has a test folder; --test-fraction is for folders without one");
+  if (test_fraction >= 1)
+    throw DataError("--test-fraction " + std::to_string(test_fraction) +
+                    " leaves nothing to train on");
+  ImageFolder out;
+  out.root = dir;
+  out.classes = ClassFolders(root);
+  if (out.classes.empty())
+    throw DataError(root.string() +
+                    ": no class folders (expected <class>/*.png|jpg|jpeg, or train/<class>/...)");
+  if (out.classes.size() > 65535)
+    throw DataError(root.string() + ": " + std::to_string(out.classes.size()) +
+                    " class folders; at most 65535");
+  std::map<std::string, int> labels;
+  for (size_t i = 0; i < out.classes.size(); ++i) labels[out.classes[i]] = static_cast<int>(i);
+  out.test_fraction = has_test ? 0 : (test_fraction < 0 ? kDefaultTestFraction : test_fraction);
+  if (split == Split::kTest && has_test) {
+    const fs::path test = fs::path(dir) / "test";
+    for (const std::string& name : ClassFolders(test))
+      if (!labels.count(name))
+        throw DataError((test / name).string() + ": a test class the training set (" +
+                        root.string() + ") has no folder for");
+    ListClasses(test, labels, out, /*keep_empty=*/true, 0, false);
+  } else {
+    const bool test = split == Split::kTest;
+    // A training class must have images; a small class may have no test share.
+    ListClasses(root, labels, out, /*keep_empty=*/test, out.test_fraction, test);
+  }
+  if (out.files.empty())
+    throw DataError(dir + ": no " + (split == Split::kTest ? "test" : "training") + " images" +
+                    (split == Split::kTest && !has_test
+                         ? " (no test folder; hold some out with --test-fraction)"
+                         : ""));
+  return out;
+}
+
+}  // namespace mt

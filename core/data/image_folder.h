@@ -1,0 +1,43 @@
+// Image folders as users keep them: DIR/train/<class>/*.png|jpg|jpeg and
+// optionally DIR/test/<class>/..., or the class folders directly in DIR.
+// Without a test folder a fixed share of each class is held out for
+// testing, chosen by a hash of the file's path inside DIR, so every device
+// holds out the same files and adding photos moves no others.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data/dataset.h"
+
+namespace mt {
+
+// Held out for testing when a folder has no test/ and --test-fraction is
+// not given.
+constexpr double kDefaultTestFraction = 0.1;
+
+struct ImageFile {
+  std::string path;
+  int label = 0;
+  uint64_t bytes = 0;
+  int64_t modified_ns = 0;  // with bytes, tells a changed file from the cached one
+};
+
+struct ImageFolder {
+  std::string root;                  // DIR, as given
+  std::vector<std::string> classes;  // the train folder's class folders, sorted
+  std::vector<ImageFile> files;      // of the split asked for, sorted by path
+  double test_fraction = 0;          // held out (0 when DIR has test/)
+  size_t ignored = 0;                // files that are not PNG or JPEG by name
+};
+
+// Whether `dir` holds class folders of images (directly or under train/).
+bool IsImageFolder(const std::string& dir);
+
+// The files of one split. test_fraction < 0: kDefaultTestFraction unless
+// DIR has a test folder. Throws DataError for no classes, an empty class,
+// a test class the training set lacks, or a fraction with a test folder.
+ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction);
+
+}  // namespace mt
