@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "core/checkpoint/checkpoint.h"
+#include "core/cli/common_options.h"
+#include "core/data/augment.h"
 #include "core/model/model_spec.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
@@ -58,13 +60,28 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   if (!config_.checkpoint_dir.empty())
     EnsureWritableDirectory(config_.checkpoint_dir, "--checkpoint-dir");
   RunModel run = LoadRunModel(config_.model, config_.tuning);
+  // The hub needs only the training set's size and classes; the workers
+  // read the samples. An image folder is decoded here, once, for them.
+  DataOptions read = ReadOptions(config_.data, SpecInputShape(run.spec));
+  read.progress = cli::DecodeProgressLog(config_.dataset);
+  const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain, read);
+  if (train.skipped > 0)
+    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", config_.dataset,
+                 train.skipped, train.skipped_examples.front());
+  record_.skipped_images = train.skipped;
+  const std::string fitted = FitOutputsToClasses(run, train.classes);
+  if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   record_.model_warnings = run.warnings;
   record_.model_label = run.label;
+  record_.class_names = train.class_names;
   spec_ = run.spec;
-  // The hub needs only the training set's size; the workers read the samples.
-  const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain);
-  test_ = LoadDataset(config_.dataset, Split::kTest);
+  // Workers are sent what auto became (StepMessages::FillJoinReply).
+  const Augmentation augment =
+      ResolveAugment(config_.data.augment, train.sample, train.image_folder);
+  config_.data.augment = AugmentChoice{augment.flip, augment.crop_padding > 0};
+  record_.augment = augment.ToString();
+  test_ = LoadDataset(config_.dataset, Split::kTest, read);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
   master_ = std::make_unique<MasterModel>(
       spec_, config_.optimizer, config_.compression.value_or(Compression::kNone),
@@ -76,7 +93,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   // Batch norm's statistics are recomputed on the hub from training samples
   // (core/train/recalibrate.h), so only a model with them loads the set here.
   if (master_->model().RunningStatCount() > 0)
-    calibration_ = LoadDataset(config_.dataset, Split::kTrain);
+    calibration_ = LoadDataset(config_.dataset, Split::kTrain, read);
   if (!run.frozen.empty()) {
     const size_t exchanged = master_->param_count() - master_->exchanged_begin();
     spdlog::info("frozen: {} layer(s); {} of {} parameters travel each step", run.frozen.size(),

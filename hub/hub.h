@@ -128,6 +128,9 @@ class Hub final : private RunHooks {
     int64_t default_batch = 0;  // the global batch before FollowDevices changed it; 0: unchanged
     std::vector<std::string> model_warnings;  // --model's, as loaded (RunModel::warnings)
     std::string model_label;                  // the final model's file is named after it
+    std::vector<std::string> class_names;     // an image folder's, else empty
+    uint64_t skipped_images = 0;              // --skip-bad-images: files left out
+    std::string augment;                      // of training samples (Augmentation::ToString)
     std::string final_model_path;             // "" until written
     std::string tls_fingerprint;  // of the certificate the hub presents; "" in plaintext
   };

@@ -181,6 +181,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   cli::Section(app, "Model, data and training");
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
+  cli::AddDataOptions(app, cfg.data, /*training=*/true);
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
   cli::AddFineTuning(app, cfg.tuning, cfg.export_path);
   cli::AddEvaluation(app, cfg.eval_every, cfg.patience, cfg.target_accuracy);

@@ -80,6 +80,9 @@ void Hub::WriteReport() {
   // The global batch the run was planned with before it followed the devices.
   if (record_.default_batch > 0) r.details["global_batch_default"] = record_.default_batch;
   r.details["model_warnings"] = record_.model_warnings;
+  r.details["class_names"] = record_.class_names;
+  r.details["skipped_images"] = record_.skipped_images;
+  r.details["augment"] = record_.augment;
   loop_->FillSummary(r);
   const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;

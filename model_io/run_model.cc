@@ -36,6 +36,24 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning) {
   return run;
 }
 
+std::string FitOutputsToClasses(RunModel& run, int classes) {
+  if (classes <= 0 || run.spec.layer_size() == 0) return "";
+  proto::Layer& last = *run.spec.mutable_layer(run.spec.layer_size() - 1);
+  const int outputs = BuildOnCpu(run.spec).model->num_classes();
+  if (outputs == classes) return "";
+  if (!run.initial && last.has_dense()) {
+    last.mutable_dense()->set_units(classes);
+    return "model " + run.spec.name() + ": " + std::to_string(classes) + " outputs (layer " +
+           last.name() + "), one per class of the dataset, instead of " + std::to_string(outputs);
+  }
+  if (outputs > classes)
+    run.warnings.push_back("model " + run.label + " has " + std::to_string(outputs) +
+                           " outputs but the dataset " + std::to_string(classes) +
+                           " classes: the other " + std::to_string(outputs - classes) +
+                           " outputs never match a label");
+  return "";
+}
+
 ModelWeights WeightsOf(const Model& model) {
   ModelWeights w;
   w.params.resize(model.ParamCount());

@@ -32,6 +32,14 @@ struct RunModel {
 // ModelSpecError, std::invalid_argument) naming the file and the layer.
 RunModel LoadRunModel(const std::string& model, const FineTuning& tuning);
 
+// Fits the model's outputs to the dataset's `classes`. A model without
+// weights to start from (a preset or a spec) whose last layer is dense gets
+// one output per class: returns a note saying so for the log. Otherwise
+// more outputs than classes adds a warning (the extra ones only learn never
+// to fire); fewer is refused when the data meets the model
+// (CheckDataFitsModel). Returns "" when nothing changed.
+std::string FitOutputsToClasses(RunModel& run, int classes);
+
 ModelWeights WeightsOf(const Model& model);
 void SetWeights(Model& model, const ModelWeights& weights);
 

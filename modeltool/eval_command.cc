@@ -27,10 +27,11 @@ CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
       "mt's fixed input normalisation (pixels to [-1, 1]), and prints the result as JSON.");
   cmd->add_option("FILE", options.file, "the model: .onnx or .mtc")->required();
   cmd->add_option("--dataset", options.dataset,
-                  "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), or a directory of "
-                  "IDX or CIFAR-10 files")
+                  "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), a directory of "
+                  "IDX or CIFAR-10 files, or an image folder (resized to the model's input)")
       ->type_name("NAME|DIR")
       ->required();
+  cli::AddDataOptions(*cmd, options.data, /*training=*/false);
   cli::AddReport(*cmd, options.report);
   cmd->add_option("--batch", options.batch, "samples per forward pass")
       ->transform(cli::Integer(1, 65536));
@@ -50,7 +51,9 @@ int RunEval(const EvalOptions& options) {
   model->SetParams(loaded.weights->params.data());
   if (model->RunningStatCount()) model->SetRunningStats(loaded.weights->running_stats.data());
   model->Reserve(static_cast<int>(options.batch));
-  const auto test = LoadDataset(options.dataset, Split::kTest);
+  DataOptions read = ReadOptions(options.data, model->input_shape());
+  read.progress = cli::DecodeProgressLog(options.dataset);
+  const auto test = LoadDataset(options.dataset, Split::kTest, read);
   if (model->input_shape() != test->SampleShape())
     throw std::runtime_error("dataset " + options.dataset + " has samples of " +
                              test->SampleShape().ToString() + " but the model takes " +

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/data/data_settings.h"
+
 namespace CLI {
 class App;
 }
@@ -15,6 +17,7 @@ struct EvalOptions {
   std::string file, dataset, report;
   int64_t batch = 256;
   int64_t threads = 1;
+  DataSettings data;  // --test-fraction, --skip-bad-images
 };
 
 CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options);

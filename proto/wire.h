@@ -33,7 +33,9 @@ namespace mt::wire {
 //     matrices by a rule both sides must share (core/compress/segment_codec.h).
 // 13: Hello.compute_ms_per_sample; the hub's global batch may follow it, and
 //     the learning rate with it, which workers take from the step-0 state.
-constexpr uint32_t kProtocolVersion = 13;
+// 14: JoinReply.data: how workers read the dataset (image folders' hold-out
+//     and bad files, augmentation of training samples).
+constexpr uint32_t kProtocolVersion = 14;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload

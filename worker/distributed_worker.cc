@@ -66,6 +66,10 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
   spec.seed = join.seed();
   spec.memory_budget_bytes = cfg.memory_budget_bytes;
   spec.frozen.assign(join.frozen_layers().begin(), join.frozen_layers().end());
+  // Read as the hub reads, whether its dataset or this worker's --data.
+  spec.data.test_fraction = join.data().test_fraction();
+  spec.data.skip_bad_images = join.data().skip_bad_images();
+  spec.data.augment = AugmentChoice{join.data().augment_flip(), join.data().augment_crop()};
   if (!kept || !kept->Serves(spec)) {
     if (kept) spdlog::info("the hub's model, data or optimizer changed: building the trainer anew");
     kept.reset();  // the old one's memory goes before the new one's comes

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "core/cli/common_options.h"
 #include "core/model/model_spec.h"
 #include "core/trace/layer_spans.h"
 
@@ -42,7 +43,10 @@ void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
   kernels::CpuBackend& home = devices_.cpu();
-  data_ = LoadDataset(spec.dataset, Split::kTrain);
+  DataOptions read = ReadOptions(spec.data, SpecInputShape(spec.model));
+  read.progress = cli::DecodeProgressLog(spec.dataset);
+  data_ = LoadDataset(spec.dataset, Split::kTrain, read);
+  augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
   {
     const auto probe = BuildModel(spec.model, home);
     CheckDataFitsModel(*probe, *data_, spec.dataset);
@@ -72,14 +76,18 @@ bool LocalTrainer::Serves(const TrainerSpec& spec) const {
   const bool same_optimizer = a.kind == b.kind && a.lr == b.lr && a.momentum == b.momentum &&
                               a.weight_decay == b.weight_decay && a.beta1 == b.beta1 &&
                               a.beta2 == b.beta2 && a.eps == b.eps;
-  return same_optimizer && spec.dataset == spec_.dataset && spec.capacity <= spec_.capacity &&
+  const DataSettings &da = spec.data, &db = spec_.data;
+  const bool same_data = spec.dataset == spec_.dataset && da.test_fraction == db.test_fraction &&
+                         da.skip_bad_images == db.skip_bad_images &&
+                         da.augment.flip == db.augment.flip && da.augment.crop == db.augment.crop;
+  return same_optimizer && same_data && spec.capacity <= spec_.capacity &&
          spec.frozen == spec_.frozen && ModelSpecToText(spec.model) == spec_text_;
 }
 
 double LocalTrainer::ComputeGradients(const uint32_t* indices, int n, uint64_t dropout_seed,
                                       GradientListener* listener) {
   const auto begin = std::chrono::steady_clock::now();
-  batch_->Fill(*data_, indices, n);
+  batch_->Fill(*data_, indices, n, augment_, dropout_seed);
   model_->SetBatch(batch_->images(), batch_->labels(), n);
   if (trace_ && !profiler_) return TracedGradients(dropout_seed, listener);
   if (!profiler_) return model_->ComputeGradients(dropout_seed, nullptr, listener);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/data_settings.h"
 #include "core/data/dataset.h"
 #include "core/model/model.h"
 #include "core/optim/optimizer.h"
@@ -31,6 +32,9 @@ struct TrainerSpec {
   int64_t memory_budget_bytes = 0;
   // Layers whose parameters stay as they are (fine-tuning the rest).
   std::vector<std::string> frozen;
+  // How the dataset is read, and training samples augmented (auto: as
+  // suits the data, core/data/augment.h).
+  DataSettings data;
 };
 
 class LocalTrainer {
@@ -49,6 +53,7 @@ class LocalTrainer {
   Optimizer& optimizer() { return *optimizer_; }
   const Optimizer& optimizer() const { return *optimizer_; }
   const Dataset& data() const { return *data_; }
+  const Augmentation& augment() const { return augment_; }
   int capacity() const { return spec_.capacity; }
   const std::string& dataset() const { return spec_.dataset; }
   const std::string& model_name() const { return spec_.model.name(); }
@@ -79,6 +84,7 @@ class LocalTrainer {
   TrainerSpec spec_;
   std::string spec_text_;
   std::unique_ptr<Dataset> data_;
+  Augmentation augment_;  // spec.data.augment, resolved for data_
   std::unique_ptr<BatchBuffer> batch_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;

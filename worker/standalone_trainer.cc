@@ -10,6 +10,7 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/training_checkpoint.h"
+#include "core/cli/common_options.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/model/model_spec.h"
@@ -167,15 +168,24 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   if (!cfg.checkpoint_dir.empty()) EnsureWritableDirectory(cfg.checkpoint_dir, "--checkpoint-dir");
   // --trace: checked now, written at the end (or by its destructor on an error).
   WorkerTrace timeline(cfg.trace_path, "mtworker --standalone");
-  const RunModel run = LoadRunModel(cfg.model, cfg.tuning);
+  RunModel run = LoadRunModel(cfg.model, cfg.tuning);
+  DataOptions read = ReadOptions(cfg.data, SpecInputShape(run.spec));
+  read.progress = cli::DecodeProgressLog(cfg.dataset);
+  const DatasetInfo train_info = PeekDataset(cfg.dataset, Split::kTrain, read);
+  if (train_info.skipped > 0)
+    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", cfg.dataset,
+                 train_info.skipped, train_info.skipped_examples.front());
+  const std::string fitted = FitOutputsToClasses(run, train_info.classes);
+  if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
   const int batch = static_cast<int>(cfg.batch);
   TrainerSpec trainer_spec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed};
   trainer_spec.frozen = run.frozen;
+  trainer_spec.data = cfg.data;
   LocalTrainer trainer(devices, trainer_spec);
-  const auto test = LoadDataset(cfg.dataset, Split::kTest);
+  const auto test = LoadDataset(cfg.dataset, Split::kTest, read);
   CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
   Model& model = trainer.model();
   const RunPlan plan(static_cast<int64_t>(trainer.data().Size()), batch, cfg.epochs, cfg.max_steps);
@@ -208,6 +218,9 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
 
   summary.details["frozen_layers"] = run.frozen;
   summary.details["model_warnings"] = run.warnings;
+  summary.details["class_names"] = train_info.class_names;
+  summary.details["skipped_images"] = train_info.skipped;
+  summary.details["augment"] = trainer.augment().ToString();
   size_t trained = 0;
   for (const auto& [begin, end] : model.TrainedRanges()) trained += end - begin;
   summary.details["trained_parameters"] = trained;

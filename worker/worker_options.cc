@@ -155,6 +155,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
 
   cli::Section(app, kStandaloneSection);
   cli::AddModelAndDataset(app, alone.model, alone.dataset, "");
+  cli::AddDataOptions(app, alone.data, /*training=*/true);
   app.add_option("--batch", alone.batch, "samples per step")->transform(Integer(1, 1 << 20));
   cli::AddRunLength(app, alone.epochs, alone.max_steps);
   cli::AddEvaluation(app, alone.eval_every, alone.patience, alone.target_accuracy);

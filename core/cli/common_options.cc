@@ -4,9 +4,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "core/cli/choice_option.h"
@@ -23,10 +25,52 @@ void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
                  "(.onnx: its weights are the start) or mt checkpoint (.mtc)")
       ->type_name("NAME|FILE");
   app.add_option("--dataset", dataset,
-                 "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), or a directory of IDX "
-                 "or CIFAR-10 files" +
+                 "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), a directory of IDX "
+                 "or CIFAR-10 files, or an image folder (DIR/<class>/*.png|jpg, or "
+                 "DIR/train/<class>/... and DIR/test/<class>/...; resized to the model's input)" +
                      dataset_note)
       ->type_name("NAME|DIR");
+}
+
+void AddDataOptions(CLI::App& app, DataSettings& data, bool training) {
+  app.add_option("--test-fraction", data.test_fraction,
+                 "image folders without a test/ folder: hold out this share of each class for "
+                 "testing, chosen by file path (default: 0.1)")
+      ->check(Real(0, 0.95))
+      ->default_str("");
+  app.add_flag("--skip-bad-images", data.skip_bad_images,
+               "leave out image files that do not decode (truncated, not PNG or JPEG, under 8 "
+               "pixels a side, over 64 megapixels) and count them, rather than stop at the first");
+  if (!training) return;
+  app.add_option_function<std::string>(
+         "--augment", [&data](const std::string& text) { data.augment = ParseAugment(text); },
+         "training samples only: random shift within a black border of an eighth of the side "
+         "(crop) and left-right mirror (flip); auto: both for image folders, none for IDX and "
+         "CIFAR-10 files")
+      ->check(
+          [](const std::string& text) {
+            try {
+              ParseAugment(text);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "auto|none|flip|crop|flip,crop")
+      ->type_name("auto|none|flip|crop|flip,crop")
+      ->default_str("auto");
+}
+
+std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset) {
+  auto last =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [dataset, last](size_t done, size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - *last < std::chrono::seconds(3)) return;
+    *last = now;
+    spdlog::info("decoding {}: {} of {} images{}", dataset, done, total,
+                 done == total ? " (cached for the next run)" : "");
+  };
 }
 
 void AddFineTuning(CLI::App& app, FineTuning& tuning, std::string& export_path) {

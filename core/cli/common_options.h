@@ -4,9 +4,12 @@
 // shows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "core/data/data_settings.h"
 #include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
 
@@ -19,6 +22,11 @@ namespace mt::cli {
 // --model, --dataset. `dataset_note` ends the --dataset help.
 void AddModelAndDataset(CLI::App& app, std::string& model, std::string& dataset,
                         const std::string& dataset_note);
+// --test-fraction, --skip-bad-images and, with `training`, --augment.
+void AddDataOptions(CLI::App& app, DataSettings& data, bool training);
+// Logs the first decode of an image folder ("decoding DIR: 12000 of 60000
+// images"), at most every few seconds; for DataOptions::progress.
+std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset);
 // --epochs, --steps.
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
 // --init-from, --freeze, --train-only, --export.

@@ -25,6 +25,7 @@ class CachedImageDataset : public Dataset {
   int Get(size_t index, float* image) const override;
   const std::vector<std::string>& ClassNames() const override { return classes_; }
   size_t HeldBytes() const override { return labels_.size() * sizeof(uint16_t); }
+  bool IsImageFolder() const override { return true; }
 
   uint64_t fingerprint() const { return fingerprint_; }
   uint64_t skipped() const { return skipped_; }

@@ -38,6 +38,8 @@ class Dataset {
   // What the set keeps in memory; a set read from disk as needed keeps
   // only its labels.
   virtual size_t HeldBytes() const { return Size() * (SampleShape().count() + 1); }
+  // Photos from an image folder, which augmentation suits by default.
+  virtual bool IsImageFolder() const { return false; }
 };
 
 // Every device must compute identical inputs from identical bytes, so the
@@ -99,6 +101,11 @@ struct DatasetInfo {
   Shape sample;
   int classes = 0;
   std::vector<std::string> class_names;  // image folders only
+  bool image_folder = false;
+  // Image folders with DataOptions::skip_bad_images: files left out, and
+  // the first few with why.
+  uint64_t skipped = 0;
+  std::vector<std::string> skipped_examples;
 };
 DatasetInfo PeekDataset(const std::string& name_or_dir, Split split,
                         const DataOptions& options = {});

@@ -18,8 +18,9 @@ namespace mt {
 
 std::string ImageCacheDir();
 
-// Throws DataError naming the bad file (unless options.skip_bad_images),
-// the folder, or the cache that cannot be written.
+// A CachedImageDataset (cached_image_dataset.h). Throws DataError naming
+// the bad file (unless options.skip_bad_images), the folder, or the cache
+// that cannot be written.
 std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
                                          const DataOptions& options);
 

@@ -1,5 +1,6 @@
 #include <filesystem>
 
+#include "core/data/cached_image_dataset.h"
 #include "core/data/cifar10_reader.h"
 #include "core/data/dataset.h"
 #include "core/data/idx_reader.h"
@@ -122,7 +123,9 @@ DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataO
     // Which files decode is known only by decoding them: the cache is built
     // now, once, for the workers on this machine too.
     const auto data = OpenImageFolder(f.image_folder, split, options);
-    return {data->Size(), data->SampleShape(), data->NumClasses(), data->ClassNames()};
+    const auto& cached = static_cast<const CachedImageDataset&>(*data);
+    return {data->Size(), data->SampleShape(), data->NumClasses(),       data->ClassNames(),
+            true,         cached.skipped(),    cached.skipped_examples()};
   }
   return f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
 }

@@ -126,13 +126,17 @@ std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend
     }
   }
   std::vector<std::vector<int>> inputs = ResolveInputs(spec);
-  const Shape input{spec.input().channels(), spec.input().height(), spec.input().width()};
+  const Shape input = SpecInputShape(spec);
   try {
     return std::make_unique<Model>(input, std::move(layers), backend, std::move(placement),
                                    std::move(inputs));
   } catch (const std::invalid_argument& e) {
     throw ModelSpecError("model " + spec.name() + ": " + e.what());
   }
+}
+
+Shape SpecInputShape(const proto::ModelSpec& spec) {
+  return Shape{spec.input().channels(), spec.input().height(), spec.input().width()};
 }
 
 }  // namespace mt

@@ -21,6 +21,8 @@ proto::ModelSpec ParseModelSpec(const std::string& text, const std::string& orig
 // A preset name (lenet5, mentee) or a path to a text-format spec file.
 proto::ModelSpec LoadModelSpec(const std::string& name_or_path);
 std::string ModelSpecToText(const proto::ModelSpec& spec);
+// The spec's input (channels, height, width).
+Shape SpecInputShape(const proto::ModelSpec& spec);
 
 // Builds the layers and checks that the shapes fit; throws ModelSpecError
 // naming the layer at fault. `backend` holds the parameters; `placement`

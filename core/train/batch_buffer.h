@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/data/augment.h"
 #include "core/data/dataset.h"
 
 namespace mt {
@@ -20,6 +21,17 @@ class BatchBuffer {
 
   void Fill(const Dataset& data, const uint32_t* indices, int n) {
     FillBatch(data, indices, n, images_.data(), labels_.data());
+  }
+  // The same, each sample then augmented with a key from `key` and its
+  // index: the same step gives the same variants on any device.
+  void Fill(const Dataset& data, const uint32_t* indices, int n, const Augmentation& augment,
+            uint64_t key) {
+    Fill(data, indices, n);
+    if (!augment.any()) return;
+    const Shape shape = data.SampleShape();
+    for (int i = 0; i < n; ++i)
+      Augment(augment, shape, key ^ (uint64_t{indices[i]} * 0x9E3779B97F4A7C15ull),
+              images_.data() + sample_count_ * static_cast<size_t>(i));
   }
 
  private:

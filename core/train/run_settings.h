@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/data/data_settings.h"
 #include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
 #include "core/train/training_loop.h"
@@ -21,6 +22,7 @@ namespace mt {
 struct RunSettings : LoopSettings {
   std::string model = "lenet5";  // preset, spec file, .onnx or .mtc
   std::string dataset = "fashion-mnist";
+  DataSettings data;        // --test-fraction, --skip-bad-images, --augment
   FineTuning tuning;        // --init-from, --freeze, --train-only
   std::string export_path;  // "": the final model to checkpoint_dir or state_dir/models
   int64_t epochs = 0;       // 0: as many as max_steps needs, else 1

@@ -35,6 +35,12 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
   reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());
   if (trace) reply->set_trace(true);
+  proto::DataSettings* data = reply->mutable_data();
+  data->set_test_fraction(config_.data.test_fraction);
+  data->set_skip_bad_images(config_.data.skip_bad_images);
+  // The hub resolved auto (Hub::Hub), so both are set.
+  data->set_augment_flip(config_.data.augment.flip.value_or(false));
+  data->set_augment_crop(config_.data.augment.crop.value_or(false));
 }
 
 void StepMessages::SetPlan(int64_t step, int64_t hub_time_us, const std::vector<WorkerSlot*>& who) {
