@@ -28,9 +28,13 @@ std::string Sanitize(const std::string& raw) {
   return s;
 }
 
-// PyTorch names nodes by module path and op: "/layer1/layer1.0/conv1/Conv".
-// The module's own name ("conv1") is what its weights are named after.
-std::string ModuleName(const std::string& raw, const std::string& op) {
+// PyTorch names a node by the scopes of the modules around it and its op:
+// "/features/features.1/body/body.0/body.0.0/Conv". Each scope is named
+// relative to the nearest named one, so "body.0" refines "body" while
+// "body" is a child of "features.1": the module's path, as in its weights'
+// names ("features.1.body.0.0.weight") and in --freeze, is
+// "features.1.body.0.0".
+std::string ModulePath(const std::string& raw, const std::string& op) {
   if (raw.empty() || raw[0] != '/') return raw;
   std::vector<std::string> parts;
   for (size_t begin = 1, end; begin <= raw.size(); begin = end + 1) {
@@ -39,7 +43,16 @@ std::string ModuleName(const std::string& raw, const std::string& op) {
     if (end > begin) parts.push_back(raw.substr(begin, end - begin));
   }
   if (!parts.empty() && parts.back().rfind(op, 0) == 0) parts.pop_back();
-  return parts.empty() ? "" : parts.back();
+  std::vector<std::string> path;
+  for (const std::string& part : parts) {
+    if (!path.empty() && part.rfind(path.back() + ".", 0) == 0)
+      path.back() = part;
+    else
+      path.push_back(part);
+  }
+  std::string joined;
+  for (const std::string& p : path) joined += (joined.empty() ? "" : ".") + p;
+  return joined;
 }
 
 std::string Lower(std::string s) {
@@ -257,7 +270,7 @@ const OnnxConstant& OnnxImporter::FloatConstant(const OnnxNode& n, int i, const 
 }
 
 std::string OnnxImporter::LayerName(const OnnxNode& n) {
-  std::string base = Sanitize(ModuleName(n.proto().name(), n.op()));
+  std::string base = Sanitize(ModulePath(n.proto().name(), n.op()));
   if (base.empty() || base == "input") base = Lower(n.op());
   std::string name = base;
   for (int k = 2; names_.count(name); ++k) name = base + "_" + std::to_string(k);

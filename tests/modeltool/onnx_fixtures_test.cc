@@ -9,11 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/model/model_spec.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model_io/onnx_export.h"
 #include "model_io/onnx_import.h"
+#include "onnx/onnx_pb.h"
 
 namespace mt {
 namespace {
@@ -100,6 +102,25 @@ TEST(PyTorchFixtures, BatchNormFoldedByTheDefaultExportIsSaidWithTheFlagsThatKee
   // Ours carry module-style names: exported and imported again, no warning.
   EXPECT_TRUE(
       ImportOnnxBytes(ExportOnnxBytes(folded.spec, *folded.weights), "again").warnings.empty());
+}
+
+TEST(PyTorchFixtures, LayersAreNamedByTheirModulePathsAsTheWeightsAre) {
+  // "/features/features.1/body/body.0/body.0.0/Conv", weights
+  // "features.1.body.0.0.weight": the layer is "features.1.body.0.0".
+  const LoadedModel m = ImportOnnx((kFixtures / "mobilenet_v2_style.onnx").string());
+  std::set<std::string> names;
+  for (const auto& layer : m.spec.layer()) names.insert(layer.name());
+  for (const char* path : {"features.0.0", "features.0.1", "features.1.body.0.0", "classifier"})
+    EXPECT_EQ(names.count(path), 1u) << path;
+  // Every weighted layer's name is its weights' prefix, as in state_dict().
+  onnx::ModelProto proto;
+  std::ifstream in(kFixtures / "mobilenet_v2_style.onnx", std::ios::binary);
+  ASSERT_TRUE(proto.ParseFromIstream(&in));
+  for (const auto& init : proto.graph().initializer()) {
+    const std::string& w = init.name();
+    if (w.size() > 7 && w.compare(w.size() - 7, 7, ".weight") == 0)
+      EXPECT_EQ(names.count(w.substr(0, w.size() - 7)), 1u) << w;
+  }
 }
 
 TEST(PyTorchFixtures, UnsupportedAndTruncatedAreRefusedByName) {

@@ -120,8 +120,9 @@ TEST(OnnxImport, PyTorchStyleGraph) {
   const LoadedModel m = ImportOnnxBytes(b.Bytes(), "pytorch.onnx");
   const auto& s = m.spec;
   ASSERT_EQ(s.layer_size(), 5);
-  EXPECT_EQ(s.layer(0).name(), "conv");  // the module of "/features/conv/Conv"
-  EXPECT_EQ(s.layer(1).name(), "act");
+  // The module's path, as PyTorch names its weights and --freeze takes it.
+  EXPECT_EQ(s.layer(0).name(), "features.conv");  // "/features/conv/Conv"
+  EXPECT_EQ(s.layer(1).name(), "features.act");
   EXPECT_EQ(s.layer(0).conv().padding(), 1);
   EXPECT_FALSE(s.layer(0).conv().no_bias());
   EXPECT_TRUE(s.layer(1).has_relu6());
