@@ -69,7 +69,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
     spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", config_.dataset,
                  train.skipped, train.skipped_examples.front());
   record_.skipped_images = train.skipped;
-  const std::string fitted = FitOutputsToClasses(run, train.classes);
+  const std::string fitted = FitOutputsToClasses(run, train.classes, train.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   record_.model_warnings = run.warnings;
@@ -256,8 +256,16 @@ void Hub::SaveFinal() {
       config_.tls.state_dir.empty() ? tls::DefaultStateDir() : config_.tls.state_dir;
   const std::string path =
       FinalModelPath(config_.export_path, config_.checkpoint_dir, state_dir, record_.model_label);
+  RunSummary run;  // what the model file keeps of the run
+  run.mode = "hub";
+  run.dataset = config_.dataset;
+  run.optimizer = master_->optimizer().Kind();
+  run.lr = master_->optimizer().config().lr;
+  run.seed = config_.seed;
+  loop_->FillSummary(run);
+  run.details["augment"] = record_.augment;
   try {
-    SaveFinalModel(path, spec_, master_->model());
+    SaveFinalModel(path, spec_, master_->model(), {{"mt.training", run.ModelNote()}});
     record_.final_model_path = path;
   } catch (const std::exception& e) {
     // The run itself succeeded; its checkpoint (if any) still holds the weights.

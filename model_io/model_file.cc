@@ -61,10 +61,10 @@ LoadedModel LoadModelFile(const std::string& path_or_preset) {
 }
 
 SavedModel SaveModelFile(const std::string& path, const proto::ModelSpec& spec,
-                         const ModelWeights& weights) {
+                         const ModelWeights& weights, const ModelMetadata& metadata) {
   SavedModel saved{ModelFileKindOf(path)};
   switch (saved.kind) {
-    case ModelFileKind::kOnnx: ExportOnnx(spec, weights, path); break;
+    case ModelFileKind::kOnnx: ExportOnnx(spec, weights, path, metadata); break;
     case ModelFileKind::kCheckpoint: {
       const BuiltModel built = BuildOnCpu(spec);
       CheckWeightsFit(*built.model, spec, weights, "the weights");

@@ -28,7 +28,8 @@ struct SavedModel {
 // A checkpoint is written at step 0 without optimizer state; its running
 // statistics are the weights' own. Throws like LoadModelFile, or
 // std::runtime_error when the file cannot be written.
+// `metadata` goes into an ONNX file only (onnx_export.h).
 SavedModel SaveModelFile(const std::string& path, const proto::ModelSpec& spec,
-                         const ModelWeights& weights);
+                         const ModelWeights& weights, const ModelMetadata& metadata = {});
 
 }  // namespace mt

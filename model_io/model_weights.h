@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model.pb.h"
@@ -16,6 +17,10 @@ struct ModelWeights {
   std::vector<float> params;
   std::vector<float> running_stats;
 };
+
+// Key-value notes an exported ONNX file carries beyond the model (its
+// metadata_props), e.g. the training run's summary as mt.training.
+using ModelMetadata = std::vector<std::pair<std::string, std::string>>;
 
 struct LoadedModel {
   proto::ModelSpec spec;

@@ -1,5 +1,7 @@
 #include "model_io/onnx_export.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -54,7 +56,8 @@ void DescribeInput(onnx::ModelProto& m) {
 
 }  // namespace
 
-std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& weights) {
+std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& weights,
+                            const ModelMetadata& metadata) {
   BuiltModel built;
   try {
     built = BuildOnCpu(spec);
@@ -68,12 +71,26 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
   m.set_ir_version(kIrVersion);
   m.set_producer_name("mt");
   DescribeInput(m);
+  if (spec.class_names_size() > 0)
+    AddMetadata(m, "mt.class_names",
+                nlohmann::json(std::vector<std::string>(spec.class_names().begin(),
+                                                        spec.class_names().end()))
+                    .dump());
+  for (const auto& [key, value] : metadata) AddMetadata(m, key, value);
   auto* opset = m.add_opset_import();
   opset->set_domain("");
   opset->set_version(kOnnxExportOpset);
   onnx::GraphProto& g = *m.mutable_graph();
   g.set_name(spec.name());
-  DescribeTensor(*g.add_input(), "input", model.input_shape());
+  // An imported file's names, unless a layer's tensor has taken one.
+  const auto layer_named = [&spec](const std::string& name) {
+    for (const proto::Layer& l : spec.layer())
+      if (l.name() == name) return true;
+    return false;
+  };
+  const std::string input =
+      spec.input_name().empty() || layer_named(spec.input_name()) ? "input" : spec.input_name();
+  DescribeTensor(*g.add_input(), input, model.input_shape());
   GraphWriter w(g);
 
   std::vector<std::string> outputs;  // per layer: its output tensor
@@ -84,7 +101,7 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
     std::vector<std::string> ins;
     std::vector<Shape> in_shapes;
     for (int v : model.layer_inputs(i)) {
-      ins.push_back(v < 0 ? "input" : outputs[v]);
+      ins.push_back(v < 0 ? input : outputs[v]);
       in_shapes.push_back(v < 0 ? model.input_shape() : model.layer_output_shape(v));
     }
     const int first = model.layer_inputs(i)[0];
@@ -97,15 +114,27 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
                       LayerKindName(l.kind_case()) + " has no ONNX translation");
     write(OnnxLayerOut{w, l, name, ins, in, p, s, in_shapes});
   }
-  DescribeTensor(*g.add_output(), outputs.back(), model.output_shape());
+  std::string output = outputs.back();
+  if (!spec.output_name().empty() && !layer_named(spec.output_name()) &&
+      spec.output_name() != input) {
+    // The layers name their tensors after themselves; the graph's output
+    // takes the imported file's name through an Identity.
+    onnx::NodeProto& rename = *g.add_node();
+    rename.set_op_type("Identity");
+    rename.set_name(spec.output_name());
+    rename.add_input(output);
+    rename.add_output(spec.output_name());
+    output = spec.output_name();
+  }
+  DescribeTensor(*g.add_output(), output, model.output_shape());
   std::string bytes;
   if (!m.SerializeToString(&bytes)) throw OnnxError("cannot encode the ONNX model");
   return bytes;
 }
 
-void ExportOnnx(const proto::ModelSpec& spec, const ModelWeights& weights,
-                const std::string& path) {
-  const std::string bytes = ExportOnnxBytes(spec, weights);
+void ExportOnnx(const proto::ModelSpec& spec, const ModelWeights& weights, const std::string& path,
+                const ModelMetadata& metadata) {
+  const std::string bytes = ExportOnnxBytes(spec, weights, metadata);
   try {
     WriteFileAtomically(path, bytes);
   } catch (const std::runtime_error& e) {

@@ -4,8 +4,11 @@
 // inference form with the running statistics; dropout stays a Dropout node
 // (an identity in inference) so that importing the file gives the same spec.
 // The file says how to feed it (metadata_props): mt.input_layout,
-// mt.input_mean and mt.input_std (for images in [0, 1], per channel) and
-// mt.input_scaling in words.
+// mt.input_mean and mt.input_std (for images in [0, 1], per channel),
+// mt.input_scaling in words, mt.class_names (a JSON array, when the spec
+// names its outputs) and whatever `metadata` adds. The input and output
+// keep the names an imported file gave them (ModelSpec.input_name,
+// output_name).
 #pragma once
 
 #include <string>
@@ -18,8 +21,10 @@ namespace mt {
 constexpr int kOnnxExportOpset = 13;
 
 // Throws OnnxError when the spec does not build or the weights do not fit it.
-std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& weights);
+std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& weights,
+                            const ModelMetadata& metadata = {});
 // Written atomically.
-void ExportOnnx(const proto::ModelSpec& spec, const ModelWeights& weights, const std::string& path);
+void ExportOnnx(const proto::ModelSpec& spec, const ModelWeights& weights, const std::string& path,
+                const ModelMetadata& metadata = {});
 
 }  // namespace mt

@@ -1,5 +1,7 @@
 #include "model_io/onnx_importer.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cctype>
 #include <vector>
 
@@ -86,6 +88,7 @@ LoadedModel OnnxImporter::Run() {
   ReadOutput();
   LoadedModel loaded;
   loaded.weights = CheckAgainstModel();
+  ReadClassNames();
   loaded.spec = spec_;
   loaded.origin = origin_;
   return loaded;
@@ -129,6 +132,7 @@ void OnnxImporter::ReadInput() {
   spec_.mutable_input()->set_height(chw[1]);
   spec_.mutable_input()->set_width(chw[2]);
   values_[in.name()] = ImportedValue{"input", -1, false, false};
+  if (in.name() != "input") spec_.set_input_name(in.name());  // kept for the export
 }
 
 void OnnxImporter::ImportNodes() {
@@ -170,6 +174,24 @@ void OnnxImporter::ReadOutput() {
     throw OnnxError(origin_ + ": the graph output '" + name + "' comes from layer '" + v.source +
                     "', but layers follow it that feed no output; mt's logits are its last "
                     "layer's output");
+  if (name != spec_.layer(v.layer).name()) spec_.set_output_name(name);  // kept for the export
+}
+
+void OnnxImporter::ReadClassNames() {
+  // Ours (onnx_export.h): a JSON array with a name per output. Anything
+  // else there is not ours to interpret, and names are only a label.
+  for (const onnx::StringStringEntryProto& p : model_.metadata_props()) {
+    if (p.key() != "mt.class_names") continue;
+    const nlohmann::json names = nlohmann::json::parse(p.value(), nullptr, false);
+    if (!names.is_array()) return;
+    const int outputs = spec_.layer(spec_.layer_size() - 1).has_dense()
+                            ? spec_.layer(spec_.layer_size() - 1).dense().units()
+                            : -1;
+    if (static_cast<int>(names.size()) != outputs) return;
+    for (const auto& n : names)
+      if (!n.is_string()) return;
+    for (const auto& n : names) spec_.add_class_names(n.get<std::string>());
+  }
 }
 
 ModelWeights OnnxImporter::CheckAgainstModel() {

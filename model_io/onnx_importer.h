@@ -84,6 +84,7 @@ class OnnxImporter {
   void ReadConstants();
   void ImportNodes();
   void ReadOutput();
+  void ReadClassNames();
   std::string LayerName(const OnnxNode& n);
   ModelWeights CheckAgainstModel();
 

@@ -36,22 +36,28 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning) {
   return run;
 }
 
-std::string FitOutputsToClasses(RunModel& run, int classes) {
+std::string FitOutputsToClasses(RunModel& run, int classes,
+                                const std::vector<std::string>& class_names) {
   if (classes <= 0 || run.spec.layer_size() == 0) return "";
   proto::Layer& last = *run.spec.mutable_layer(run.spec.layer_size() - 1);
-  const int outputs = BuildOnCpu(run.spec).model->num_classes();
-  if (outputs == classes) return "";
-  if (!run.initial && last.has_dense()) {
+  int outputs = BuildOnCpu(run.spec).model->num_classes();
+  std::string note;
+  if (outputs != classes && !run.initial && last.has_dense()) {
     last.mutable_dense()->set_units(classes);
-    return "model " + run.spec.name() + ": " + std::to_string(classes) + " outputs (layer " +
+    note = "model " + run.spec.name() + ": " + std::to_string(classes) + " outputs (layer " +
            last.name() + "), one per class of the dataset, instead of " + std::to_string(outputs);
-  }
-  if (outputs > classes)
+    outputs = classes;
+  } else if (outputs > classes) {
     run.warnings.push_back("model " + run.label + " has " + std::to_string(outputs) +
                            " outputs but the dataset " + std::to_string(classes) +
                            " classes: the other " + std::to_string(outputs - classes) +
                            " outputs never match a label");
-  return "";
+  }
+  if (static_cast<int>(class_names.size()) == outputs) {
+    run.spec.clear_class_names();
+    for (const std::string& name : class_names) run.spec.add_class_names(name);
+  }
+  return note;
 }
 
 ModelWeights WeightsOf(const Model& model) {
@@ -82,14 +88,14 @@ std::string FinalModelPath(const std::string& export_path, const std::string& ru
 }
 
 SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec,
-                          const Model& model) {
+                          const Model& model, const ModelMetadata& metadata) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec)
     throw std::runtime_error("cannot create " + parent.string() +
                              " for the final model: " + ec.message());
-  return SaveModelFile(path, spec, WeightsOf(model));
+  return SaveModelFile(path, spec, WeightsOf(model), metadata);
 }
 
 }  // namespace mt

@@ -38,7 +38,10 @@ RunModel LoadRunModel(const std::string& model, const FineTuning& tuning);
 // more outputs than classes adds a warning (the extra ones only learn never
 // to fire); fewer is refused when the data meets the model
 // (CheckDataFitsModel). Returns "" when nothing changed.
-std::string FitOutputsToClasses(RunModel& run, int classes);
+// The model's outputs are named after `class_names` when there is one per
+// output.
+std::string FitOutputsToClasses(RunModel& run, int classes,
+                                const std::vector<std::string>& class_names = {});
 
 ModelWeights WeightsOf(const Model& model);
 void SetWeights(Model& model, const ModelWeights& weights);
@@ -51,6 +54,6 @@ std::string FinalModelPath(const std::string& export_path, const std::string& ru
 // Writes `model` to `path` (by extension, model_file.h), creating its
 // directory; throws std::runtime_error when it cannot.
 SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec,
-                          const Model& model);
+                          const Model& model, const ModelMetadata& metadata = {});
 
 }  // namespace mt

@@ -175,7 +175,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   if (train_info.skipped > 0)
     spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", cfg.dataset,
                  train_info.skipped, train_info.skipped_examples.front());
-  const std::string fitted = FitOutputsToClasses(run, train_info.classes);
+  const std::string fitted =
+      FitOutputsToClasses(run, train_info.classes, train_info.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   const proto::ModelSpec& spec = run.spec;
@@ -254,7 +255,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   const std::string final_path =
       FinalModelPath(cfg.export_path, cfg.checkpoint_dir,
                      cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, run.label);
-  const SavedModel saved = SaveFinalModel(final_path, spec, model);
+  const SavedModel saved =
+      SaveFinalModel(final_path, spec, model, {{"mt.training", summary.ModelNote()}});
   summary.details["model_file"] = final_path;
   if (const TrainingProfiler* profiler = trainer.profiler()) {
     spdlog::info("--profile:\n{}", profiler->Table());

@@ -62,6 +62,22 @@ ReportJson RunSummary::ToJson() const {
   return r;
 }
 
+std::string RunSummary::ModelNote() const {
+  ReportJson note = {{"mode", mode},
+                     {"dataset", dataset},
+                     {"steps", steps},
+                     {"samples", samples},
+                     {"epochs", static_cast<int64_t>(epochs.size())},
+                     {"optimizer", optimizer},
+                     {"lr", lr},
+                     {"seed", seed},
+                     {"test_accuracy", test_accuracy},
+                     {"test_loss", test_loss}};
+  for (const char* key : {"augment", "class_names", "workers_joined"})
+    if (details.contains(key)) note[key] = details[key];
+  return note.dump();
+}
+
 void RunSummary::Write(const std::string& path) const {
   WriteFileAtomically(path, ToJson().dump(2) + "\n");
 }

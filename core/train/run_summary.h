@@ -62,6 +62,9 @@ struct RunSummary {
   ReportJson details = ReportJson::object();
 
   ReportJson ToJson() const;
+  // What a model file keeps of the run that trained it (the ONNX metadata
+  // mt.training): mode, dataset, steps, samples, accuracy, optimizer.
+  std::string ModelNote() const;
   // Atomically; throws when the file cannot be written.
   void Write(const std::string& path) const;
 };

@@ -118,8 +118,9 @@ TEST(PyTorchFixtures, LayersAreNamedByTheirModulePathsAsTheWeightsAre) {
   ASSERT_TRUE(proto.ParseFromIstream(&in));
   for (const auto& init : proto.graph().initializer()) {
     const std::string& w = init.name();
-    if (w.size() > 7 && w.compare(w.size() - 7, 7, ".weight") == 0)
+    if (w.size() > 7 && w.compare(w.size() - 7, 7, ".weight") == 0) {
       EXPECT_EQ(names.count(w.substr(0, w.size() - 7)), 1u) << w;
+    }
   }
 }
 

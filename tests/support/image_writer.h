@@ -69,4 +69,20 @@ inline void WriteJpeg(const std::filesystem::path& path, int width, int height, 
   std::fclose(f);
 }
 
+// Reads an 8-bit grey PNG of known size, as libpng decodes it (the
+// reference for what a user's own code would feed a model).
+inline bool ReadGreyPng(const std::filesystem::path& path, int width, int height,
+                        std::vector<uint8_t>& pixels) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) return false;
+  image.format = PNG_FORMAT_GRAY;
+  if (static_cast<int>(image.width) != width || static_cast<int>(image.height) != height) {
+    png_image_free(&image);
+    return false;
+  }
+  pixels.resize(static_cast<size_t>(width) * height);
+  return png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr) != 0;
+}
+
 }  // namespace mt::test_support
