@@ -73,8 +73,8 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
   DescribeInput(m);
   if (spec.class_names_size() > 0)
     AddMetadata(m, "mt.class_names",
-                nlohmann::json(std::vector<std::string>(spec.class_names().begin(),
-                                                        spec.class_names().end()))
+                nlohmann::json(
+                    std::vector<std::string>(spec.class_names().begin(), spec.class_names().end()))
                     .dump());
   for (const auto& [key, value] : metadata) AddMetadata(m, key, value);
   auto* opset = m.add_opset_import();

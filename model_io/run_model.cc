@@ -87,8 +87,8 @@ std::string FinalModelPath(const std::string& export_path, const std::string& ru
          ".onnx";
 }
 
-SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec,
-                          const Model& model, const ModelMetadata& metadata) {
+SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec, const Model& model,
+                          const ModelMetadata& metadata) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);

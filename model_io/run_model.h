@@ -53,7 +53,7 @@ std::string FinalModelPath(const std::string& export_path, const std::string& ru
                            const std::string& state_dir, const std::string& model_name);
 // Writes `model` to `path` (by extension, model_file.h), creating its
 // directory; throws std::runtime_error when it cannot.
-SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec,
-                          const Model& model, const ModelMetadata& metadata = {});
+SavedModel SaveFinalModel(const std::string& path, const proto::ModelSpec& spec, const Model& model,
+                          const ModelMetadata& metadata = {});
 
 }  // namespace mt

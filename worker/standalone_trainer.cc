@@ -175,8 +175,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   if (train_info.skipped > 0)
     spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", cfg.dataset,
                  train_info.skipped, train_info.skipped_examples.front());
-  const std::string fitted =
-      FitOutputsToClasses(run, train_info.classes, train_info.class_names);
+  const std::string fitted = FitOutputsToClasses(run, train_info.classes, train_info.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);
   const proto::ModelSpec& spec = run.spec;

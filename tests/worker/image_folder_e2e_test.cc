@@ -100,8 +100,10 @@ TEST_F(ImageFolderRun, HubAndThreeWorkersTrainOnOneFolder) {
   std::unique_ptr<test_support::ChildProcess> hub;
   const int port = test_support::StartHub(
       hub, dir_,
-      {"--workers", "3", "--dataset", (dir_ / "png").string(), "--epochs", "2", "--report",
-       (dir_ / "hub.json").string(), "--export", (dir_ / "hub.onnx").string()});
+      // Mirroring keeps these pictures' classes (bands of rows); shifting
+      // them, the default, would move a band to the next class's rows.
+      {"--workers", "3", "--dataset", (dir_ / "png").string(), "--augment", "flip", "--epochs", "2",
+       "--report", (dir_ / "hub.json").string(), "--export", (dir_ / "hub.onnx").string()});
   ASSERT_GT(port, 0);
   std::vector<std::unique_ptr<test_support::ChildProcess>> workers;
   for (int i = 0; i < 3; ++i)
@@ -110,7 +112,7 @@ TEST_F(ImageFolderRun, HubAndThreeWorkersTrainOnOneFolder) {
   ASSERT_EQ(hub->Wait(60), 0) << hub->Log();
   const json r = ReadJson(dir_ / "hub.json");
   EXPECT_GT(r["test_accuracy"].get<double>(), 0.5);
-  EXPECT_EQ(r["augment"], "flip, crop 3");
+  EXPECT_EQ(r["augment"], "flip");
   EXPECT_EQ(r["class_names"].size(), 10u);
 }
 
