@@ -112,6 +112,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   encoder_ = std::make_unique<GrpcEncoder>();
   coordinator_ = std::make_unique<StepCoordinator>(config_, spec_, *plan_, *master_, *encoder_,
                                                    metrics_, events_);
+  if (config_.data.partition.kind != PartitionSpec::Kind::kIid) SplitAmongWorkers(read);
   if (!config_.trace_path.empty()) {
     std::vector<std::string> layers;
     for (const auto& layer : master_->model().layers()) layers.push_back(layer->name());
@@ -124,6 +125,25 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
 }
 
 Hub::~Hub() = default;
+
+void Hub::SplitAmongWorkers(const DataOptions& read) {
+  // The labels only: the samples stay with the workers.
+  std::unique_ptr<Dataset> loaded;
+  const Dataset* train = calibration_.get();
+  if (!train) train = (loaded = LoadDataset(config_.dataset, Split::kTrain, read)).get();
+  std::vector<uint16_t> labels(train->Size());
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint16_t>(train->Label(i));
+  std::vector<ClassShare> shares = DrawPartition(labels, train->NumClasses(), config_.workers,
+                                                 config_.data.partition, config_.seed);
+  std::string sizes;
+  for (const ClassShare& s : shares) {
+    record_.partition_counts.push_back(s.count);
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(s.total());
+  }
+  spdlog::info("--partition {}: worker k trains on share k mod {} alone, of {} samples",
+               config_.data.partition.ToString(), shares.size(), sizes);
+  coordinator_->SetPartition(std::move(shares));
+}
 
 void Hub::ResumeFromCheckpoint() {
   const ResumePoint point = NewestValidCheckpoint(config_.checkpoint_dir);

@@ -54,6 +54,8 @@ class Hub final : private RunHooks {
 
  private:
   void ResumeFromCheckpoint();
+  // --partition: draws each worker's share of the training set.
+  void SplitAmongWorkers(const DataOptions& read);
   // Without --global-batch: once the first workers are ready, the global
   // batch follows their own timings (BatchController::FollowingTotal), and
   // a learning rate that was the default follows the batch.
@@ -131,8 +133,10 @@ class Hub final : private RunHooks {
     std::vector<std::string> class_names;     // an image folder's, else empty
     uint64_t skipped_images = 0;              // --skip-bad-images: files left out
     std::string augment;                      // of training samples (Augmentation::ToString)
-    std::string final_model_path;             // "" until written
-    std::string tls_fingerprint;  // of the certificate the hub presents; "" in plaintext
+    // --partition: each share's samples per class (the report's histograms).
+    std::vector<std::vector<uint32_t>> partition_counts;
+    std::string final_model_path;  // "" until written
+    std::string tls_fingerprint;   // of the certificate the hub presents; "" in plaintext
   };
   RunRecord record_;
   // When the step loop began, in wall time (the live views' seconds) and

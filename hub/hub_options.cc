@@ -182,6 +182,25 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   cli::Section(app, "Model, data and training");
   cli::AddModelAndDataset(app, cfg.model, cfg.dataset, " (the same path on every worker)");
   cli::AddDataOptions(app, cfg.data, /*training=*/true);
+  app.add_option_function<std::string>(
+         "--partition",
+         [&cfg](const std::string& text) { cfg.data.partition = ParsePartition(text); },
+         "how the training set is split among the workers: iid (one shared shuffle), or each "
+         "worker its own samples as phones hold them: dirichlet:ALPHA (each class split by "
+         "Dirichlet(ALPHA) proportions; 0.1 is very skewed), classes:K (K classes each); worker "
+         "id k takes share k mod --workers, the report's partition_histograms")
+      ->check(
+          [](const std::string& text) {
+            try {
+              ParsePartition(text);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "iid|dirichlet:ALPHA|classes:K")
+      ->type_name("iid|dirichlet:ALPHA|classes:K")
+      ->default_str("iid");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
   cli::AddFineTuning(app, cfg.tuning, cfg.export_path);
   cli::AddEvaluation(app, cfg.eval_every, cfg.patience, cfg.target_accuracy);

@@ -83,6 +83,10 @@ void Hub::WriteReport() {
   r.details["class_names"] = record_.class_names;
   r.details["skipped_images"] = record_.skipped_images;
   r.details["augment"] = record_.augment;
+  r.details["partition"] = config_.data.partition.ToString();
+  // Per share (worker id modulo the shares): its samples of each class.
+  if (!record_.partition_counts.empty())
+    r.details["partition_histograms"] = record_.partition_counts;
   loop_->FillSummary(r);
   const double train_seconds = r.train_seconds;
   ReportJson& d = r.details;

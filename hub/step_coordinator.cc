@@ -58,6 +58,11 @@ void StepCoordinator::PublishRunningStats(std::vector<float> stats) {
   messages_.SetRunningStats(std::move(stats));
 }
 
+void StepCoordinator::SetPartition(std::vector<ClassShare> shares) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  messages_.SetPartition(std::move(shares));
+}
+
 bool StepCoordinator::WaitForWorkers() {
   std::unique_lock<std::mutex> lock(mu_);
   return WaitForParticipants(lock, config_.workers, [&](int n) {

@@ -101,6 +101,9 @@ class StepCoordinator {
   // by the run thread after it recomputes them, so a Join never reads the
   // model while the run thread writes it.
   void PublishRunningStats(std::vector<float> stats);
+  // --partition: what each worker's JoinReply gives it to train on (by
+  // worker id modulo the shares). Before Start.
+  void SetPartition(std::vector<ClassShare> shares);
   // Until --workers workers are ready; false when stopped first.
   bool WaitForWorkers();
   // The global batch that follows the ready workers' own timings

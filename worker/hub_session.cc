@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/compress/compression_proto.h"
+#include "core/data/partition.h"
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"
 #include "core/trace/span.h"
@@ -58,6 +59,26 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
               trainer.model().ParamMatrices()),
       pacer_(PacerFor(cfg)) {
   local_ = !cfg.data_dir.empty();
+  if (join.data().share_count_size() > 0) {
+    // mthub --partition: this worker's own samples of the shared set, the
+    // same on every device from the same integers.
+    const Dataset& data = trainer.data();
+    std::vector<uint16_t> labels(data.Size());
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint16_t>(data.Label(i));
+    ClassShare share;
+    share.start.assign(join.data().share_start().begin(), join.data().share_start().end());
+    share.count.assign(join.data().share_count().begin(), join.data().share_count().end());
+    if (share.start.size() != share.count.size())
+      throw HubProtocolError("the hub sent a partition share of mismatched lengths");
+    try {
+      own_ = PartitionIndices(labels, static_cast<int>(share.count.size()), share, join.seed());
+    } catch (const std::invalid_argument& e) {
+      throw HubProtocolError(std::string("the hub's partition share does not fit the data here (") +
+                             e.what() + "); is the dataset the same on hub and worker?");
+    }
+    if (own_.empty()) throw HubProtocolError("the hub gave this worker an empty partition share");
+    local_ = true;
+  }
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
   result_codecs_ = MakeSegmentCodecs(sender_.segments(), trainer.model().ParamMatrices());
@@ -248,11 +269,14 @@ void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {
 }
 
 void HubSession::FillOwn(int b) {
-  // Own files: walk a private shuffle of them, a new one each pass.
-  const size_t size = trainer_.data().Size();
+  // Own files, or own share: walk a private shuffle of them, a new one
+  // each pass.
+  const size_t size = own_.empty() ? trainer_.data().Size() : own_.size();
   for (int i = 0; i < b; ++i) {
     if (local_cursor_ >= local_order_.size()) {
       local_order_ = EpochOrder(size, join_.seed() ^ 0x5bd1e995u, local_pass_++);
+      if (!own_.empty())
+        for (uint32_t& index : local_order_) index = own_[index];
       local_cursor_ = 0;
     }
     indices_[static_cast<size_t>(i)] = local_order_[local_cursor_++];

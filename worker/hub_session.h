@@ -125,6 +125,7 @@ class HubSession {
   std::string leave_reason_;
   bool local_ = false;
   std::vector<uint32_t> indices_, order_, local_order_;
+  std::vector<uint32_t> own_;  // mthub --partition: this worker's samples
   int64_t order_epoch_ = -1, local_pass_ = 0;
   size_t local_cursor_ = 0;
   std::vector<float> staging_;

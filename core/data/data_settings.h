@@ -5,6 +5,7 @@
 
 #include "core/data/augment.h"
 #include "core/data/dataset.h"
+#include "core/data/partition.h"
 
 namespace mt {
 
@@ -12,6 +13,9 @@ struct DataSettings {
   double test_fraction = -1;  // image folders without test/; <0: the default
   bool skip_bad_images = false;
   AugmentChoice augment;  // training samples only, never evaluation
+  // mthub only: how the training set is split among the workers (iid: one
+  // shared shuffle, each worker a slice of every step).
+  PartitionSpec partition;
 };
 
 inline DataOptions ReadOptions(const DataSettings& s, const Shape& input) {

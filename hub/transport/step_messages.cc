@@ -41,6 +41,11 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   // The hub resolved auto (Hub::Hub), so both are set.
   data->set_augment_flip(config_.data.augment.flip.value_or(false));
   data->set_augment_crop(config_.data.augment.crop.value_or(false));
+  if (!partition_.empty()) {
+    const ClassShare& share = partition_[static_cast<size_t>(slot.id) % partition_.size()];
+    data->mutable_share_start()->Add(share.start.begin(), share.start.end());
+    data->mutable_share_count()->Add(share.count.begin(), share.count.end());
+  }
 }
 
 void StepMessages::SetPlan(int64_t step, int64_t hub_time_us, const std::vector<WorkerSlot*>& who) {

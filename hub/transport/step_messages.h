@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/partition.h"
 #include "hub.pb.h"
 #include "hub/transport.h"
 #include "model.pb.h"
@@ -33,6 +34,8 @@ class StepMessages {
   // ---- Joining. ----
   // The running statistics (batch norm) joining workers get.
   void SetRunningStats(std::vector<float> stats) { running_stats_ = std::move(stats); }
+  // --partition: worker id k gets shares[k % size] (empty: the shared order).
+  void SetPartition(std::vector<ClassShare> shares) { partition_ = std::move(shares); }
   // What a worker admitted to slot `slot` needs to train; `trace`: it is
   // asked for its spans (mthub --trace).
   void FillJoinReply(const WorkerSlot& slot, bool trace, proto::JoinReply* reply) const;
@@ -63,6 +66,7 @@ class StepMessages {
   MasterModel& master_;
   const int64_t global_batch_;
   std::vector<float> running_stats_;  // guarded by the coordinator's lock
+  std::vector<ClassShare> partition_;
   proto::StepPlan plan_;
 };
 
