@@ -201,6 +201,10 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
           "iid|dirichlet:ALPHA|classes:K")
       ->type_name("iid|dirichlet:ALPHA|classes:K")
       ->default_str("iid");
+  app.add_flag("!--weight-by-batch", cfg.data.weight_by_share,
+               "with --partition: average the workers' contributions by their batches' samples, "
+               "not by the samples of their shares (the default, which keeps the average the "
+               "whole set's gradient when shares differ in size)");
   cli::AddRunLength(app, cfg.epochs, cfg.max_steps);
   cli::AddFineTuning(app, cfg.tuning, cfg.export_path);
   cli::AddEvaluation(app, cfg.eval_every, cfg.patience, cfg.target_accuracy);

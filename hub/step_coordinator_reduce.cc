@@ -21,8 +21,11 @@ void StepCoordinator::ReduceReadySegments() {
     for (auto* s : round_) {
       if (s->state != WorkerSlot::State::kActive) continue;
       if (s->inbox.segments_received() <= reducer_.reduced()) return;
-      reducer_.AddInput(
-          {s->id, s->inbox.gradient().data(), s->inbox.batch(), s->inbox.segments_received()});
+      // Batch-weighted, or with a partition weighted by each share's size
+      // (DataSettings::weight_by_share).
+      const int64_t share = config_.data.weight_by_share ? messages_.ShareSamples(s->id) : 0;
+      reducer_.AddInput({s->id, s->inbox.gradient().data(), share > 0 ? share : s->inbox.batch(),
+                         s->inbox.segments_received()});
     }
     if (!reducer_.Ready()) return;
     if (ReduceSegment()) {

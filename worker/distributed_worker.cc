@@ -122,6 +122,7 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.details["slowdown"] = cfg.slowdown;
   r.details["max_batch"] = trainer.capacity();
   r.details["history"] = totals.history.ToJson();
+  if (!totals.share_classes.empty()) r.details["partition_share"] = totals.share_classes;
   if (const TrainingProfiler* profiler = trainer.profiler()) profiler->AddTo(r.details);
   return r;
 }

@@ -78,6 +78,8 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
     }
     if (own_.empty()) throw HubProtocolError("the hub gave this worker an empty partition share");
     local_ = true;
+    totals.share_classes.assign(share.count.size(), 0);
+    for (uint32_t i : own_) ++totals.share_classes[labels[i]];
   }
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots

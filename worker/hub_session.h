@@ -36,6 +36,9 @@ struct WorkerTotals {
   double compute_seconds = 0, last_mean_loss = -1, hub_accuracy = -1;
   // Per step: loss, compute time and batch, downsampled (the report's history).
   StepHistory history;
+  // mthub --partition: the samples per class of this worker's own share,
+  // as it picked them (the report's partition_share).
+  std::vector<uint32_t> share_classes;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

@@ -16,6 +16,11 @@ struct DataSettings {
   // mthub only: how the training set is split among the workers (iid: one
   // shared shuffle, each worker a slice of every step).
   PartitionSpec partition;
+  // mthub with a partition: each worker's contribution weighs what its
+  // share holds, not the samples of its batch. Equal batches from unequal
+  // shares otherwise over-sample the small ones; so weighted, the average
+  // is the whole set's gradient in expectation (FedAvg's weighting).
+  bool weight_by_share = true;
 };
 
 inline DataOptions ReadOptions(const DataSettings& s, const Shape& input) {

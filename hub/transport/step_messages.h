@@ -36,6 +36,11 @@ class StepMessages {
   void SetRunningStats(std::vector<float> stats) { running_stats_ = std::move(stats); }
   // --partition: worker id k gets shares[k % size] (empty: the shared order).
   void SetPartition(std::vector<ClassShare> shares) { partition_ = std::move(shares); }
+  // The samples of worker `id`'s share; 0 without a partition.
+  int64_t ShareSamples(int id) const {
+    if (partition_.empty()) return 0;
+    return static_cast<int64_t>(partition_[static_cast<size_t>(id) % partition_.size()].total());
+  }
   // What a worker admitted to slot `slot` needs to train; `trace`: it is
   // asked for its spans (mthub --trace).
   void FillJoinReply(const WorkerSlot& slot, bool trace, proto::JoinReply* reply) const;
