@@ -40,6 +40,9 @@ RunInfo Hub::LiveRunInfo() const {
   r.global_batch = plan_->batch();
   r.workers_expected = config_.workers;
   r.first_step = coordinator_->steps_done();
+  r.partition = config_.data.partition.ToString();
+  r.partition_histograms = record_.partition_counts;
+  r.class_names = record_.class_names;
   return r;
 }
 

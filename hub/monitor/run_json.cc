@@ -12,7 +12,10 @@ ReportJson RunJson(const RunInfo& r) {
           {"first_step", r.first_step},
           {"compression", r.compression},
           {"sync_every",
-           r.sync_every_setting > 0 ? ReportJson(r.sync_every_setting) : ReportJson("auto")}};
+           r.sync_every_setting > 0 ? ReportJson(r.sync_every_setting) : ReportJson("auto")},
+          {"partition", r.partition},
+          {"partition_histograms", r.partition_histograms},
+          {"class_names", r.class_names}};
 }
 
 ReportJson WorkerJson(const WorkerRow& w) {

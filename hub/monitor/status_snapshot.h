@@ -65,6 +65,11 @@ struct RunInfo {
   int64_t parameters = 0, total_steps = 0, global_batch = 0;
   int workers_expected = 0;
   int64_t first_step = 0;  // steps done before this process trained (resumed runs)
+  // --partition and each share's samples per class (empty: iid), and the
+  // dataset's class names when it has them.
+  std::string partition = "iid";
+  std::vector<std::vector<uint32_t>> partition_histograms;
+  std::vector<std::string> class_names;
 };
 
 struct StatusSnapshot {

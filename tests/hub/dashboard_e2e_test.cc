@@ -44,15 +44,18 @@ struct Cluster {
   std::unique_ptr<ChildProcess> hub;
   std::vector<std::unique_ptr<ChildProcess>> workers;
 
-  explicit Cluster(const std::string& name) : dir(test_support::FreshTempDir(name)) {
+  explicit Cluster(const std::string& name, std::vector<std::string> extra = {})
+      : dir(test_support::FreshTempDir(name)) {
     test_support::WriteIdxDataset(dir.string(), 512, 100, 3);
     const fs::path token_file = dir / "token";
     std::ofstream(token_file) << kToken << "\n";
     http_port = test_support::FreeTcpPort();
-    const int port = test_support::StartHub(
-        hub, dir,
-        {"--workers", "2", "--dataset", dir.string(), "--steps", "20000", "--eval-every", "10",
-         "--token-file", token_file.string(), "--http-port", std::to_string(http_port)});
+    std::vector<std::string> args = {"--workers",         "2",           "--dataset",
+                                     dir.string(),        "--steps",     "20000",
+                                     "--eval-every",      "10",          "--token-file",
+                                     token_file.string(), "--http-port", std::to_string(http_port)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const int port = test_support::StartHub(hub, dir, args);
     if (port == 0) return;
     // Slowed: the steps still come every few milliseconds, and the CPU is
     // left for the hub's HTTP threads and the browser.
@@ -161,7 +164,8 @@ std::string Attribute(const std::string& dom, const std::string& id, const std::
 TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
   if (!test_support::HaveChromium())
     GTEST_SKIP() << "no " << test_support::kChromium << " (deploy/install-deps.sh installs it)";
-  Cluster c("dashboard-browser");
+  // Each worker its own classes: the page draws the shares too.
+  Cluster c("dashboard-browser", {"--partition", "classes:5", "--aggregate", "mean"});
   ASSERT_GT(c.http_port, 0);
   ASSERT_EQ(c.workers.size(), 2u);
   ASSERT_FALSE(AwaitTraining(c.http_port).is_null()) << c.hub->Log();
@@ -190,6 +194,10 @@ TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
   for (const auto& w : status["workers"])
     EXPECT_NE(dom.find("data-worker=\"" + w.value("name", "?") + "\""), std::string::npos)
         << w.dump();
+  // Two shares of five classes each, as /api/status has them, drawn.
+  EXPECT_EQ(status["run"].value("partition", ""), "classes:5");
+  ASSERT_EQ(status["run"]["partition_histograms"].size(), 2u);
+  EXPECT_EQ(Attribute(dom, "partition-chart", "data-shares"), "2") << dom;
 }
 
 TEST(Dashboard, APortNamedWithHttpPortThatIsTakenIsARuntimeError) {
