@@ -32,6 +32,9 @@ struct LocalSgdSettings {
   // steps taken on stale weights cost about a point of accuracy
   // (docs/benchmarks.md, Wi-Fi).
   bool overlap_rounds = false;
+  // FedProx's mu for the workers' local steps (core/train/local_sgd.h:
+  // AddProximal); 0: plain local SGD.
+  double prox_mu = 0;
   // Whether workers are told to overlap (per-step runs have no rounds).
   bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
 };

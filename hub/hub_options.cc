@@ -176,6 +176,11 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                "local SGD: workers go on with the next round while a round's average travels "
                "(hides the exchange; the steps taken ahead work on stale weights: about a point "
                "of accuracy after an epoch over Wi-Fi, for a few percent of speed)");
+  app.add_option("--prox", cfg.local_sgd.prox_mu,
+                 "local SGD: FedProx's mu; each local step is also pulled towards the round's "
+                 "starting weights by mu times the distance, which keeps workers whose data "
+                 "differ from drifting apart (0: none)")
+      ->check(Real(0, 100));
   app.add_option("--digest-every", cfg.digest_every, "workers send a weight digest every N steps")
       ->transform(Integer(1, 1 << 20));
 

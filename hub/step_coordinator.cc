@@ -45,8 +45,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression,
                 SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
-      reducer_(Ranges(master.segments()), AggregatorOptions{config.aggregate, config.clip_factor}) {
-}
+      reducer_(Ranges(master.segments()),
+               AggregatorOptions{config.aggregate, config.clip_factor, 100,
+                                 config.data.partition.kind == PartitionSpec::Kind::kIid}) {}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -414,7 +414,15 @@ double HubSession::Step(const proto::Assignment& a, int64_t k, StepMode mode) {
   pace_mark_ = pacer_.Now();
   const double loss = trainer_.ComputeGradients(indices_.data(), b,
                                                 DropoutSeed(join_.seed(), step, offset), sending);
-  if (mode != StepMode::kExchanged) trainer_.ApplyGradients();
+  if (mode != StepMode::kExchanged) {
+    // FedProx: held near the round's start (the anchor, in a round).
+    const size_t p = trainer_.model().ParamCount();
+    if (join_.prox_mu() > 0 && mode == StepMode::kLocal && round_start_.size() == p)
+      local_sgd::AddProximal(kernels::CpuBackend::Data(trainer_.model().grads()),
+                             kernels::CpuBackend::Data(trainer_.model().params()),
+                             round_start_.data(), p, join_.prox_mu());
+    trainer_.ApplyGradients();
+  }
   pacer_.Pay(&pace_mark_);
   control_.OnStep(step, b);
   return loss;

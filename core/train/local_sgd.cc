@@ -16,6 +16,10 @@ void MoveOnto(const float* anchor, const float* now, const float* sent, size_t n
   for (size_t i = 0; i < n; ++i) out[i] = anchor[i] + (now[i] - sent[i]);
 }
 
+void AddProximal(float* grad, const float* now, const float* start, size_t n, float mu) {
+  for (size_t i = 0; i < n; ++i) grad[i] += mu * (now[i] - start[i]);
+}
+
 bool OuterStep(float* change, float* velocity, size_t n, float lr, float m) {
   // Checked before anything changes, so the caller can refuse a worker and
   // average again without it.

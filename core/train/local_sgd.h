@@ -21,6 +21,11 @@ void AddChange(float* weights, const float* change, size_t n);
 // weights (anchor).
 void MoveOnto(const float* anchor, const float* now, const float* sent, size_t n, float* out);
 
+// grad[i] += mu * (now[i] - start[i]): FedProx's proximal term, which holds
+// a worker's local steps near the weights its round started from, so data
+// unlike the others' pulls its weights less far apart (mthub --prox).
+void AddProximal(float* grad, const float* now, const float* start, size_t n, float mu);
+
 // The outer optimizer (DiLoCo) over n floats of the averaged change:
 // v = m * v + change, then change = lr * v, the update every worker and the
 // hub add. `velocity` may be null when m is 0. Returns false, changing

@@ -61,7 +61,9 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
 
 SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   Verdict v;
-  if (aggregator_.options().mode != Aggregation::kAuto || inputs_.size() < 3) return v;
+  if (aggregator_.options().mode != Aggregation::kAuto || inputs_.size() < 3 ||
+      !aggregator_.options().refuse_misaligned)
+    return v;
   for (size_t i = 0; i < inputs_.size(); ++i)
     alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
   if (!last_segment()) return v;

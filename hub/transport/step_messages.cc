@@ -35,6 +35,8 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
   reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());
   if (trace) reply->set_trace(true);
+  if (config_.local_sgd.prox_mu > 0)
+    reply->set_prox_mu(static_cast<float>(config_.local_sgd.prox_mu));
   proto::DataSettings* data = reply->mutable_data();
   data->set_test_fraction(config_.data.test_fraction);
   data->set_skip_bad_images(config_.data.skip_bad_images);
