@@ -62,12 +62,9 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   RunModel run = LoadRunModel(config_.model, config_.tuning);
   // The hub needs only the training set's size and classes; the workers
   // read the samples. An image folder is decoded here, once, for them.
-  DataOptions read = ReadOptions(config_.data, SpecInputShape(run.spec));
-  read.progress = cli::DecodeProgressLog(config_.dataset);
-  const DatasetInfo train = PeekDataset(config_.dataset, Split::kTrain, read);
-  if (train.skipped > 0)
-    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", config_.dataset,
-                 train.skipped, train.skipped_examples.front());
+  DataOptions read;
+  const DatasetInfo train =
+      cli::PeekTrainingSet(config_.dataset, config_.data, SpecInputShape(run.spec), &read);
   record_.skipped_images = train.skipped;
   const std::string fitted = FitOutputsToClasses(run, train.classes, train.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);

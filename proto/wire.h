@@ -34,7 +34,8 @@ namespace mt::wire {
 // 13: Hello.compute_ms_per_sample; the hub's global batch may follow it, and
 //     the learning rate with it, which workers take from the step-0 state.
 // 14: JoinReply.data: how workers read the dataset (image folders' hold-out
-//     and bad files, augmentation of training samples).
+//     and bad files, augmentation of training samples, a --partition share);
+//     JoinReply.prox_mu (--prox).
 constexpr uint32_t kProtocolVersion = 14;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;

@@ -169,12 +169,9 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   // --trace: checked now, written at the end (or by its destructor on an error).
   WorkerTrace timeline(cfg.trace_path, "mtworker --standalone");
   RunModel run = LoadRunModel(cfg.model, cfg.tuning);
-  DataOptions read = ReadOptions(cfg.data, SpecInputShape(run.spec));
-  read.progress = cli::DecodeProgressLog(cfg.dataset);
-  const DatasetInfo train_info = PeekDataset(cfg.dataset, Split::kTrain, read);
-  if (train_info.skipped > 0)
-    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", cfg.dataset,
-                 train_info.skipped, train_info.skipped_examples.front());
+  DataOptions read;
+  const DatasetInfo train_info =
+      cli::PeekTrainingSet(cfg.dataset, cfg.data, SpecInputShape(run.spec), &read);
   const std::string fitted = FitOutputsToClasses(run, train_info.classes, train_info.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);

@@ -61,6 +61,17 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training) {
       ->default_str("auto");
 }
 
+DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
+                            const Shape& input, DataOptions* read) {
+  *read = ReadOptions(settings, input);
+  read->progress = DecodeProgressLog(dataset);
+  DatasetInfo train = PeekDataset(dataset, Split::kTrain, *read);
+  if (train.skipped > 0)
+    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", dataset, train.skipped,
+                 train.skipped_examples.front());
+  return train;
+}
+
 std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset) {
   auto last =
       std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());

@@ -27,6 +27,11 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training);
 // Logs the first decode of an image folder ("decoding DIR: 12000 of 60000
 // images"), at most every few seconds; for DataOptions::progress.
 std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset);
+// How mthub and mtworker --standalone read `dataset` for a model taking
+// `input` (with DecodeProgressLog), and its training set's size and
+// classes, logging the images left out. Throws DataError.
+DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
+                            const Shape& input, DataOptions* read);
 // --epochs, --steps.
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
 // --init-from, --freeze, --train-only, --export.
