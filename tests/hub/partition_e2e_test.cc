@@ -1,6 +1,8 @@
 // mthub --partition through real processes: each worker picks, from the
 // integers its JoinReply carries, exactly the per-class share the hub drew
-// for it (its report against the hub's), and the run trains.
+// for it (its report against the hub's), and the run trains; in rounds with
+// FedProx's term every worker's weights still equal the hub's at each sync
+// point (a digest every step, no resync).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,10 +23,11 @@ TEST(PartitionE2e, EachWorkerTrainsOnTheShareTheHubDrewForIt) {
   const fs::path dir = test_support::FreshTempDir("partition-e2e");
   test_support::WriteIdxDataset(dir.string(), 3000, 300, 5);
   std::unique_ptr<test_support::ChildProcess> hub;
-  const int port = test_support::StartHub(
-      hub, dir,
-      {"--workers", "3", "--dataset", dir.string(), "--partition", "dirichlet:0.3", "--epochs", "1",
-       "--aggregate", "mean", "--report", (dir / "hub.json").string()});
+  const int port = test_support::StartHub(hub, dir,
+                                          {"--workers", "3", "--dataset", dir.string(),
+                                           "--partition", "dirichlet:0.3", "--epochs", "3",
+                                           "--sync-every", "4", "--prox", "0.1", "--digest-every",
+                                           "1", "--report", (dir / "hub.json").string()});
   ASSERT_GT(port, 0);
   std::vector<std::unique_ptr<test_support::ChildProcess>> workers;
   for (int i = 0; i < 3; ++i)
@@ -48,6 +51,10 @@ TEST(PartitionE2e, EachWorkerTrainsOnTheShareTheHubDrewForIt) {
     const json w = ReadJson(dir / ("w" + std::to_string(i) + ".json"));
     ASSERT_TRUE(w.contains("partition_share")) << w.dump();
     held.insert(w["partition_share"]);
+    EXPECT_EQ(w.value("resyncs", -1), 0) << w.dump();
+    const json at_hub = test_support::ReportedWorker(r, "w" + std::to_string(i));
+    EXPECT_GT(at_hub.value("digests_checked", 0), 8) << at_hub.dump();
+    EXPECT_EQ(at_hub.value("resyncs", -1), 0) << at_hub.dump();
   }
   EXPECT_EQ(held, std::set<json>(shares.begin(), shares.end()));
   EXPECT_GT(r["test_accuracy"].get<double>(), 0.3);
