@@ -63,8 +63,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   // The hub needs only the training set's size and classes; the workers
   // read the samples. An image folder is decoded here, once, for them.
   DataOptions read;
-  const DatasetInfo train =
-      cli::PeekTrainingSet(config_.dataset, config_.data, SpecInputShape(run.spec), &read);
+  const DatasetInfo train = cli::PeekTrainingSet(config_.dataset, config_.data, run.spec, &read);
   record_.skipped_images = train.skipped;
   const std::string fitted = FitOutputsToClasses(run, train.classes, train.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);

@@ -37,17 +37,31 @@ std::string Number(double v) {
   return buf;
 }
 
+std::string Numbers(const google::protobuf::RepeatedField<float>& values) {
+  std::string s;
+  for (float v : values) s += (s.empty() ? "" : ",") + Number(v);
+  return s;
+}
+
 // How to feed the model, in the file itself: every mt model takes images
-// scaled as core/data/dataset.h scales them, and ONNX Runtime fed plain
-// [0, 1] images got 0.14 accuracy from a model that reached 0.79 (issue 31).
-// Mean and std are for images in [0, 1], per channel, as torchvision's
-// Normalize takes them.
-void DescribeInput(onnx::ModelProto& m) {
-  const double mean = -kPixelOffset / (255.0 * kPixelScale);
-  const double std = 1.0 / (255.0 * kPixelScale);
+// scaled as core/data/dataset.h scales them (the spec's mean and std, or
+// [-1, 1]), and ONNX Runtime fed plain [0, 1] images got 0.14 accuracy from
+// a model that reached 0.79 (issue 31). Mean and std are for images in
+// [0, 1], per channel, as torchvision's Normalize takes them.
+void DescribeInput(onnx::ModelProto& m, const proto::ModelSpec& spec) {
   AddMetadata(m, "mt.input_layout", "NCHW");
-  AddMetadata(m, "mt.input_mean", Number(mean));
-  AddMetadata(m, "mt.input_std", Number(std));
+  if (spec.input_mean_size() > 0) {
+    AddMetadata(m, "mt.input_mean", Numbers(spec.input_mean()));
+    AddMetadata(m, "mt.input_std", Numbers(spec.input_std()));
+    AddMetadata(m, "mt.input_scaling",
+                "input = (image - mean) / std for an image in [0, 1], per channel when mean and "
+                "std list one value per channel");
+    return;
+  }
+  // [-1, 1] is mean 0.5 and std 0.5 exactly; computed from the float
+  // constants they would print as 0.49999997.
+  AddMetadata(m, "mt.input_mean", "0.5");
+  AddMetadata(m, "mt.input_std", "0.5");
   AddMetadata(m, "mt.input_scaling",
               "input = (image - mean) / std for an image in [0, 1]; for pixels in [0, 255]: "
               "pixel * " +
@@ -70,7 +84,7 @@ std::string ExportOnnxBytes(const proto::ModelSpec& spec, const ModelWeights& we
   onnx::ModelProto m;
   m.set_ir_version(kIrVersion);
   m.set_producer_name("mt");
-  DescribeInput(m);
+  DescribeInput(m, spec);
   if (spec.class_names_size() > 0)
     AddMetadata(m, "mt.class_names",
                 nlohmann::json(

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "core/model/model_spec.h"
@@ -89,6 +92,7 @@ LoadedModel OnnxImporter::Run() {
   LoadedModel loaded;
   loaded.weights = CheckAgainstModel();
   ReadClassNames();
+  ReadInputScaling(loaded.warnings);
   loaded.spec = spec_;
   loaded.origin = origin_;
   return loaded;
@@ -175,6 +179,46 @@ void OnnxImporter::ReadOutput() {
                     "', but layers follow it that feed no output; mt's logits are its last "
                     "layer's output");
   if (name != spec_.layer(v.layer).name()) spec_.set_output_name(name);  // kept for the export
+}
+
+static std::vector<float> ParseNumbers(const std::string& text) {
+  std::vector<float> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    size_t used = 0;
+    const std::string part = text.substr(at, comma - at);
+    out.push_back(std::stof(part, &used));  // throws std::invalid_argument
+    if (used != part.size()) throw std::invalid_argument(part);
+    at = comma + 1;
+  }
+  return out;
+}
+
+void OnnxImporter::ReadInputScaling(std::vector<std::string>& warnings) {
+  // mt.input_mean and mt.input_std (onnx_export.h; or set by a user on a
+  // PyTorch export): what training must feed the model. mt's own default
+  // is left implicit, so a round trip keeps the spec as it was.
+  std::string mean, std;
+  for (const onnx::StringStringEntryProto& p : model_.metadata_props()) {
+    if (p.key() == "mt.input_mean") mean = p.value();
+    if (p.key() == "mt.input_std") std = p.value();
+  }
+  if (mean.empty() && std.empty()) return;
+  try {
+    const std::vector<float> m = ParseNumbers(mean), s = ParseNumbers(std);
+    PixelScaling::FromMeanStd(m, s, spec_.input().channels());  // validates
+    const auto half = [](float v) { return std::fabs(v - 0.5f) < 1e-6f; };
+    const bool mt_default =
+        std::all_of(m.begin(), m.end(), half) && std::all_of(s.begin(), s.end(), half);
+    if (mt_default) return;
+    for (float v : m) spec_.add_input_mean(v);
+    for (float v : s) spec_.add_input_std(v);
+  } catch (const std::exception& e) {
+    warnings.push_back(origin_ + ": metadata mt.input_mean '" + mean + "' and mt.input_std '" +
+                       std + "' are not one number or one per channel (" + e.what() +
+                       "); inputs are scaled as mt's default, pixels to [-1, 1]");
+  }
 }
 
 void OnnxImporter::ReadClassNames() {

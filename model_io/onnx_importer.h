@@ -85,6 +85,7 @@ class OnnxImporter {
   void ImportNodes();
   void ReadOutput();
   void ReadClassNames();
+  void ReadInputScaling(std::vector<std::string>& warnings);
   std::string LayerName(const OnnxNode& n);
   ModelWeights CheckAgainstModel();
 

@@ -51,7 +51,7 @@ int RunEval(const EvalOptions& options) {
   model->SetParams(loaded.weights->params.data());
   if (model->RunningStatCount()) model->SetRunningStats(loaded.weights->running_stats.data());
   model->Reserve(static_cast<int>(options.batch));
-  DataOptions read = ReadOptions(options.data, model->input_shape());
+  DataOptions read = ReadOptions(options.data, model->input_shape(), SpecPixelScaling(loaded.spec));
   read.progress = cli::DecodeProgressLog(options.dataset);
   const auto test = LoadDataset(options.dataset, Split::kTest, read);
   if (model->input_shape() != test->SampleShape())

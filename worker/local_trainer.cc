@@ -43,7 +43,8 @@ void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
   kernels::CpuBackend& home = devices_.cpu();
-  DataOptions read = ReadOptions(spec.data, SpecInputShape(spec.model));
+  DataOptions read =
+      ReadOptions(spec.data, SpecInputShape(spec.model), SpecPixelScaling(spec.model));
   read.progress = cli::DecodeProgressLog(spec.dataset);
   data_ = LoadDataset(spec.dataset, Split::kTrain, read);
   augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());

@@ -170,8 +170,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   WorkerTrace timeline(cfg.trace_path, "mtworker --standalone");
   RunModel run = LoadRunModel(cfg.model, cfg.tuning);
   DataOptions read;
-  const DatasetInfo train_info =
-      cli::PeekTrainingSet(cfg.dataset, cfg.data, SpecInputShape(run.spec), &read);
+  const DatasetInfo train_info = cli::PeekTrainingSet(cfg.dataset, cfg.data, run.spec, &read);
   const std::string fitted = FitOutputsToClasses(run, train_info.classes, train_info.class_names);
   if (!fitted.empty()) spdlog::info("{}", fitted);
   for (const std::string& warning : run.warnings) spdlog::warn("{}", warning);

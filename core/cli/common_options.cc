@@ -15,6 +15,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/validators.h"
 #include "core/cli/version.h"
+#include "core/model/model_spec.h"
 
 namespace mt::cli {
 
@@ -62,8 +63,8 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training) {
 }
 
 DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
-                            const Shape& input, DataOptions* read) {
-  *read = ReadOptions(settings, input);
+                            const proto::ModelSpec& model, DataOptions* read) {
+  *read = ReadOptions(settings, SpecInputShape(model), SpecPixelScaling(model));
   read->progress = DecodeProgressLog(dataset);
   DatasetInfo train = PeekDataset(dataset, Split::kTrain, *read);
   if (train.skipped > 0)

@@ -12,6 +12,7 @@
 #include "core/data/data_settings.h"
 #include "core/model/fine_tuning.h"
 #include "core/optim/optimizer.h"
+#include "model.pb.h"
 
 namespace CLI {
 class App;
@@ -28,10 +29,10 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training);
 // images"), at most every few seconds; for DataOptions::progress.
 std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset);
 // How mthub and mtworker --standalone read `dataset` for a model taking
-// `input` (with DecodeProgressLog), and its training set's size and
+// `model`'s input (with DecodeProgressLog), and its training set's size and
 // classes, logging the images left out. Throws DataError.
 DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
-                            const Shape& input, DataOptions* read);
+                            const proto::ModelSpec& model, DataOptions* read);
 // --epochs, --steps.
 void AddRunLength(CLI::App& app, int64_t& epochs, int64_t& max_steps);
 // --init-from, --freeze, --train-only, --export.

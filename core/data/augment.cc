@@ -43,7 +43,8 @@ Augmentation ResolveAugment(const AugmentChoice& choice, const Shape& shape, boo
   return a;
 }
 
-void Augment(const Augmentation& a, const Shape& shape, uint64_t key, float* sample) {
+void Augment(const Augmentation& a, const Shape& shape, uint64_t key, const PixelScaling& scaling,
+             float* sample) {
   if (!a.any()) return;
   Rng rng(key);
   const int c = shape[0], h = shape[1], w = shape[2], p = a.crop_padding;
@@ -53,6 +54,7 @@ void Augment(const Augmentation& a, const Shape& shape, uint64_t key, float* sam
   const size_t row = static_cast<size_t>(w);
   for (int ch = 0; ch < c; ++ch) {
     float* plane = sample + static_cast<size_t>(ch) * h * w;
+    const float black = scaling.offset[ch];
     // out(y, x) = in(y + dy, x + dx), black outside: rows are visited in the
     // order that reads each source row before it is overwritten.
     if (dx != 0 || dy != 0) {
@@ -61,13 +63,13 @@ void Augment(const Augmentation& a, const Shape& shape, uint64_t key, float* sam
         float* out = plane + y * row;
         const int sy = y + dy;
         if (sy < 0 || sy >= h) {
-          std::fill(out, out + w, kPixelOffset);
+          std::fill(out, out + w, black);
           continue;
         }
         const int x0 = std::max(0, -dx), x1 = std::min(w, w - dx);  // out columns with a source
         std::memmove(out + x0, plane + sy * row + x0 + dx, sizeof(float) * (x1 - x0));
-        std::fill(out, out + x0, kPixelOffset);
-        std::fill(out + x1, out + w, kPixelOffset);
+        std::fill(out, out + x0, black);
+        std::fill(out + x1, out + w, black);
       }
     }
     if (flip)

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/data/dataset.h"
 #include "core/tensor/shape.h"
 
 namespace mt {
@@ -30,7 +31,9 @@ AugmentChoice ParseAugment(const std::string& text);
 // The augmentation for samples of `shape`; `photos`: an image folder.
 Augmentation ResolveAugment(const AugmentChoice& choice, const Shape& shape, bool photos);
 
-// Augments one normalised sample (C, H, W floats) in place; allocates nothing.
-void Augment(const Augmentation& a, const Shape& shape, uint64_t key, float* sample);
+// Augments one normalised sample (C, H, W floats) in place, the border
+// black as `scaling` makes pixel 0; allocates nothing.
+void Augment(const Augmentation& a, const Shape& shape, uint64_t key, const PixelScaling& scaling,
+             float* sample);
 
 }  // namespace mt

@@ -80,7 +80,12 @@ int CachedImageDataset::Get(size_t index, float* image) const {
   if (!ReadAt(fd_, bytes, per_sample_, static_cast<off_t>(8 + index * per_sample_)))
     throw DataError(path_ + ": cannot read sample " + std::to_string(index) +
                     " (the cache changed while in use?)");
-  for (size_t i = 0; i < per_sample_; ++i) image[i] = bytes[i] * kPixelScale + kPixelOffset;
+  // Front to back across the channels too, as the comment above needs.
+  const size_t plane = per_sample_ / static_cast<size_t>(sample_[0]);
+  for (int c = 0; c < sample_[0]; ++c) {
+    const float scale = scaling_.scale[c], offset = scaling_.offset[c];
+    for (size_t i = c * plane; i < (c + 1) * plane; ++i) image[i] = bytes[i] * scale + offset;
+  }
   return labels_[index];
 }
 

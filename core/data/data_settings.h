@@ -23,9 +23,11 @@ struct DataSettings {
   bool weight_by_share = true;
 };
 
-inline DataOptions ReadOptions(const DataSettings& s, const Shape& input) {
+inline DataOptions ReadOptions(const DataSettings& s, const Shape& input,
+                               const PixelScaling& scaling = {}) {
   DataOptions o;
   o.input = input;
+  o.scaling = scaling;
   o.test_fraction = s.test_fraction;
   o.skip_bad_images = s.skip_bad_images;
   return o;

@@ -19,6 +19,23 @@ struct DataError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Every device must compute identical inputs from identical bytes, so the
+// normalisation is fixed by the model, not estimated from local data: by
+// default [0, 255] -> [-1, 1].
+constexpr float kPixelScale = 2.0f / 255.0f;
+constexpr float kPixelOffset = -1.0f;
+
+// input = pixel * scale[c] + offset[c] in channel c (models take at most 3).
+struct PixelScaling {
+  float scale[3] = {kPixelScale, kPixelScale, kPixelScale};
+  float offset[3] = {kPixelOffset, kPixelOffset, kPixelOffset};
+  // From the mean and std of images in [0, 1], as torchvision's Normalize
+  // takes them: one value for every channel, or one per channel. Throws
+  // std::invalid_argument for another count or a std that is not positive.
+  static PixelScaling FromMeanStd(const std::vector<float>& mean, const std::vector<float>& std,
+                                  int channels);
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -40,12 +57,14 @@ class Dataset {
   virtual size_t HeldBytes() const { return Size() * (SampleShape().count() + 1); }
   // Photos from an image folder, which augmentation suits by default.
   virtual bool IsImageFolder() const { return false; }
-};
 
-// Every device must compute identical inputs from identical bytes, so the
-// normalisation is fixed, not estimated from local data: [0, 255] -> [-1, 1].
-constexpr float kPixelScale = 2.0f / 255.0f;
-constexpr float kPixelOffset = -1.0f;
+  // How Get turns pixels into inputs (the model's, DataOptions::scaling).
+  void set_scaling(const PixelScaling& s) { scaling_ = s; }
+  const PixelScaling& scaling() const { return scaling_; }
+
+ protected:
+  PixelScaling scaling_;
+};
 
 class InMemoryDataset : public Dataset {
  public:
@@ -80,6 +99,8 @@ struct DataOptions {
   bool skip_bad_images = false;
   // Called now and then while an image folder is decoded the first time.
   std::function<void(size_t done, size_t total)> progress;
+  // How pixels become the model's inputs (SpecPixelScaling).
+  PixelScaling scaling;
 };
 
 // A known name (fashion-mnist, mnist, cifar10) under /usr/share/datasets, or

@@ -113,8 +113,11 @@ std::string KnownDatasetNames() {
 std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split,
                                      const DataOptions& options) {
   const DatasetFiles f = Resolve(name_or_dir, split);
-  if (!f.image_folder.empty()) return OpenImageFolder(f.image_folder, split, options);
-  return f.idx ? LoadIdx(f.images, f.labels) : LoadCifar10(f.batches);
+  std::unique_ptr<Dataset> data =
+      !f.image_folder.empty() ? OpenImageFolder(f.image_folder, split, options)
+                              : (f.idx ? LoadIdx(f.images, f.labels) : LoadCifar10(f.batches));
+  data->set_scaling(options.scaling);
+  return data;
 }
 
 DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataOptions& options) {

@@ -135,6 +135,17 @@ std::unique_ptr<Model> BuildModel(const proto::ModelSpec& spec, kernels::Backend
   }
 }
 
+PixelScaling SpecPixelScaling(const proto::ModelSpec& spec) {
+  if (spec.input_mean_size() == 0 && spec.input_std_size() == 0) return PixelScaling{};
+  try {
+    return PixelScaling::FromMeanStd({spec.input_mean().begin(), spec.input_mean().end()},
+                                     {spec.input_std().begin(), spec.input_std().end()},
+                                     spec.input().channels());
+  } catch (const std::invalid_argument& e) {
+    throw ModelSpecError("model " + spec.name() + ": " + e.what());
+  }
+}
+
 Shape SpecInputShape(const proto::ModelSpec& spec) {
   return Shape{spec.input().channels(), spec.input().height(), spec.input().width()};
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/dataset.h"
 #include "core/model/model.h"
 #include "model.pb.h"
 
@@ -23,6 +24,9 @@ proto::ModelSpec LoadModelSpec(const std::string& name_or_path);
 std::string ModelSpecToText(const proto::ModelSpec& spec);
 // The spec's input (channels, height, width).
 Shape SpecInputShape(const proto::ModelSpec& spec);
+// How its inputs are scaled from pixels (input_mean, input_std; default
+// [-1, 1]). Throws ModelSpecError when they do not fit its channels.
+PixelScaling SpecPixelScaling(const proto::ModelSpec& spec);
 
 // Builds the layers and checks that the shapes fit; throws ModelSpecError
 // naming the layer at fault. `backend` holds the parameters; `placement`

@@ -30,7 +30,7 @@ class BatchBuffer {
     if (!augment.any()) return;
     const Shape shape = data.SampleShape();
     for (int i = 0; i < n; ++i)
-      Augment(augment, shape, key ^ (uint64_t{indices[i]} * 0x9E3779B97F4A7C15ull),
+      Augment(augment, shape, key ^ (uint64_t{indices[i]} * 0x9E3779B97F4A7C15ull), data.scaling(),
               images_.data() + sample_count_ * static_cast<size_t>(i));
   }
 

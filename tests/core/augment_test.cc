@@ -20,10 +20,12 @@ std::vector<float> Ramp(const Shape& s) {
 TEST(Augment, EachVariantIsAShiftWithBlackBorderAndMaybeAMirror) {
   const Shape s{2, 6, 5};
   const Augmentation a{true, 2};
+  // Black is pixel 0 as the model scales it, per channel.
+  const PixelScaling scaling = PixelScaling::FromMeanStd({0.2f, 0.4f}, {0.5f, 0.25f}, 2);
   std::set<std::vector<float>> variants;
   for (uint64_t key = 0; key < 400; ++key) {
     std::vector<float> v = Ramp(s);
-    Augment(a, s, key, v.data());
+    Augment(a, s, key, scaling, v.data());
     variants.insert(v);
     // Find the shift and mirror that explain every pixel.
     bool explained = false;
@@ -36,7 +38,7 @@ TEST(Augment, EachVariantIsAShiftWithBlackBorderAndMaybeAMirror) {
               for (int x = 0; x < 5 && ok; ++x) {
                 const int xs = (flip ? 4 - x : x) + dx, ys = y + dy;
                 const float want = xs < 0 || xs >= 5 || ys < 0 || ys >= 6
-                                       ? kPixelOffset
+                                       ? scaling.offset[c]
                                        : static_cast<float>(c * 30 + ys * 5 + xs);
                 ok = v[static_cast<size_t>(c * 30 + y * 5 + x)] == want;
               }
@@ -52,12 +54,12 @@ TEST(Augment, TheSameKeyGivesTheSameVariant) {
   const Augmentation a{true, 1};
   for (uint64_t key : {1ull, 99ull, 123456789ull}) {
     std::vector<float> x = Ramp(s), y = Ramp(s);
-    Augment(a, s, key, x.data());
-    Augment(a, s, key, y.data());
+    Augment(a, s, key, PixelScaling{}, x.data());
+    Augment(a, s, key, PixelScaling{}, y.data());
     EXPECT_EQ(x, y);
   }
   std::vector<float> untouched = Ramp(s);
-  Augment(Augmentation{}, s, 5, untouched.data());
+  Augment(Augmentation{}, s, 5, PixelScaling{}, untouched.data());
   EXPECT_EQ(untouched, Ramp(s));
 }
 

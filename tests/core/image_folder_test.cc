@@ -131,6 +131,25 @@ TEST_F(ImageFolderTest, ColourBecomesGreyByLuminance) {
   for (int v : Bytes(*d, 0)) EXPECT_NEAR(v, luma, 2.0);
 }
 
+TEST_F(ImageFolderTest, SamplesAreScaledAsTheModelSays) {
+  const auto rgb = Pattern(8, 8, 3, 4);
+  WritePng(Class("", "a") / "x.png", 8, 8, 3, rgb);
+  DataOptions o = Options(3, 8, 8);
+  o.test_fraction = 0;
+  const std::vector<float> mean = {0.485f, 0.456f, 0.406f}, std = {0.229f, 0.224f, 0.225f};
+  o.scaling = PixelScaling::FromMeanStd(mean, std, 3);
+  const auto d = LoadDataset(data(), Split::kTrain, o);
+  std::vector<float> f(d->SampleShape().count());
+  d->Get(0, f.data());
+  const auto planar = Planar(rgb, 8, 8, 3);
+  for (size_t i = 0; i < f.size(); ++i) {
+    const size_t c = i / 64;
+    ASSERT_NEAR(f[i], (planar[i] / 255.0 - mean[c]) / std[c], 1e-5) << i;
+  }
+  EXPECT_THROW(PixelScaling::FromMeanStd({0.5f, 0.5f}, {0.5f}, 3), std::invalid_argument);
+  EXPECT_THROW(PixelScaling::FromMeanStd({0.5f}, {0.0f}, 3), std::invalid_argument);
+}
+
 TEST_F(ImageFolderTest, JpegIsWithinAFewLevelsOfTheOriginal) {
   const auto rgb = Smooth(40, 24, 3), grey = Smooth(40, 24, 1);
   WriteJpeg(Class("", "a") / "c.jpg", 40, 24, 3, rgb);

@@ -11,7 +11,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/model/model_spec.h"
 #include "core/util/rng.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "model_io/onnx_export.h"
+#include "model_io/run_model.h"
 #include "onnx/onnx_pb.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"
@@ -59,6 +63,7 @@ class ImageFolderRun : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.exit_code == 0 ? ReadJson(report) : json::object();
   }
+  void TrainThreeAndRunInOrt(const std::vector<std::string>& model, const std::string& want_mean);
   fs::path dir_;
 };
 
@@ -139,13 +144,18 @@ void WriteThreeClasses(const fs::path& root, int per_class, int w, int h, uint64
   }
 }
 
-TEST_F(ImageFolderRun, ThreeClassesGiveThreeNamedOutputsThatOnnxRuntimeReproducesFromRawPixels) {
-  const std::string missing = test_support::OnnxToolsMissing();
-  if (!missing.empty()) GTEST_SKIP() << missing;
+// Trains lenet5 (or `model`) on three classes of pictures, exports it, and
+// runs the export in ONNX Runtime on the test pictures' raw pixels scaled
+// only as its metadata says: the accuracy must be mt's, and the metadata's
+// mean `want_mean`.
+void ImageFolderRun::TrainThreeAndRunInOrt(const std::vector<std::string>& model,
+                                           const std::string& want_mean) {
   WriteThreeClasses(dir_ / "photos" / "train", 60, 45, 37, 1, false);
   WriteThreeClasses(dir_ / "photos" / "test", 20, 28, 28, 2, true);  // lenet5's own size
-  const json r = Standalone(
-      "three", {"--dataset", (dir_ / "photos").string(), "--epochs", "3", "--batch", "16"});
+  std::vector<std::string> args = {
+      "--dataset", (dir_ / "photos").string(), "--epochs", "3", "--batch", "16"};
+  args.insert(args.end(), model.begin(), model.end());
+  const json r = Standalone("three", args);
   ASSERT_TRUE(r.contains("test_accuracy"));
   EXPECT_EQ(r["class_names"], json({"cat", "dog", "fish"}));
   onnx::ModelProto m;
@@ -154,6 +164,7 @@ TEST_F(ImageFolderRun, ThreeClassesGiveThreeNamedOutputsThatOnnxRuntimeReproduce
   std::map<std::string, std::string> meta;
   for (const auto& p : m.metadata_props()) meta[p.key()] = p.value();
   EXPECT_EQ(json::parse(meta["mt.class_names"]), json({"cat", "dog", "fish"}));
+  EXPECT_EQ(meta["mt.input_mean"], want_mean);
   const json training = json::parse(meta["mt.training"]);
   EXPECT_EQ(training["test_accuracy"], r["test_accuracy"]);
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 3);
@@ -182,6 +193,28 @@ TEST_F(ImageFolderRun, ThreeClassesGiveThreeNamedOutputsThatOnnxRuntimeReproduce
   }
   EXPECT_NEAR(right / 60.0, r["test_accuracy"].get<double>(), 0.005);
   EXPECT_GT(right / 60.0, 0.6);
+}
+
+TEST_F(ImageFolderRun, ThreeClassesGiveThreeNamedOutputsThatOnnxRuntimeReproducesFromRawPixels) {
+  const std::string missing = test_support::OnnxToolsMissing();
+  if (!missing.empty()) GTEST_SKIP() << missing;
+  TrainThreeAndRunInOrt({}, "0.5");
+}
+
+TEST_F(ImageFolderRun, AModelsOwnInputScalingIsWhatTrainingAndTheExportUse) {
+  const std::string missing = test_support::OnnxToolsMissing();
+  if (!missing.empty()) GTEST_SKIP() << missing;
+  // A model file that says its inputs are (image - 0.2) / 0.3, as a
+  // PyTorch user's normalisation would.
+  proto::ModelSpec spec = LoadModelSpec("lenet5");
+  spec.mutable_layer(spec.layer_size() - 1)->mutable_dense()->set_units(3);
+  spec.add_input_mean(0.2f);
+  spec.add_input_std(0.3f);
+  kernels::CpuBackend cpu(1);
+  const auto model = BuildModel(spec, cpu);
+  model->InitParams(4);
+  ExportOnnx(spec, WeightsOf(*model), (dir_ / "scaled.onnx").string());
+  TrainThreeAndRunInOrt({"--model", (dir_ / "scaled.onnx").string()}, "0.200000003");
 }
 
 TEST_F(ImageFolderRun, ABadFileStopsTheRunByNameOrIsSkippedAndCounted) {
