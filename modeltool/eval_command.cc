@@ -53,6 +53,7 @@ int RunEval(const EvalOptions& options) {
   model->Reserve(static_cast<int>(options.batch));
   DataOptions read = ReadOptions(options.data, model->input_shape(), SpecPixelScaling(loaded.spec));
   read.progress = cli::DecodeProgressLog(options.dataset);
+  read.class_names.assign(loaded.spec.class_names().begin(), loaded.spec.class_names().end());
   const auto test = LoadDataset(options.dataset, Split::kTest, read);
   if (model->input_shape() != test->SampleShape())
     throw std::runtime_error("dataset " + options.dataset + " has samples of " +

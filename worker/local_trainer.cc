@@ -46,6 +46,8 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
   DataOptions read =
       ReadOptions(spec.data, SpecInputShape(spec.model), SpecPixelScaling(spec.model));
   read.progress = cli::DecodeProgressLog(spec.dataset);
+  // A phone's own folder is labelled as the model's classes are named.
+  read.class_names.assign(spec.model.class_names().begin(), spec.model.class_names().end());
   data_ = LoadDataset(spec.dataset, Split::kTrain, read);
   augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
   {

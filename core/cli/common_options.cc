@@ -65,6 +65,7 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training) {
 DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
                             const proto::ModelSpec& model, DataOptions* read) {
   *read = ReadOptions(settings, SpecInputShape(model), SpecPixelScaling(model));
+  read->class_names.assign(model.class_names().begin(), model.class_names().end());
   read->progress = DecodeProgressLog(dataset);
   DatasetInfo train = PeekDataset(dataset, Split::kTrain, *read);
   if (train.skipped > 0)

@@ -101,6 +101,9 @@ struct DataOptions {
   std::function<void(size_t done, size_t total)> progress;
   // How pixels become the model's inputs (SpecPixelScaling).
   PixelScaling scaling;
+  // The model's classes, when it names them (ModelSpec.class_names): an
+  // image folder's class folders are labelled by their place in this list.
+  std::vector<std::string> class_names;
 };
 
 // A known name (fashion-mnist, mnist, cifar10) under /usr/share/datasets, or

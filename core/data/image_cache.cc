@@ -199,7 +199,8 @@ std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
   if (input[0] != 1 && input[0] != 3)
     throw DataError(dir + ": the model takes " + std::to_string(input[0]) +
                     " channels; pictures have 1 (grey) or 3 (colour)");
-  const ImageFolder folder = ListImageFolder(dir, split, options.test_fraction);
+  const ImageFolder folder =
+      ListImageFolder(dir, split, options.test_fraction, options.class_names);
   const uint64_t fingerprint = Fingerprint(folder, input, options.skip_bad_images);
   const fs::path path = CachePath(folder, split, input);
   if (auto data = OpenIfCurrent(path, fingerprint)) return data;

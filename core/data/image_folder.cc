@@ -4,11 +4,18 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace mt {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 20; ++i) s += (i ? ", " : "") + names[i];
+  return names.size() > 20 ? s + ", ..." : s;
+}
 
 bool Hidden(const fs::path& p) {
   const std::string name = p.filename().string();
@@ -108,7 +115,8 @@ bool IsImageFolder(const std::string& dir) {
   return false;
 }
 
-ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction) {
+ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction,
+                            const std::vector<std::string>& known_classes) {
   const fs::path root = TrainRoot(dir);
   const bool has_test = root != fs::path(dir) && fs::is_directory(fs::path(dir) / "test");
   if (has_test && test_fraction > 0)
@@ -118,7 +126,19 @@ ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fra
                     " leaves nothing to train on");
   ImageFolder out;
   out.root = dir;
-  out.classes = ClassFolders(root);
+  out.classes = known_classes.empty() ? ClassFolders(root) : known_classes;
+  if (!known_classes.empty()) {
+    // Labels are places in the model's list: a phone's folder may lack some
+    // classes, but may not bring one the model has no output for.
+    const std::set<std::string> known(known_classes.begin(), known_classes.end());
+    for (const fs::path& r : {root, fs::path(dir) / "test"}) {
+      if (!fs::is_directory(r) || (r != root && root == fs::path(dir))) continue;
+      for (const std::string& name : ClassFolders(r))
+        if (!known.count(name))
+          throw DataError((r / name).string() + ": class '" + name +
+                          "' is not one the model was trained for (" + Joined(known_classes) + ")");
+    }
+  }
   if (out.classes.empty())
     throw DataError(root.string() +
                     ": no class folders (expected <class>/*.png|jpg|jpeg, or train/<class>/...)");
@@ -137,8 +157,10 @@ ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fra
     ListClasses(test, labels, out, /*keep_empty=*/true, 0, false);
   } else {
     const bool test = split == Split::kTest;
-    // A training class must have images; a small class may have no test share.
-    ListClasses(root, labels, out, /*keep_empty=*/test, out.test_fraction, test);
+    // A training class must have images (unless the model's list names it:
+    // then this device has none of it); a small class may have no test share.
+    ListClasses(root, labels, out, /*keep_empty=*/test || !known_classes.empty(), out.test_fraction,
+                test);
   }
   if (out.files.empty())
     throw DataError(dir + ": no " + (split == Split::kTest ? "test" : "training") + " images" +

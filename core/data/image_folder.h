@@ -36,8 +36,12 @@ struct ImageFolder {
 bool IsImageFolder(const std::string& dir);
 
 // The files of one split. test_fraction < 0: kDefaultTestFraction unless
-// DIR has a test folder. Throws DataError for no classes, an empty class,
-// a test class the training set lacks, or a fraction with a test folder.
-ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction);
+// DIR has a test folder. `known_classes` (the model's, when it names them):
+// labels are places in that list, so devices whose folders hold different
+// classes agree; empty: the folder's own class folders, sorted. Throws
+// DataError for no classes, an empty class, a class the training set (or
+// the model) lacks, or a fraction with a test folder.
+ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction,
+                            const std::vector<std::string>& known_classes = {});
 
 }  // namespace mt

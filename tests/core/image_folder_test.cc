@@ -350,6 +350,39 @@ TEST_F(ImageFolderTest, BadFilesAreNamedOrSkippedWithACount) {
   EXPECT_EQ(Bytes(*d, 0), Planar(Pattern(16, 16, 1), 16, 16, 1));
 }
 
+TEST_F(ImageFolderTest, FoldersWithDifferentClassesAreLabelledAsTheModelNamesThem) {
+  // Two phones: one has cats and dogs, the other dogs and fish.
+  for (const auto& [phone, classes] : {std::pair{"a", std::vector<std::string>{"cat", "dog"}},
+                                       std::pair{"b", std::vector<std::string>{"dog", "fish"}}})
+    for (const std::string& c : classes) {
+      fs::create_directories(dir_ / phone / c);
+      WritePng(dir_ / phone / c / "1.png", 8, 8, 1, Pattern(8, 8, 1));
+    }
+  DataOptions o = Options(1, 8, 8);
+  o.test_fraction = 0;
+  o.class_names = {"cat", "dog", "fish"};
+  const auto a = LoadDataset((dir_ / "a").string(), Split::kTrain, o);
+  const auto b = LoadDataset((dir_ / "b").string(), Split::kTrain, o);
+  EXPECT_EQ(a->Label(0), 0);
+  EXPECT_EQ(a->Label(1), 1);
+  EXPECT_EQ(b->Label(0), 1);  // dog is 1 on both
+  EXPECT_EQ(b->Label(1), 2);
+  EXPECT_EQ(b->NumClasses(), 3);
+  // Without the model's names each folder counts from 0: dog would be 0 on b.
+  o.class_names.clear();
+  EXPECT_EQ(LoadDataset((dir_ / "b").string(), Split::kTrain, o)->Label(0), 0);
+  // A class the model has no output for is refused by name.
+  fs::create_directories(dir_ / "b" / "bird");
+  WritePng(dir_ / "b" / "bird" / "1.png", 8, 8, 1, Pattern(8, 8, 1));
+  o.class_names = {"cat", "dog", "fish"};
+  try {
+    LoadDataset((dir_ / "b").string(), Split::kTrain, o);
+    ADD_FAILURE() << "bird was accepted";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("'bird' is not one the model was trained for"));
+  }
+}
+
 TEST_F(ImageFolderTest, FolderMistakesAreClearErrors) {
   fs::create_directories(dir_ / "data" / "train");
   DataOptions o = Options(1, 8, 8);
