@@ -3,6 +3,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include <jpeglib.h>
@@ -93,7 +94,7 @@ void DecodePng(const std::string& path, FILE* f, int channels, ImageRowSink& sin
     png_read_update_info(r.png, r.info);
     const size_t row_bytes = size_t{width} * static_cast<size_t>(channels);
     if (png_get_rowbytes(r.png, r.info) != row_bytes) png_error(r.png, "unexpected row layout");
-    sink.Begin(static_cast<int>(width), static_cast<int>(height));
+    sink.Begin(static_cast<int>(width), static_cast<int>(height), 1);
     if (passes == 1) {
       pixels.resize(row_bytes);
       for (png_uint_32 y = 0; y < height; ++y) {
@@ -134,6 +135,41 @@ void JpegMessage(j_common_ptr cinfo, int level) {
   if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) errors->truncated = true;
 }
 
+// EXIF's orientation tag (0x0112) from an APP1 marker, or 1. Every offset
+// is checked against the marker's length: the bytes are the file's.
+int ExifOrientation(const jpeg_saved_marker_ptr markers) {
+  for (jpeg_saved_marker_ptr m = markers; m; m = m->next) {
+    const uint8_t* d = m->data;
+    const size_t n = m->data_length;
+    if (m->marker != JPEG_APP0 + 1 || n < 14 || std::memcmp(d, "Exif\0\0", 6) != 0) continue;
+    const uint8_t* t = d + 6;  // the TIFF header
+    const size_t tn = n - 6;
+    const bool little = t[0] == 'I' && t[1] == 'I';
+    if (!little && !(t[0] == 'M' && t[1] == 'M')) continue;
+    const auto u16 = [&](size_t at) {
+      return little ? static_cast<unsigned>(t[at] | t[at + 1] << 8)
+                    : static_cast<unsigned>(t[at] << 8 | t[at + 1]);
+    };
+    const auto u32 = [&](size_t at) {
+      return little ? (uint32_t{t[at]} | uint32_t{t[at + 1]} << 8 | uint32_t{t[at + 2]} << 16 |
+                       uint32_t{t[at + 3]} << 24)
+                    : (uint32_t{t[at]} << 24 | uint32_t{t[at + 1]} << 16 |
+                       uint32_t{t[at + 2]} << 8 | uint32_t{t[at + 3]});
+    };
+    const size_t ifd = u32(4);
+    if (ifd + 2 > tn) continue;
+    const unsigned entries = u16(ifd);
+    for (unsigned e = 0; e < entries; ++e) {
+      const size_t at = ifd + 2 + 12 * size_t{e};
+      if (at + 12 > tn) break;
+      if (u16(at) != 0x0112) continue;
+      const unsigned v = u16(at + 8);  // a SHORT, first in the value field
+      return v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
+    }
+  }
+  return 1;
+}
+
 struct JpegReader {
   jpeg_decompress_struct cinfo{};
   bool created = false;
@@ -149,6 +185,7 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
   std::vector<uint8_t> row;
   bool refused = false, cmyk = false;
   JDIMENSION width = 0, height = 0;
+  int orientation = 1;
   r.cinfo.err = jpeg_std_error(&errors.mgr);
   errors.mgr.error_exit = JpegExit;
   errors.mgr.emit_message = JpegMessage;
@@ -156,7 +193,11 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
   jpeg_create_decompress(&r.cinfo);
   r.created = true;
   jpeg_stdio_src(&r.cinfo, f);
+  jpeg_save_markers(&r.cinfo, JPEG_APP0 + 1, 0xffff);
   jpeg_read_header(&r.cinfo, TRUE);
+  orientation = ExifOrientation(r.cinfo.marker_list);
+  // Turned a quarter: the stored picture's width becomes the shown height.
+  if (orientation >= 5) std::swap(want_width, want_height);
   width = r.cinfo.image_width;
   height = r.cinfo.image_height;
   cmyk = r.cinfo.jpeg_color_space == JCS_CMYK || r.cinfo.jpeg_color_space == JCS_YCCK;
@@ -177,7 +218,8 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
     }
     jpeg_start_decompress(&r.cinfo);
     row.resize(size_t{r.cinfo.output_width} * static_cast<size_t>(channels));
-    sink.Begin(static_cast<int>(r.cinfo.output_width), static_cast<int>(r.cinfo.output_height));
+    sink.Begin(static_cast<int>(r.cinfo.output_width), static_cast<int>(r.cinfo.output_height),
+               orientation);
     while (r.cinfo.output_scanline < r.cinfo.output_height && !errors.truncated) {
       JSAMPROW rows[1] = {row.data()};
       jpeg_read_scanlines(&r.cinfo, rows, 1);

@@ -178,7 +178,7 @@ TEST(AreaResize, AveragesBlocksKeepsConstantsAndStreamsLargePictures) {
   const std::vector<uint8_t> in = {0,  10, 20,  30,  40,  50,  60,  70,
                                    80, 90, 100, 110, 120, 130, 140, 150};
   AreaResizer r(2, 2, 1);
-  r.Begin(4, 4);
+  r.Begin(4, 4, 1);
   for (int y = 0; y < 4; ++y) r.Row(in.data() + 4 * y);
   uint8_t out[4];
   r.Finish(out);
@@ -187,7 +187,7 @@ TEST(AreaResize, AveragesBlocksKeepsConstantsAndStreamsLargePictures) {
   const std::vector<uint8_t> flat(13 * 3, 77);
   for (auto [w, h] : {std::pair{5, 7}, std::pair{32, 29}}) {
     AreaResizer s(w, h, 3);
-    s.Begin(13, 11);
+    s.Begin(13, 11, 1);
     for (int y = 0; y < 11; ++y) s.Row(flat.data());
     std::vector<uint8_t> o(static_cast<size_t>(w) * h * 3);
     s.Finish(o.data());
@@ -203,7 +203,7 @@ TEST_F(ImageFolderTest, LargePhotoShrinksToTheAreaAverage) {
   WriteJpeg(Class("", "a") / "big.jpg", w, h, 3, big, 98);
   WritePng(Class("", "b") / "big.png", w, h, 3, big);
   AreaResizer exact(32, 32, 3);
-  exact.Begin(w, h);
+  exact.Begin(w, h, 1);
   for (int y = 0; y < h; ++y) exact.Row(big.data() + static_cast<size_t>(y) * w * 3);
   std::vector<uint8_t> want(3 * 32 * 32);
   exact.Finish(want.data());
@@ -215,6 +215,37 @@ TEST_F(ImageFolderTest, LargePhotoShrinksToTheAreaAverage) {
     double err = 0;
     for (size_t k = 0; k < got.size(); ++k) err += std::abs(got[k] - want[k]);
     EXPECT_LT(err / got.size(), i == 0 ? 3.0 : 0.01) << "sample " << i;
+  }
+}
+
+TEST_F(ImageFolderTest, PhotosAreTurnedAsTheirExifOrientationSays) {
+  // Stored 40 wide and 24 high, four flat quadrants; each orientation must
+  // show it turned or mirrored as EXIF defines.
+  const int w = 40, h = 24;
+  std::vector<uint8_t> stored(static_cast<size_t>(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      stored[static_cast<size_t>(y) * w + x] =
+          static_cast<uint8_t>(30 + 60 * (x >= w / 2) + 120 * (y >= h / 2));
+  for (int o = 1; o <= 8; ++o) {
+    const fs::path dir = dir_ / ("o" + std::to_string(o));
+    fs::create_directories(dir / "a");
+    test_support::WriteJpeg(dir / "a" / "x.jpg", w, h, 1, stored, 95, o);
+    const bool turned = o >= 5;
+    const int sw = turned ? h : w, sh = turned ? w : h;  // shown
+    DataOptions opt = Options(1, sh, sw);
+    opt.test_fraction = 0;
+    const auto d = LoadDataset(dir.string(), Split::kTrain, opt);
+    const auto got = Bytes(*d, 0);
+    double err = 0;
+    for (int y = 0; y < sh; ++y)
+      for (int x = 0; x < sw; ++x) {
+        const int tx[9] = {0, x, w - 1 - x, w - 1 - x, x, y, y, w - 1 - y, w - 1 - y};
+        const int ty[9] = {0, y, y, h - 1 - y, h - 1 - y, x, h - 1 - x, h - 1 - x, x};
+        err += std::abs(got[static_cast<size_t>(y) * sw + x] -
+                        stored[static_cast<size_t>(ty[o]) * w + tx[o]]);
+      }
+    EXPECT_LT(err / (sw * sh), 4.0) << "orientation " << o;
   }
 }
 

@@ -43,8 +43,9 @@ inline void WritePng(const std::filesystem::path& path, int width, int height, i
   std::fclose(f);
 }
 
+// `orientation` other than 0: an EXIF APP1 marker with that orientation tag.
 inline void WriteJpeg(const std::filesystem::path& path, int width, int height, int channels,
-                      const std::vector<uint8_t>& pixels, int quality = 95) {
+                      const std::vector<uint8_t>& pixels, int quality = 95, int orientation = 0) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write " + path.string());
   jpeg_compress_struct cinfo{};
@@ -59,6 +60,14 @@ inline void WriteJpeg(const std::filesystem::path& path, int width, int height, 
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
+  if (orientation > 0) {
+    // "Exif\0\0", a big-endian TIFF header, IFD0 of one entry: 0x0112 SHORT.
+    const uint8_t exif[] = {
+        'E', 'x', 'i', 'f',  0,    0, 'M', 'M', 0, 42, 0, 0, 0,
+        8,   0,   1,   0x01, 0x12, 0, 3,   0,   0, 0,  1, 0, static_cast<uint8_t>(orientation),
+        0,   0,   0,   0,    0,    0};
+    jpeg_write_marker(&cinfo, JPEG_APP0 + 1, exif, sizeof exif);
+  }
   while (cinfo.next_scanline < cinfo.image_height) {
     JSAMPROW row = const_cast<JSAMPROW>(pixels.data() + static_cast<size_t>(cinfo.next_scanline) *
                                                             width * channels);
