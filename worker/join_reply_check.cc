@@ -1,5 +1,6 @@
 #include "worker/join_reply_check.h"
 
+#include <cmath>
 #include <filesystem>
 #include <iterator>
 #include <stdexcept>
@@ -16,6 +17,12 @@ void Require(bool ok, const std::string& what, int64_t value) {
                              std::to_string(value));
 }
 
+void RequireReal(bool ok, const std::string& what, double value) {
+  if (!ok)
+    throw std::runtime_error("hub sent a malformed join reply: " + what + " " +
+                             std::to_string(value));
+}
+
 }  // namespace
 
 void CheckJoinReply(const proto::JoinReply& join) {
@@ -27,6 +34,16 @@ void CheckJoinReply(const proto::JoinReply& join) {
   Require(join.digest_every() >= 0, "digest every", join.digest_every());
   Require(join.param_count() >= 1, "parameter count", static_cast<int64_t>(join.param_count()));
   Require(join.segments_size() >= 1, "segment count", join.segments_size());
+  // FedProx's mu multiplies every weight's distance: a NaN or huge one
+  // would wreck the model at the first local step.
+  RequireReal(std::isfinite(join.prox_mu()) && join.prox_mu() >= 0 && join.prox_mu() <= 100,
+              "prox mu", join.prox_mu());
+  const double fraction = join.data().test_fraction();  // below 0: the default
+  RequireReal(std::isfinite(fraction) && fraction < 1, "test fraction", fraction);
+  Require(join.data().share_start_size() == join.data().share_count_size(),
+          "partition share starts", join.data().share_start_size());
+  Require(join.data().share_count_size() <= 65535, "partition share classes",
+          join.data().share_count_size());
 }
 
 void CheckHubDataset(const std::string& dataset, const std::vector<std::string>& allowed_dirs) {

@@ -155,6 +155,17 @@ TEST(JoinReplyCheck, RefusesFieldsOutOfRangeByName) {
   refused([](proto::JoinReply& j) { j.set_digest_every(-1); }, "digest every");
   refused([](proto::JoinReply& j) { j.set_param_count(0); }, "parameter count");
   refused([](proto::JoinReply& j) { j.clear_segments(); }, "segment count");
+  refused([](proto::JoinReply& j) { j.set_prox_mu(std::nanf("")); }, "prox mu");
+  refused([](proto::JoinReply& j) { j.set_prox_mu(1e30f); }, "prox mu");
+  refused([](proto::JoinReply& j) { j.set_prox_mu(-1); }, "prox mu");
+  refused([](proto::JoinReply& j) { j.mutable_data()->set_test_fraction(1.5); }, "test fraction");
+  refused(
+      [](proto::JoinReply& j) {
+        j.mutable_data()->set_test_fraction(std::numeric_limits<double>::quiet_NaN());
+      },
+      "test fraction");
+  refused([](proto::JoinReply& j) { j.mutable_data()->add_share_count(3); },
+          "partition share starts");
 }
 
 TEST(BatchFits, ABatchBeyondTheBudgetIsRefusedBeforeAllocating) {
