@@ -28,7 +28,11 @@ size_t CountRecords(const std::vector<std::string>& files) {
 }  // namespace
 
 DatasetInfo PeekCifar10(const std::vector<std::string>& files) {
-  return {CountRecords(files), Shape{3, 32, 32}, kClasses, {}};
+  DatasetInfo info;
+  info.size = CountRecords(files);
+  info.sample = Shape{3, 32, 32};
+  info.classes = kClasses;
+  return info;
 }
 
 std::unique_ptr<Dataset> LoadCifar10(const std::vector<std::string>& files) {

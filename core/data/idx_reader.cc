@@ -57,7 +57,11 @@ ImagesHeader ReadImagesHeader(GzReader& images) {
 DatasetInfo PeekIdx(const std::string& images_path) {
   GzReader images(images_path);
   const ImagesHeader hd = ReadImagesHeader(images);
-  return {hd.n, Shape{1, static_cast<int>(hd.h), static_cast<int>(hd.w)}, kClasses, {}};
+  DatasetInfo info;
+  info.size = hd.n;
+  info.sample = Shape{1, static_cast<int>(hd.h), static_cast<int>(hd.w)};
+  info.classes = kClasses;
+  return info;
 }
 
 std::unique_ptr<Dataset> LoadIdx(const std::string& images_path, const std::string& labels_path) {

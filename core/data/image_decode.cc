@@ -3,7 +3,6 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #include <jpeglib.h>
@@ -196,8 +195,6 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
   jpeg_save_markers(&r.cinfo, JPEG_APP0 + 1, 0xffff);
   jpeg_read_header(&r.cinfo, TRUE);
   orientation = ExifOrientation(r.cinfo.marker_list);
-  // Turned a quarter: the stored picture's width becomes the shown height.
-  if (orientation >= 5) std::swap(want_width, want_height);
   width = r.cinfo.image_width;
   height = r.cinfo.image_height;
   cmyk = r.cinfo.jpeg_color_space == JCS_CMYK || r.cinfo.jpeg_color_space == JCS_YCCK;
@@ -208,9 +205,11 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
     // The decoder scales by 1/2, 1/4 or 1/8 almost for free; stop while the
     // result is still at least twice the size wanted, so the area resize
     // after it still averages.
+    // Turned a quarter, the stored picture's width becomes the shown height.
+    const unsigned want_w = static_cast<unsigned>(orientation >= 5 ? want_height : want_width);
+    const unsigned want_h = static_cast<unsigned>(orientation >= 5 ? want_width : want_height);
     for (unsigned denom = 8; denom > 1; denom /= 2) {
-      if (width / denom >= 2u * static_cast<unsigned>(want_width) &&
-          height / denom >= 2u * static_cast<unsigned>(want_height)) {
+      if (width / denom >= 2u * want_w && height / denom >= 2u * want_h) {
         r.cinfo.scale_num = 1;
         r.cinfo.scale_denom = denom;
         break;
