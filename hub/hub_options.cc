@@ -190,8 +190,9 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option_function<std::string>(
          "--partition",
          [&cfg](const std::string& text) { cfg.data.partition = ParsePartition(text); },
-         "how the training set is split among the workers: iid (one shared shuffle), or each "
-         "worker its own samples as phones hold them: dirichlet:ALPHA (each class split by "
+         "how the training set is split among the workers, SPEC being iid (one shared "
+         "shuffle), or each worker its own samples as phones hold them: dirichlet:ALPHA (each "
+         "class split by "
          "Dirichlet(ALPHA) proportions; 0.1 is very skewed), classes:K (K classes each); worker "
          "id k takes share k mod --workers, the report's partition_histograms")
       ->check(
@@ -203,8 +204,9 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
               return std::string(e.what());
             }
           },
-          "iid|dirichlet:ALPHA|classes:K")
-      ->type_name("iid|dirichlet:ALPHA|classes:K")
+          "")
+      // Not "iid|dirichlet:ALPHA|...": the help formatter splits type names at ':'.
+      ->type_name("SPEC")
       ->default_str("iid");
   app.add_flag("!--weight-by-batch", cfg.data.weight_by_share,
                "with --partition: average the workers' contributions by their batches' samples, "

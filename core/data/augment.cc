@@ -28,8 +28,7 @@ AugmentChoice ParseAugment(const std::string& text) {
     else if (part == "crop")
       c.crop = true;
     else
-      throw std::invalid_argument("--augment: '" + part +
-                                  "' is not one of auto, none, flip, crop, flip,crop");
+      throw std::invalid_argument("'" + part + "' is not one of auto, none, flip, crop, flip,crop");
     at = comma + 1;
   }
   return c;

@@ -72,8 +72,7 @@ PartitionSpec ParsePartition(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon),
                     value = colon == std::string::npos ? "" : text.substr(colon + 1);
-  const std::string usage =
-      "--partition: '" + text + "': expected iid, dirichlet:ALPHA (e.g. 0.5) or classes:K";
+  const std::string usage = "'" + text + "': expected iid, dirichlet:ALPHA (e.g. 0.5) or classes:K";
   size_t used = 0;
   try {
     if (kind == "dirichlet") {
