@@ -127,10 +127,9 @@ void Hub::SplitAmongWorkers(const DataOptions& read) {
   std::unique_ptr<Dataset> loaded;
   const Dataset* train = calibration_.get();
   if (!train) train = (loaded = LoadDataset(config_.dataset, Split::kTrain, read)).get();
-  std::vector<uint16_t> labels(train->Size());
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint16_t>(train->Label(i));
-  std::vector<ClassShare> shares = DrawPartition(labels, train->NumClasses(), config_.workers,
-                                                 config_.data.partition, config_.seed);
+  std::vector<ClassShare> shares =
+      DrawPartition(DatasetLabels(*train), train->NumClasses(), config_.workers,
+                    config_.data.partition, config_.seed);
   std::string sizes;
   for (const ClassShare& s : shares) {
     record_.partition_counts.push_back(s.count);

@@ -195,16 +195,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
          "class split by "
          "Dirichlet(ALPHA) proportions; 0.1 is very skewed), classes:K (K classes each); worker "
          "id k takes share k mod --workers, the report's partition_histograms")
-      ->check(
-          [](const std::string& text) {
-            try {
-              ParsePartition(text);
-              return std::string();
-            } catch (const std::invalid_argument& e) {
-              return std::string(e.what());
-            }
-          },
-          "")
+      ->check(cli::ParsedBy([](const std::string& text) { ParsePartition(text); }))
       // Not "iid|dirichlet:ALPHA|...": the help formatter splits type names at ':'.
       ->type_name("SPEC")
       ->default_str("iid");

@@ -51,10 +51,8 @@ int RunEval(const EvalOptions& options) {
   model->SetParams(loaded.weights->params.data());
   if (model->RunningStatCount()) model->SetRunningStats(loaded.weights->running_stats.data());
   model->Reserve(static_cast<int>(options.batch));
-  DataOptions read = ReadOptions(options.data, model->input_shape(), SpecPixelScaling(loaded.spec));
-  read.progress = cli::DecodeProgressLog(options.dataset);
-  read.class_names.assign(loaded.spec.class_names().begin(), loaded.spec.class_names().end());
-  const auto test = LoadDataset(options.dataset, Split::kTest, read);
+  const auto test = LoadDataset(options.dataset, Split::kTest,
+                                cli::ReadOptionsFor(options.dataset, options.data, loaded.spec));
   if (model->input_shape() != test->SampleShape())
     throw std::runtime_error("dataset " + options.dataset + " has samples of " +
                              test->SampleShape().ToString() + " but the model takes " +

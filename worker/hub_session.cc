@@ -62,14 +62,10 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
   if (join.data().share_count_size() > 0) {
     // mthub --partition: this worker's own samples of the shared set, the
     // same on every device from the same integers.
-    const Dataset& data = trainer.data();
-    std::vector<uint16_t> labels(data.Size());
-    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint16_t>(data.Label(i));
+    const std::vector<uint16_t> labels = DatasetLabels(trainer.data());
     ClassShare share;
     share.start.assign(join.data().share_start().begin(), join.data().share_start().end());
     share.count.assign(join.data().share_count().begin(), join.data().share_count().end());
-    if (share.start.size() != share.count.size())
-      throw HubProtocolError("the hub sent a partition share of mismatched lengths");
     try {
       own_ = PartitionIndices(labels, static_cast<int>(share.count.size()), share, join.seed());
     } catch (const std::invalid_argument& e) {

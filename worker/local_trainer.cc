@@ -43,12 +43,9 @@ void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
   kernels::CpuBackend& home = devices_.cpu();
-  DataOptions read =
-      ReadOptions(spec.data, SpecInputShape(spec.model), SpecPixelScaling(spec.model));
-  read.progress = cli::DecodeProgressLog(spec.dataset);
   // A phone's own folder is labelled as the model's classes are named.
-  read.class_names.assign(spec.model.class_names().begin(), spec.model.class_names().end());
-  data_ = LoadDataset(spec.dataset, Split::kTrain, read);
+  data_ = LoadDataset(spec.dataset, Split::kTrain,
+                      cli::ReadOptionsFor(spec.dataset, spec.data, spec.model));
   augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
   {
     const auto probe = BuildModel(spec.model, home);

@@ -48,25 +48,22 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training) {
          "training samples only: random shift within a black border of an eighth of the side "
          "(crop) and left-right mirror (flip); auto: both for image folders, none for IDX and "
          "CIFAR-10 files")
-      ->check(
-          [](const std::string& text) {
-            try {
-              ParseAugment(text);
-              return std::string();
-            } catch (const std::invalid_argument& e) {
-              return std::string(e.what());
-            }
-          },
-          "auto|none|flip|crop|flip,crop")
+      ->check(ParsedBy([](const std::string& text) { ParseAugment(text); }))
       ->type_name("auto|none|flip|crop|flip,crop")
       ->default_str("auto");
 }
 
+DataOptions ReadOptionsFor(const std::string& dataset, const DataSettings& settings,
+                           const proto::ModelSpec& model) {
+  DataOptions read = ReadOptions(settings, SpecInputShape(model), SpecPixelScaling(model));
+  read.class_names.assign(model.class_names().begin(), model.class_names().end());
+  read.progress = DecodeProgressLog(dataset);
+  return read;
+}
+
 DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
                             const proto::ModelSpec& model, DataOptions* read) {
-  *read = ReadOptions(settings, SpecInputShape(model), SpecPixelScaling(model));
-  read->class_names.assign(model.class_names().begin(), model.class_names().end());
-  read->progress = DecodeProgressLog(dataset);
+  *read = ReadOptionsFor(dataset, settings, model);
   DatasetInfo train = PeekDataset(dataset, Split::kTrain, *read);
   if (train.skipped > 0)
     spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", dataset, train.skipped,

@@ -28,9 +28,14 @@ void AddDataOptions(CLI::App& app, DataSettings& data, bool training);
 // Logs the first decode of an image folder ("decoding DIR: 12000 of 60000
 // images"), at most every few seconds; for DataOptions::progress.
 std::function<void(size_t, size_t)> DecodeProgressLog(const std::string& dataset);
-// How mthub and mtworker --standalone read `dataset` for a model taking
-// `model`'s input (with DecodeProgressLog), and its training set's size and
-// classes, logging the images left out. Throws DataError.
+// How every tool reads `dataset` for `model`: at its input size and
+// scaling, an image folder labelled by its class names, the first decode
+// logged (DecodeProgressLog).
+DataOptions ReadOptionsFor(const std::string& dataset, const DataSettings& settings,
+                           const proto::ModelSpec& model);
+// The training set's size and classes as mthub and mtworker --standalone
+// read it (ReadOptionsFor, into *read), logging the images left out.
+// Throws DataError.
 DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& settings,
                             const proto::ModelSpec& model, DataOptions* read);
 // --epochs, --steps.

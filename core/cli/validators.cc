@@ -55,6 +55,19 @@ CLI::Validator IntegerOr(const std::string& word, int64_t word_value, int64_t mi
       range, "IntegerOr");
 }
 
+CLI::Validator ParsedBy(std::function<void(const std::string&)> parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        try {
+          parse(text);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "", "ParsedBy");
+}
+
 CLI::Validator Real(double min, double max) {
   const std::string range = NumberText(min) + ".." + NumberText(max);
   const std::string want = "expected a number in " + range;

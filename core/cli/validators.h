@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -23,6 +24,11 @@ CLI::Validator IntegerOr(const std::string& word, int64_t word_value, int64_t mi
 
 // A finite number in [min, max]. Use with Option::check.
 CLI::Validator Real(double min, double max);
+
+// Whatever `parse` accepts: its std::invalid_argument's message is the
+// error. For options whose words a library parser defines (--augment,
+// --partition), so the command line and the parser cannot disagree.
+CLI::Validator ParsedBy(std::function<void(const std::string&)> parse);
 
 // A size such as 256M, 1G, 300000K or 1048576 (bytes), K/M/G being powers
 // of 1024 (k/m/g and KiB/MiB/GiB too); rewritten as a byte count. Use with

@@ -49,6 +49,12 @@ PixelScaling PixelScaling::FromMeanStd(const std::vector<float>& mean,
   return s;
 }
 
+std::vector<uint16_t> DatasetLabels(const Dataset& data) {
+  std::vector<uint16_t> labels(data.Size());
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint16_t>(data.Label(i));
+  return labels;
+}
+
 void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images,
                int32_t* labels) {
   const size_t per = data.SampleShape().count();

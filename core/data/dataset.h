@@ -134,6 +134,9 @@ struct DatasetInfo {
 DatasetInfo PeekDataset(const std::string& name_or_dir, Split split,
                         const DataOptions& options = {});
 
+// Every sample's label, in order (the labels a partition is drawn from).
+std::vector<uint16_t> DatasetLabels(const Dataset& data);
+
 // Writes n samples (NCHW floats) and their labels; allocates nothing.
 void FillBatch(const Dataset& data, const uint32_t* indices, int n, float* images, int32_t* labels);
 

@@ -148,6 +148,10 @@ std::vector<ClassShare> DrawPartition(const std::vector<uint16_t>& labels, int c
 
 std::vector<uint32_t> PartitionIndices(const std::vector<uint16_t>& labels, int classes,
                                        const ClassShare& share, uint64_t seed) {
+  // The share comes from the hub: every index is checked before use.
+  if (share.start.size() != share.count.size())
+    throw std::invalid_argument("partition share with " + std::to_string(share.start.size()) +
+                                " starts for " + std::to_string(share.count.size()) + " counts");
   std::vector<std::vector<uint32_t>> by_class(static_cast<size_t>(classes));
   for (size_t i = 0; i < labels.size(); ++i)
     if (labels[i] < classes) by_class[labels[i]].push_back(static_cast<uint32_t>(i));

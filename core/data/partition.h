@@ -38,6 +38,7 @@ std::vector<ClassShare> DrawPartition(const std::vector<uint16_t>& labels, int c
                                       const PartitionSpec& spec, uint64_t seed);
 
 // The samples of `share`: in integers only, the same on every device.
+// Throws std::invalid_argument for a share that does not fit `labels`.
 std::vector<uint32_t> PartitionIndices(const std::vector<uint16_t>& labels, int classes,
                                        const ClassShare& share, uint64_t seed);
 

@@ -35,11 +35,17 @@ class StepMessages {
   // The running statistics (batch norm) joining workers get.
   void SetRunningStats(std::vector<float> stats) { running_stats_ = std::move(stats); }
   // --partition: worker id k gets shares[k % size] (empty: the shared order).
-  void SetPartition(std::vector<ClassShare> shares) { partition_ = std::move(shares); }
-  // The samples of worker `id`'s share; 0 without a partition.
+  void SetPartition(std::vector<ClassShare> shares) {
+    partition_ = std::move(shares);
+    share_samples_.clear();
+    for (const ClassShare& s : partition_)
+      share_samples_.push_back(static_cast<int64_t>(s.total()));
+  }
+  // The samples of worker `id`'s share; 0 without a partition. Read for
+  // every contribution to every segment, so summed once, above.
   int64_t ShareSamples(int id) const {
-    if (partition_.empty()) return 0;
-    return static_cast<int64_t>(partition_[static_cast<size_t>(id) % partition_.size()].total());
+    if (share_samples_.empty()) return 0;
+    return share_samples_[static_cast<size_t>(id) % share_samples_.size()];
   }
   // What a worker admitted to slot `slot` needs to train; `trace`: it is
   // asked for its spans (mthub --trace).
@@ -72,6 +78,7 @@ class StepMessages {
   const int64_t global_batch_;
   std::vector<float> running_stats_;  // guarded by the coordinator's lock
   std::vector<ClassShare> partition_;
+  std::vector<int64_t> share_samples_;  // partition_'s totals
   proto::StepPlan plan_;
 };
 

@@ -88,6 +88,11 @@ TEST(Partition, SpecsParseAndImpossibleOnesAreRefused) {
   for (const char* bad : {"", "noniid", "dirichlet", "dirichlet:0", "dirichlet:-1", "dirichlet:x",
                           "classes:0", "classes:2.5", "iid:1"})
     EXPECT_THROW(ParsePartition(bad), std::invalid_argument) << bad;
+  // A share whose starts and counts differ in length (a hostile hub's) is refused.
+  ClassShare odd;
+  odd.start = {0};
+  odd.count = {1, 1};
+  EXPECT_THROW(PartitionIndices(Labels(100, 2, 1), 2, odd, 1), std::invalid_argument);
   // Two workers of one class each cannot hold ten classes.
   EXPECT_THROW(DrawPartition(Labels(100, 10, 1), 10, 2, ParsePartition("classes:1"), 1),
                std::invalid_argument);

@@ -34,7 +34,8 @@ void Be32(std::ofstream& f, uint32_t v) {
   f.write(b, 4);
 }
 
-// Writes one split; `order` receives (label, index) in the folder's order.
+// Writes one split as a folder and, with --same-order, as IDX (grey) or
+// CIFAR-10 (colour) files holding its samples class by class, by index.
 void WriteSplit(const mt::Dataset& d, size_t limit, const fs::path& dir, const Args& a,
                 const std::string& idx_prefix, const std::string& cifar_file) {
   const mt::Shape s = d.SampleShape();
