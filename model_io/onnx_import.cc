@@ -1,25 +1,38 @@
 #include "model_io/onnx_import.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "core/util/atomic_file.h"
+#include "model_io/onnx_import_budget.h"
 #include "model_io/onnx_importer.h"
+#include "model_io/onnx_wire_scan.h"
 
 namespace mt {
 
-LoadedModel ImportOnnx(const std::string& path) {
+LoadedModel ImportOnnx(const std::string& path, const OnnxImportLimits& limits) {
   std::string bytes;
   try {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec) CheckOnnxFileSize(path, static_cast<double>(size), limits);  // before reading it
     bytes = ReadFile(path);
   } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const OnnxError*>(&e)) throw;
     throw OnnxError(e.what());
   }
-  return ImportOnnxBytes(bytes, path);
+  return ImportOnnxBytes(bytes, path, limits);
 }
 
-LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin) {
+LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
+                            const OnnxImportLimits& limits) {
+  CheckOnnxFileSize(origin, static_cast<double>(bytes.size()), limits);
+  // Before the parse, which would build every node: a million cost 1.5 GB.
+  CheckOnnxNodeCount(origin, CountOnnxGraphNodes(bytes), limits);
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
     throw OnnxError(origin + ": not an ONNX model (unreadable protobuf: truncated or corrupt?)");
-  LoadedModel loaded = OnnxImporter(model, origin).Run();
+  LoadedModel loaded = OnnxImporter(model, origin, limits).Run();
   if (std::string folded = FoldedBatchNormWarning(model, origin); !folded.empty())
     loaded.warnings.push_back(std::move(folded));
   return loaded;

@@ -12,14 +12,18 @@
 
 #include "model_io/model_weights.h"
 #include "model_io/onnx_error.h"
+#include "model_io/onnx_limits.h"
 #include "onnx/onnx_pb.h"
 
 namespace mt {
 
-LoadedModel ImportOnnx(const std::string& path);
+// Within `limits` (onnx_limits.h): a file past them is an OnnxError naming
+// the node and the sizes, raised before the memory is taken.
+LoadedModel ImportOnnx(const std::string& path, const OnnxImportLimits& limits = {});
 // `origin` names the source in errors.
 // Its warnings (LoadedModel::warnings) include FoldedBatchNormWarning's.
-LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin);
+LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
+                            const OnnxImportLimits& limits = {});
 // "" unless `model` looks like PyTorch's default export of a net whose
 // batch norm was folded into its convolutions; else what to do about it.
 std::string FoldedBatchNormWarning(const onnx::ModelProto& model, const std::string& origin);

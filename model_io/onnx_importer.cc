@@ -67,12 +67,14 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-OnnxImporter::OnnxImporter(const onnx::ModelProto& model, std::string origin)
-    : model_(model), origin_(std::move(origin)) {}
+OnnxImporter::OnnxImporter(const onnx::ModelProto& model, std::string origin,
+                           const OnnxImportLimits& limits)
+    : model_(model), origin_(std::move(origin)), budget_(limits) {}
 
 LoadedModel OnnxImporter::Run() {
   if (!model_.has_graph() || model_.graph().node_size() == 0)
     throw OnnxError(origin_ + ": the ONNX model has no graph (empty or truncated file?)");
+  CheckOnnxNodeCount(origin_, model_.graph().node_size(), budget_.limits());
   bool has_opset = false;
   for (const auto& o : model_.opset_import()) {
     if (!o.domain().empty() && o.domain() != "ai.onnx") continue;
@@ -99,8 +101,11 @@ LoadedModel OnnxImporter::Run() {
 }
 
 void OnnxImporter::ReadConstants() {
-  for (const onnx::TensorProto& t : model_.graph().initializer())
-    constants_[t.name()] = DecodeTensor(t, origin_ + ": initializer '" + t.name() + "'");
+  for (const onnx::TensorProto& t : model_.graph().initializer()) {
+    const std::string what = origin_ + ": initializer '" + t.name() + "'";
+    budget_.ChargeConstant(what, TensorElements(t, what), DecodedElementBytes(t));
+    constants_[t.name()] = std::make_shared<const OnnxConstant>(DecodeTensor(t, what));
+  }
   for (const onnx::NodeProto& node : model_.graph().node())
     for (const std::string& in : node.input())
       if (!in.empty()) ++readers_[in];
@@ -318,7 +323,7 @@ const OnnxConstant& OnnxImporter::Constant(const OnnxNode& n, int i,
   const std::string name = n.Input(i);
   if (name.empty()) n.Fail("its " + role + " (input #" + std::to_string(i) + ") is missing");
   const auto it = constants_.find(name);
-  if (it != constants_.end()) return it->second;
+  if (it != constants_.end()) return *it->second;
   if (values_.count(name))
     n.Fail("its " + role + " ('" + name +
            "') is computed by the graph; mt needs it as an initializer or Constant");
@@ -338,16 +343,35 @@ const OnnxConstant& OnnxImporter::FloatConstant(const OnnxNode& n, int i, const 
 std::string OnnxImporter::LayerName(const OnnxNode& n) {
   std::string base = Sanitize(ModulePath(n.proto().name(), n.op()));
   if (base.empty() || base == "input") base = Lower(n.op());
-  std::string name = base;
-  for (int k = 2; names_.count(name); ++k) name = base + "_" + std::to_string(k);
-  names_.insert(name);
-  return name;
+  return names_.Take(base);
+}
+
+void OnnxImporter::ChargeConstant(const OnnxNode& n, int64_t elements, bool is_float) {
+  budget_.ChargeConstant(origin_ + ": " + n.Label(), elements, is_float ? 4 : 8);
+}
+
+void OnnxImporter::AddConstant(const std::string& tensor, OnnxConstant c) {
+  constants_[tensor] = std::make_shared<const OnnxConstant>(std::move(c));
+}
+
+void OnnxImporter::ShareConstant(const OnnxNode& n) {
+  constants_[n.proto().output(0)] = constants_.at(n.Input(0));
+}
+
+void OnnxImporter::ChargeWeights(const OnnxNode& n, int64_t params, int64_t running_stats) {
+  budget_.ChargeWeights(origin_ + ": " + n.Label() + ": its weights", params, running_stats);
 }
 
 int OnnxImporter::AddLayer(const OnnxNode& n, proto::Layer layer,
                            const std::vector<ImportedValue>& inputs, bool flat, bool pooled,
                            std::vector<float> params, std::vector<float> stats) {
   const int index = spec_.layer_size();
+  params_taken_ += params.size();
+  stats_taken_ += stats.size();
+  if (params_taken_ > static_cast<size_t>(budget_.params()) ||
+      stats_taken_ > static_cast<size_t>(budget_.running_stats()))
+    throw std::logic_error("ONNX import: the translation of " + n.Label() +
+                           " made weights it did not charge (ChargeWeights)");
   layer.set_name(LayerName(n));
   // The previous layer's output (or the input, for the first) is the default.
   const bool implicit = inputs.size() == 1 && !layer.has_add() && inputs[0].layer == index - 1;

@@ -5,13 +5,16 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "model_io/model_weights.h"
+#include "model_io/onnx_import_budget.h"
 #include "model_io/onnx_node.h"
 #include "model_io/onnx_tensors.h"
+#include "model_io/unique_names.h"
 #include "onnx/onnx_pb.h"
 
 namespace mt {
@@ -32,7 +35,8 @@ struct ImportedValue {
 
 class OnnxImporter {
  public:
-  OnnxImporter(const onnx::ModelProto& model, std::string origin);
+  OnnxImporter(const onnx::ModelProto& model, std::string origin,
+               const OnnxImportLimits& limits = {});
   LoadedModel Run();
 
   // --- for the op translations ---
@@ -49,7 +53,17 @@ class OnnxImporter {
   // A FLOAT constant of `rank` dims (-1: any), failing otherwise.
   const OnnxConstant& FloatConstant(const OnnxNode& n, int i, const std::string& role,
                                     int rank) const;
-  void AddConstant(const std::string& tensor, OnnxConstant c) { constants_[tensor] = std::move(c); }
+  // Before making a constant of `elements` values (OnnxImportLimits): fails
+  // naming the node and the sizes when the import's constants would pass
+  // their budget. Every translation that makes a constant charges first.
+  void ChargeConstant(const OnnxNode& n, int64_t elements, bool is_float);
+  void AddConstant(const std::string& tensor, OnnxConstant c);
+  // The node's first output is the constant at input 0, shared, not copied.
+  void ShareConstant(const OnnxNode& n);
+  // Before allocating a layer's weights: as ChargeConstant, against the
+  // parameters and running statistics a model may have. AddLayer takes no
+  // more than was charged.
+  void ChargeWeights(const OnnxNode& n, int64_t params, int64_t running_stats);
 
   // Adds a layer reading `inputs`, named after the node; the node's first
   // output becomes its value. Returns the layer's index.
@@ -93,9 +107,11 @@ class OnnxImporter {
   std::string origin_;
   proto::ModelSpec spec_;
   std::map<std::string, ImportedValue> values_;
-  std::map<std::string, OnnxConstant> constants_;
+  OnnxImportBudget budget_;
+  std::map<std::string, std::shared_ptr<const OnnxConstant>> constants_;
   std::map<std::string, int> readers_;
-  std::set<std::string> names_;
+  UniqueNames names_;
+  size_t params_taken_ = 0, stats_taken_ = 0;       // by AddLayer, within the charges
   std::vector<std::vector<float>> params_, stats_;  // per layer
   std::vector<std::string> layer_nodes_;            // per layer: the node's label
   std::vector<std::vector<ImportedValue>> inputs_;  // per layer

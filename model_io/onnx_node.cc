@@ -1,5 +1,6 @@
 #include "model_io/onnx_node.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "model_io/onnx_error.h"
@@ -66,7 +67,11 @@ int64_t OnnxNode::Int(const char* name, int64_t fallback) const {
 }
 
 float OnnxNode::Float(const char* name, float fallback) const {
-  return Has(name) ? Typed(name, onnx::AttributeProto::FLOAT).f() : fallback;
+  if (!Has(name)) return fallback;
+  const float v = Typed(name, onnx::AttributeProto::FLOAT).f();
+  // No op mt reads takes a NaN or infinite epsilon, slope or constant.
+  if (!std::isfinite(v)) Fail(std::string("attribute '") + name + "' is not finite");
+  return v;
 }
 
 std::string OnnxNode::String(const char* name, const std::string& fallback) const {

@@ -18,6 +18,7 @@ void ImportShape(OnnxImporter& im, const OnnxNode& n) {
   OnnxConstant shape;
   // ONNX's rank: a pooled value is still [N, C, 1, 1] there.
   const int rank = x.flat && !x.pooled ? 2 : 4;
+  im.ChargeConstant(n, rank, false);
   shape.ints.assign(rank, kUnknownDim);
   shape.ints[0] = kBatchDim;
   shape.dims = {rank};
@@ -31,6 +32,7 @@ void ImportGather(OnnxImporter& im, const OnnxNode& n) {
   const OnnxConstant& data = IntConstant(im, n, 0, "data");
   const OnnxConstant& indices = IntConstant(im, n, 1, "indices");
   if (data.dims.size() != 1) n.Fail("only gathers from a 1-D shape are supported");
+  im.ChargeConstant(n, static_cast<int64_t>(indices.ints.size()), false);
   OnnxConstant out;
   out.dims = indices.dims;
   const int64_t size = static_cast<int64_t>(data.ints.size());
@@ -62,6 +64,7 @@ void ImportUnsqueeze(OnnxImporter& im, const OnnxNode& n) {
       n.Input(1).empty() ? n.Ints("axes") : IntConstant(im, n, 1, "axes").ints;
   if (data.dims.size() > 1 || axes.size() != 1 || (axes[0] != 0 && axes[0] != -1))
     n.Fail("only unsqueezing a scalar or 1-D shape constant is supported");
+  im.ChargeConstant(n, static_cast<int64_t>(data.ints.size()), false);
   OnnxConstant out = data;
   if (data.dims.empty())
     out.dims = {1};
@@ -75,10 +78,19 @@ void ImportConcat(OnnxImporter& im, const OnnxNode& n) {
   n.ExpectArity(1, 16);
   n.OnlyAttributes({"axis"});
   if (n.Int("axis", 0) != 0) n.Fail("only axis 0 is supported");
-  OnnxConstant out;
+  // Sized before anything is copied: 16-way Concats of Concats grow 16-fold
+  // a level, and eight levels of a one-value constant asked for 34 GB.
+  int64_t size = 0;
   for (int i = 0; i < n.InputCount(); ++i) {
     const OnnxConstant& part = IntConstant(im, n, i, "input");
     if (part.dims.size() != 1) n.Fail("only concatenating 1-D shape constants is supported");
+    size += static_cast<int64_t>(part.ints.size());
+  }
+  im.ChargeConstant(n, size, false);
+  OnnxConstant out;
+  out.ints.reserve(static_cast<size_t>(size));
+  for (int i = 0; i < n.InputCount(); ++i) {
+    const OnnxConstant& part = im.Constant(n, i, "input");
     out.ints.insert(out.ints.end(), part.ints.begin(), part.ints.end());
   }
   out.dims = {static_cast<int64_t>(out.ints.size())};

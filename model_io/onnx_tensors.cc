@@ -1,5 +1,6 @@
 #include "model_io/onnx_tensors.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "model_io/onnx_error.h"
@@ -25,7 +26,35 @@ void CheckCount(const Field& field, size_t count, const std::string& what) {
                     std::to_string(count) + " (corrupt file?)");
 }
 
+// A non-finite weight makes every output it reaches NaN, and a hub would
+// hand it to every worker: refused here, naming the tensor and the value.
+void CheckFinite(const std::vector<float>& values, const std::string& what) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw OnnxError(what + ": value #" + std::to_string(i) + " is " +
+                      (std::isnan(values[i]) ? "NaN" : "infinite") +
+                      "; mt takes only finite weights (a damaged or crafted file?)");
+}
+
 }  // namespace
+
+int64_t TensorElements(const onnx::TensorProto& t, const std::string& what) {
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || d > (int64_t{1} << 31))
+      throw OnnxError(what + ": bad dimension " + std::to_string(d));
+    // Checked at each step: [2^31, 2^31, 4] would wrap to 0 elements.
+    if (d > 0 && count > (int64_t{1} << 31) / d) throw OnnxError(what + ": too large");
+    count *= d;
+  }
+  return count;
+}
+
+int DecodedElementBytes(const onnx::TensorProto& t) {
+  const bool is_float =
+      t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::DOUBLE;
+  return is_float ? 4 : 8;
+}
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string s = "[";
@@ -39,14 +68,8 @@ OnnxConstant DecodeTensor(const onnx::TensorProto& t, const std::string& what) {
                     ": stored in an external data file, which mt does not read "
                     "(save the model with its weights inside the .onnx file)");
   OnnxConstant c;
-  size_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || d > (int64_t{1} << 31))
-      throw OnnxError(what + ": bad dimension " + std::to_string(d));
-    c.dims.push_back(d);
-    count *= static_cast<size_t>(d);
-  }
-  if (count > (size_t{1} << 31)) throw OnnxError(what + ": too large");
+  const size_t count = static_cast<size_t>(TensorElements(t, what));
+  c.dims.assign(t.dims().begin(), t.dims().end());
   const bool raw = t.has_raw_data();
   switch (t.data_type()) {
     case onnx::TensorProto::FLOAT:
@@ -57,6 +80,7 @@ OnnxConstant DecodeTensor(const onnx::TensorProto& t, const std::string& what) {
         CheckCount(t.float_data(), count, what);
         c.floats.assign(t.float_data().begin(), t.float_data().end());
       }
+      CheckFinite(c.floats, what);
       return c;
     case onnx::TensorProto::DOUBLE: {
       c.is_float = true;
@@ -68,6 +92,7 @@ OnnxConstant DecodeTensor(const onnx::TensorProto& t, const std::string& what) {
         d.assign(t.double_data().begin(), t.double_data().end());
       }
       c.floats.assign(d.begin(), d.end());
+      CheckFinite(c.floats, what);  // after narrowing: 1e300 is infinite as a float
       return c;
     }
     case onnx::TensorProto::INT64:

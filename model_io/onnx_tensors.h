@@ -21,9 +21,16 @@ struct OnnxConstant {
 };
 
 // Throws OnnxError naming `what` (e.g. "initializer conv1.weight") for a
-// tensor stored outside the file, of a type we do not read, or whose data
-// does not match its dims (a corrupt file).
+// tensor stored outside the file, of a type we do not read, whose data
+// does not match its dims (a corrupt file), or a float that is NaN or
+// infinite (weights that could only make the model's outputs NaN).
 OnnxConstant DecodeTensor(const onnx::TensorProto& t, const std::string& what);
+// How many values the tensor's dims promise, from the dims alone (no
+// data is read): what DecodeTensor will allocate. Throws OnnxError as
+// DecodeTensor for a negative dimension or a product past 2^31.
+int64_t TensorElements(const onnx::TensorProto& t, const std::string& what);
+// The bytes each of its values takes decoded: 4 as a float, 8 as an int64.
+int DecodedElementBytes(const onnx::TensorProto& t);
 
 // A FLOAT initializer named `name`, data as little-endian raw bytes.
 onnx::TensorProto FloatTensor(const std::string& name, const std::vector<int64_t>& dims,

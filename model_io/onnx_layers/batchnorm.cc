@@ -28,6 +28,7 @@ void ImportBatchNormalization(OnnxImporter& im, const OnnxNode& n) {
       n.Fail(std::string("its ") + roles[i] + " has " + std::to_string(c.dims[0]) +
              " values, its scale " + std::to_string(channels));
     channels = c.dims[0];
+    if (i == 0) im.ChargeWeights(n, 2 * channels, 2 * channels);
     std::vector<float>& into = i < 2 ? params : stats;
     into.insert(into.end(), c.floats.begin(), c.floats.end());
   }

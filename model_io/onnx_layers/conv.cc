@@ -18,6 +18,7 @@ void ImportPooledConv(OnnxImporter& im, const OnnxNode& n, const ImportedValue& 
         "on a globally pooled [N, C, 1, 1] input only a 1x1 convolution without padding or "
         "groups is supported");
   CheckDilations(n);
+  im.ChargeWeights(n, static_cast<int64_t>(w.floats.size()) + w.dims[0], 0);
   std::vector<float> params = w.floats;
   params.resize(params.size() + static_cast<size_t>(w.dims[0]), 0.0f);
   if (!n.Input(2).empty()) {
@@ -53,6 +54,8 @@ void ImportConv(OnnxImporter& im, const OnnxNode& n) {
   if (stride != 1) c->set_stride(stride);
   if (padding != 0) c->set_padding(padding);
   if (group != 1) c->set_groups(static_cast<int>(group));
+  im.ChargeWeights(n, static_cast<int64_t>(w.floats.size()) + (n.Input(2).empty() ? 0 : w.dims[0]),
+                   0);
   std::vector<float> params = w.floats;
   if (n.Input(2).empty()) {
     c->set_no_bias(true);

@@ -12,6 +12,7 @@ void Dense(OnnxImporter& im, const OnnxNode& n, const OnnxConstant& b, bool tran
   if (!x.flat || x.pooled) n.Fail("its input must be [N, features] (Flatten first)");
   const int64_t units = transposed ? b.dims[0] : b.dims[1],
                 inputs = transposed ? b.dims[1] : b.dims[0];
+  im.ChargeWeights(n, units * inputs + units, 0);  // dims [2^26, 0] hold no weights
   std::vector<float> params(static_cast<size_t>(units * inputs + units), 0.0f);
   for (int64_t u = 0; u < units; ++u)
     for (int64_t i = 0; i < inputs; ++i)

@@ -1,0 +1,26 @@
+// Unique layer names for an import.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace mt {
+
+// Layer names, unique: a node's own name, else its op's ("relu"), with "_2",
+// "_3", ... after a name taken. A counter per name keeps it linear: a graph
+// of 20k unnamed nodes took 24 s when each name searched from "_2" up.
+class UniqueNames {
+ public:
+  std::string Take(const std::string& base);
+  // Names tried and found taken, over all calls: at most one per name taken.
+  int64_t collisions() const { return collisions_; }
+
+ private:
+  std::unordered_set<std::string> taken_;
+  std::unordered_map<std::string, int> last_suffix_;
+  int64_t collisions_ = 0;
+};
+
+}  // namespace mt
