@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 
+#include "tests/modeltool/hostile_onnx.h"
 #include "tests/support/files.h"
 #include "tests/support/subprocess.h"
 
@@ -53,6 +56,22 @@ TEST_F(MtModel, HelpAndUsageErrors) {
   r = Mtmodel({"convert", "lenet5", Path("x.onxx")});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("unknown extension"));
+}
+
+// A crafted file is a runtime failure like a damaged one: exit 1, the
+// node or tensor named, nothing allocated for it (onnx_limits_test.cc).
+TEST_F(MtModel, HostileOnnxFilesExitOne) {
+  std::ofstream(Path("bomb.onnx"), std::ios::binary)
+      << hostile_onnx::ConcatBomb(8).SerializeAsString();
+  auto r = Mtmodel({"info", Path("bomb.onnx")});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Concat node 'cat"));
+  std::ofstream(Path("nan.onnx"), std::ios::binary)
+      << hostile_onnx::NonFiniteWeight(std::nanf("")).SerializeAsString();
+  r = Mtmodel({"convert", Path("nan.onnx"), Path("out.mtc")});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("initializer 'fc.weight': value #19 is NaN"));
+  EXPECT_FALSE(fs::exists(Path("out.mtc")));
 }
 
 TEST_F(MtModel, InfoTableAndJson) {
