@@ -28,9 +28,13 @@ LoadedModel ImportOnnxBytes(const std::string& bytes, const std::string& origin,
                             const OnnxImportLimits& limits) {
   CheckOnnxFileSize(origin, static_cast<double>(bytes.size()), limits);
   // Before the parse, which would build every node: a million cost 1.5 GB.
-  CheckOnnxNodeCount(origin, CountOnnxGraphNodes(bytes), limits);
+  const OnnxWireScan scan = ScanOnnxWire(bytes);
   onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromString(bytes))
+  if (scan.readable) {
+    CheckOnnxNodeCount(origin, scan.nodes, limits);
+    CheckOnnxParsedBytes(origin, scan.parsed_bytes, limits);
+  }
+  if (bytes.empty() || !scan.readable || !model.ParseFromString(bytes))
     throw OnnxError(origin + ": not an ONNX model (unreadable protobuf: truncated or corrupt?)");
   LoadedModel loaded = OnnxImporter(model, origin, limits).Run();
   if (std::string folded = FoldedBatchNormWarning(model, origin); !folded.empty())

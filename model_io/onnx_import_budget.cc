@@ -41,6 +41,15 @@ void CheckOnnxNodeCount(const std::string& origin, int64_t nodes, const OnnxImpo
                     " an ONNX import takes (a damaged or crafted file?)");
 }
 
+void CheckOnnxParsedBytes(const std::string& origin, int64_t bytes,
+                          const OnnxImportLimits& limits) {
+  if (bytes > limits.max_parsed_bytes)
+    throw OnnxError(origin + ": its messages would take " +
+                    ByteSizeText(static_cast<double>(bytes)) + " once parsed, more than the " +
+                    ByteSizeText(static_cast<double>(limits.max_parsed_bytes)) +
+                    " an ONNX import may hold (a damaged or crafted file?)");
+}
+
 std::string ByteSizeText(double bytes) {
   char text[32];
   if (bytes < 1e3)

@@ -35,6 +35,8 @@ class OnnxImportBudget {
 // `nodes` nodes, is more than the limits take.
 void CheckOnnxFileSize(const std::string& origin, double bytes, const OnnxImportLimits& limits);
 void CheckOnnxNodeCount(const std::string& origin, int64_t nodes, const OnnxImportLimits& limits);
+// When its parse would hold more than the limits take (OnnxWireScan).
+void CheckOnnxParsedBytes(const std::string& origin, int64_t bytes, const OnnxImportLimits& limits);
 
 // "3.2 GB", "512.0 MB", "17 bytes": a size for messages.
 std::string ByteSizeText(double bytes);

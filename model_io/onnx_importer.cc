@@ -75,6 +75,13 @@ LoadedModel OnnxImporter::Run() {
   if (!model_.has_graph() || model_.graph().node_size() == 0)
     throw OnnxError(origin_ + ": the ONNX model has no graph (empty or truncated file?)");
   CheckOnnxNodeCount(origin_, model_.graph().node_size(), budget_.limits());
+  for (int i = 0; i < model_.graph().node_size(); ++i) {
+    const onnx::NodeProto& node = model_.graph().node(i);
+    if (node.input_size() > budget_.limits().max_node_inputs)
+      OnnxNode(node, i, origin_)
+          .Fail("has " + std::to_string(node.input_size()) + " inputs, more than the " +
+                std::to_string(budget_.limits().max_node_inputs) + " any op mt imports takes");
+  }
   bool has_opset = false;
   for (const auto& o : model_.opset_import()) {
     if (!o.domain().empty() && o.domain() != "ai.onnx") continue;

@@ -15,8 +15,13 @@ namespace mt {
 struct OnnxImportLimits {
   // The file as read; protobuf parses up to 2 GiB.
   int64_t max_file_bytes = int64_t{1} << 30;
-  // Nodes of the graph, counted in the file's bytes before they are parsed.
+  // The parsed file's messages, bounded from its bytes before the parse
+  // (onnx_wire_scan.h): some encodings grow tenfold in memory.
+  int64_t max_parsed_bytes = int64_t{3} << 29;
+  // Nodes of the graph, counted in the file's bytes before they are parsed,
+  // and inputs of one node (Concat and Sum take up to 64 in mt).
   int64_t max_nodes = int64_t{1} << 16;
+  int max_node_inputs = 64;
   // Every constant the import holds at once, decoded (4 bytes a float,
   // 8 an integer): initializers, Constant nodes and the shape arithmetic.
   int64_t max_constant_bytes = int64_t{1} << 29;

@@ -1,7 +1,8 @@
 // A look at an ONNX file's bytes before protobuf parses them: parsing
-// builds every node at once (a 35 MB file of a million layers took 1.5 GB
-// to hold), so the node count is checked on the wire, where it costs
-// nothing but a pass over the bytes.
+// builds every message at once, and small wire encodings grow in memory (a
+// 35 MB file of a million layers took 1.5 GB to hold; a one-character
+// input name takes 3 bytes on the wire and some 40 parsed). The scan walks
+// the wire format with ModelProto's descriptor, allocating nothing.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,14 @@
 
 namespace mt {
 
-// The nodes of the ModelProto's graph in `bytes` (its repeated field,
-// summed over every occurrence of the graph, as protobuf merges them);
-// -1 when the bytes are no readable protobuf, which the parse says better.
-int64_t CountOnnxGraphNodes(const std::string& bytes);
+struct OnnxWireScan {
+  bool readable = false;  // false: no protobuf of ModelProto's shape, as the parse will say
+  int64_t nodes = 0;      // of the graph (summed over its occurrences, as protobuf merges them)
+  // An upper bound on what the parsed ModelProto holds in memory: each
+  // message's object, each string's, each repeated value at its width.
+  int64_t parsed_bytes = 0;
+};
+
+OnnxWireScan ScanOnnxWire(const std::string& bytes);
 
 }  // namespace mt

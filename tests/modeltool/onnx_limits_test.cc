@@ -126,7 +126,7 @@ TEST(OnnxLimits, AMillionLayersAreRefusedBeforeTheParse) {
   bytes += static_cast<char>((onnx::ModelProto::kGraphFieldNumber << 3) | 2);
   append_varint(bytes, nodes.size());
   bytes += nodes;
-  EXPECT_EQ(CountOnnxGraphNodes(bytes), kLayers + 2);
+  EXPECT_EQ(ScanOnnxWire(bytes).nodes, kLayers + 2);
   const auto child =
       test_support::RunInChild([&] { return ImportInChild(bytes, "1000002 nodes"); }, kChildCapMb);
   EXPECT_EQ(child.exit_code, kRefused);
@@ -258,13 +258,52 @@ TEST(OnnxLimits, AGraphOfSixtyThousandUnnamedNodesImports) {
   EXPECT_EQ(m.spec.layer(60000).name(), "relu_60000");
 }
 
-TEST(OnnxLimits, TheWireCountMatchesTheParse) {
-  const onnx::ModelProto m = hostile_onnx::UnnamedChain(7);
-  const std::string bytes = m.SerializeAsString();
-  EXPECT_EQ(CountOnnxGraphNodes(bytes), m.graph().node_size());
-  EXPECT_EQ(CountOnnxGraphNodes(bytes + bytes), 2 * m.graph().node_size());  // merged
-  EXPECT_EQ(CountOnnxGraphNodes(""), 0);
-  EXPECT_EQ(CountOnnxGraphNodes(bytes.substr(0, bytes.size() / 2)), -1);
+TEST(OnnxLimits, TheWireScanBoundsTheParse) {
+  for (const onnx::ModelProto& m :
+       {hostile_onnx::UnnamedChain(7), hostile_onnx::IdentityCopies(1 << 16, 40)}) {
+    const std::string bytes = m.SerializeAsString();
+    const OnnxWireScan scan = ScanOnnxWire(bytes);
+    EXPECT_TRUE(scan.readable);
+    EXPECT_EQ(scan.nodes, m.graph().node_size());
+    EXPECT_GE(scan.parsed_bytes, static_cast<int64_t>(m.SpaceUsedLong()));
+    EXPECT_LT(scan.parsed_bytes, 2 * static_cast<int64_t>(m.SpaceUsedLong()) + 4096);
+    EXPECT_EQ(ScanOnnxWire(bytes + bytes).nodes, 2 * m.graph().node_size());  // merged
+    EXPECT_FALSE(ScanOnnxWire(bytes.substr(0, bytes.size() / 2)).readable);
+  }
+  EXPECT_TRUE(ScanOnnxWire("").readable);
+}
+
+TEST(OnnxLimits, InputNamesThatGrowInTheParseAreRefusedBeforeIt) {
+  // 30M one-letter inputs: 90 MB on the wire, some 1.7 GB parsed.
+  onnx::ModelProto m = hostile_onnx::UnnamedChain(0);
+  std::string node;
+  for (int i = 0; i < 30000000; ++i)
+    node +=
+        "\x0a\x01"
+        "a";  // input: "a"
+  std::string bytes = m.SerializeAsString();
+  const auto varint = [](std::string& s, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) s += static_cast<char>(v | 0x80);
+    s += static_cast<char>(v);
+  };
+  std::string graph;
+  graph += static_cast<char>((onnx::GraphProto::kNodeFieldNumber << 3) | 2);
+  varint(graph, node.size());
+  graph += node;
+  bytes += static_cast<char>((onnx::ModelProto::kGraphFieldNumber << 3) | 2);
+  varint(bytes, graph.size());
+  bytes += graph;
+  node.clear();
+  graph.clear();
+  const auto child = test_support::RunInChild(
+      [&] { return ImportInChild(bytes, "once parsed, more than the 1.6 GB"); }, kChildCapMb);
+  EXPECT_EQ(child.exit_code, kRefused);
+  EXPECT_LT(child.peak_growth_mb, 100);
+  // One node with more inputs than any op takes, under the parse limit.
+  m = hostile_onnx::UnnamedChain(1);
+  for (int i = 0; i < 65; ++i) m.mutable_graph()->mutable_node(1)->add_input("t0");
+  EXPECT_THAT(ImportError(m.SerializeAsString()),
+              AllOf(HasSubstr("Relu node '' (#1)"), HasSubstr("66 inputs, more than the 64")));
 }
 
 }  // namespace
