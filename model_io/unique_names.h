@@ -1,4 +1,4 @@
-// Unique layer names for an import.
+// Unique layer names for an ONNX import.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 
 namespace mt {
 
-// Layer names, unique: a node's own name, else its op's ("relu"), with "_2",
-// "_3", ... after a name taken. A counter per name keeps it linear: a graph
-// of 20k unnamed nodes took 24 s when each name searched from "_2" up.
+// Names made unique: the base as given (the importer's: a node's own name,
+// else its op's, "relu"), then "_2", "_3", ... after it once taken. A counter per name keeps it
+// linear: a graph of 20k unnamed nodes took 24 s when each name searched from "_2" up.
 class UniqueNames {
  public:
   std::string Take(const std::string& base);

@@ -11,23 +11,11 @@
 
 #include "model_io/onnx_tensors.h"
 #include "onnx/onnx_pb.h"
+#include "tests/modeltool/model_io_fixtures.h"
 
 namespace mt::hostile_onnx {
 
-inline onnx::ModelProto Model() {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
-  auto& g = *m.mutable_graph();
-  g.set_name("hostile");
-  auto* in = g.add_input();
-  in->set_name("x");
-  auto* t = in->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  t->mutable_shape()->add_dim()->set_dim_param("N");
-  for (int64_t d : {1, 4, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
-  return m;
-}
+inline onnx::ModelProto Model() { return test_support::OnnxBuilder({1, 4, 4}).model; }
 
 inline onnx::NodeProto& Node(onnx::ModelProto& m, const std::string& op, const std::string& name,
                              const std::vector<std::string>& inputs, const std::string& output) {
