@@ -136,8 +136,8 @@ void HttpServer::Run() {
     // The log hears of a flood once, then once a minute while it lasts.
     if (loop.evicted_unlogged > 0 && !loop.eviction_logged) {
       spdlog::warn(
-          "dashboard: more than {} connections open (or {} from one address); closing those "
-          "idle longest to make room (counted once a minute from now on)",
+          "dashboard: at its limit of {} connections ({} from one address); closing those idle "
+          "longest to make room (counted once a minute from now on)",
           limits_.max_connections, limits_.per_address);
       loop.eviction_logged = true;
       loop.evicted_unlogged = 0;
