@@ -53,12 +53,7 @@ bool HttpConnection::Step(const Handler& handler, Clock::time_point now) {
         end_ = End::kNotTls;
         return true;
       }
-      if (io == Io::kWantRead || io == Io::kWantWrite) {
-        waiting_for_ = io;
-        return false;
-      }
-      Close(io == Io::kClosed ? End::kFinished : End::kError);
-      return false;
+      return Blocked(io);
     }
     case State::kReadingHead: return ReadHead(handler, now);
     case State::kWriting: return WriteAnswer(now);
@@ -88,15 +83,16 @@ bool HttpConnection::ReadHead(const Handler& handler, Clock::time_point now) {
   const size_t room = std::min(kReadChunk, kMaxHeadBytes - std::min(kMaxHeadBytes, in_.size()));
   size_t got = 0;
   const Io io = stream_->Read(chunk, room, got);
-  if (io == Io::kDone) {
-    in_.append(chunk, got);
-    return true;
-  }
-  if (io == Io::kWantRead || io == Io::kWantWrite) {
+  if (io != Io::kDone) return Blocked(io);
+  in_.append(chunk, got);
+  return true;
+}
+
+bool HttpConnection::Blocked(Io io) {
+  if (io == Io::kWantRead || io == Io::kWantWrite)
     waiting_for_ = io;
-    return false;
-  }
-  Close(io == Io::kClosed ? End::kFinished : End::kError);
+  else
+    Close(io == Io::kClosed ? End::kFinished : End::kError);
   return false;
 }
 
@@ -135,17 +131,10 @@ bool HttpConnection::WriteAnswer(Clock::time_point now) {
   size_t wrote = 0;
   const Io io =
       plain_answer_ ? stream_->WritePlain(from, size, wrote) : stream_->Write(from, size, wrote);
-  if (io == Io::kDone) {
-    written_ += wrote;
-    deadline_ = now + timeouts_.write;
-    return true;
-  }
-  if (io == Io::kWantRead || io == Io::kWantWrite) {
-    waiting_for_ = io;
-    return false;
-  }
-  Close(End::kError);
-  return false;
+  if (io != Io::kDone) return Blocked(io);
+  written_ += wrote;
+  deadline_ = now + timeouts_.write;
+  return true;
 }
 
 void HttpConnection::WaitForHead(Clock::time_point now) {

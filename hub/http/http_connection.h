@@ -64,6 +64,8 @@ class HttpConnection {
   bool ReadHead(const Handler& handler, Clock::time_point now);
   bool WriteAnswer(Clock::time_point now);
   bool Drain();
+  // After an Io that did nothing: wait for what it wants, or close. False.
+  bool Blocked(Io io);
   void Answer(Response response, bool keep_alive, bool head_only, Clock::time_point now);
   void WaitForHead(Clock::time_point now);
   void Close(End why);
