@@ -62,7 +62,7 @@ struct Cluster {
     const int port = test_support::StartHub(hub, dir, args);
     if (port == 0) return;
     // Slowed: the steps still come every few milliseconds, and the CPU is
-    // left for the hub's HTTP threads and the browser.
+    // left for the hub's HTTP thread and the browser.
     for (const char* w : {"alpha", "beta"})
       workers.push_back(test_support::StartWorker(
           dir, w, port, {"--token-file", token_file.string(), "--slowdown", "4"}));

@@ -1,7 +1,7 @@
 // The dashboard's endpoints read while a hub trains, hub and workers in
 // this process: every scrape answers and parses, the step never goes
-// back. Here, unlike the e2e tests, deploy/tsan.sh sees the HTTP threads
-// take their snapshots while the run thread and the transport feed them.
+// back. Here, unlike the e2e tests, deploy/tsan.sh sees the HTTP thread
+// take its snapshots while the run thread and the transport feed them.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
