@@ -30,8 +30,14 @@ short HttpConnection::PollEvents() const {
 void HttpConnection::Advance(const Handler& handler, Clock::time_point now) {
   // Bounded, so a client that pipelines requests as fast as it reads the
   // answers does not keep the loop from the others.
-  for (int steps = 0; steps < kMaxStepsPerAdvance && state_ != State::kClosed; ++steps)
+  ready_ = false;
+  for (int steps = 0; state_ != State::kClosed; ++steps) {
+    if (steps == kMaxStepsPerAdvance) {
+      ready_ = true;  // more to do without waiting: the server comes back at once
+      break;
+    }
     if (!Step(handler, now)) break;
+  }
   if (state_ != State::kClosed && now >= deadline_)
     Close(state_ == State::kDraining ? End::kFinished : End::kTimedOut);
 }

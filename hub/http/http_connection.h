@@ -57,6 +57,9 @@ class HttpConnection {
   // the connection that made no progress for longest to make room.
   Clock::time_point last_progress() const { return last_progress_; }
   bool answering() const { return state_ == State::kWriting; }
+  // Advance stopped with work left that needs no event (bytes already
+  // received, or held by TLS): call it again without waiting.
+  bool ready() const { return ready_; }
 
  private:
   // One step; false when it must wait (or is closed).
@@ -84,7 +87,7 @@ class HttpConnection {
   std::string out_head_;
   std::string_view out_body_;
   size_t written_ = 0;
-  bool keep_alive_ = false, plain_answer_ = false;
+  bool keep_alive_ = false, plain_answer_ = false, ready_ = false;
   size_t drained_ = 0;
 };
 

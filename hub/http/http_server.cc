@@ -69,12 +69,14 @@ void HttpServer::Run() {
     Clock::time_point next = now + std::chrono::milliseconds(kMaxPollMs);
     for (const auto& c : loop.connections) {
       loop.polled.push_back({c->fd(), c->PollEvents(), 0});
-      next = std::min(next, c->deadline());
+      next = std::min(next, c->ready() ? now : c->deadline());
     }
     if (!accepting) next = std::min(next, loop.accept_paused_until);
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count();
-    if (poll(loop.polled.data(), loop.polled.size(),
-             static_cast<int>(std::max<int64_t>(0, wait) + 1)) < 0 &&
+    // Rounded up, so a deadline has passed when poll() returns for it.
+    const int64_t wait_ms =
+        next <= now ? 0
+                    : std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+    if (poll(loop.polled.data(), loop.polled.size(), static_cast<int>(wait_ms)) < 0 &&
         errno != EINTR)
       break;
     if (stop_) break;
@@ -88,7 +90,8 @@ void HttpServer::Run() {
     // appends and evicts).
     for (size_t i = 0; i < loop.connections.size(); ++i) {
       HttpConnection& c = *loop.connections[i];
-      if (loop.polled[i + 2].revents || after >= c.deadline()) c.Advance(handler_, after);
+      if (loop.polled[i + 2].revents || c.ready() || after >= c.deadline())
+        c.Advance(handler_, after);
     }
     if (loop.polled[1].revents) {
       for (int k = 0; k < kAcceptsPerTurn; ++k) {

@@ -175,6 +175,27 @@ TEST(DashboardFlood, AHeadTrickledByteByByteIsClosedAtItsDeadline) {
   close(fd);
 }
 
+TEST(DashboardFlood, PipelinedRequestsAreAllAnsweredInTurn) {
+  // More requests in one send than the server answers in one turn of its
+  // loop: it must come back for the rest without waiting for more bytes.
+  DashboardServer server("127.0.0.1", 0, "", Snapshot());
+  std::string requests;
+  for (int i = 0; i < 100; ++i) requests += "GET /nowhere HTTP/1.1\r\n\r\n";
+  requests += "GET /nowhere HTTP/1.1\r\nConnection: close\r\n\r\n";
+  const int fd = Connect(server.port(), 3);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, requests));
+  bool closed = false;
+  const std::string answers = ReadUntilClosed(fd, closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  size_t count = 0;
+  for (size_t at = answers.find("HTTP/1.1 404"); at != std::string::npos;
+       at = answers.find("HTTP/1.1 404", at + 1))
+    ++count;
+  EXPECT_EQ(count, 101u);
+}
+
 TEST(DashboardFlood, PlainHttpToTheHttpsPortIsToldToUseHttps) {
   DashboardServer server("127.0.0.1", 0, kToken, Snapshot(), SelfSigned());
   EXPECT_TRUE(server.tls());
