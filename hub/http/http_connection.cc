@@ -70,8 +70,13 @@ bool HttpConnection::Step(const Handler& handler, Clock::time_point now) {
 }
 
 bool HttpConnection::ReadHead(const Handler& handler, Clock::time_point now) {
+  // Parsed again only when a line may have ended (or the cap is reached):
+  // a head sent a byte at a time costs a parse per line, not per byte.
+  if (in_.find('\n', unparsed_from_) == std::string::npos && in_.size() < kMaxHeadBytes)
+    return ReadMore();
   RequestHead head;
   const HeadParse parsed = ParseRequestHead(in_, head);
+  unparsed_from_ = in_.size();
   if (parsed.outcome == HeadParse::Outcome::kRefused) {
     end_ = End::kRefusedHead;
     Answer(Response::Text(parsed.status, parsed.why + "\n"), false, false, now);
@@ -79,12 +84,17 @@ bool HttpConnection::ReadHead(const Handler& handler, Clock::time_point now) {
   }
   if (parsed.outcome == HeadParse::Outcome::kComplete) {
     in_.erase(0, parsed.head_bytes);
+    unparsed_from_ = 0;
     // A request with a body is answered without reading the body, and the
     // connection closed: what follows the head is not a request.
     const bool keep_alive = head.keep_alive && !head.has_body;
     Answer(handler(head), keep_alive, head.method == "HEAD", now);
     return true;
   }
+  return ReadMore();
+}
+
+bool HttpConnection::ReadMore() {
   char chunk[kReadChunk];
   const size_t room = std::min(kReadChunk, kMaxHeadBytes - std::min(kMaxHeadBytes, in_.size()));
   size_t got = 0;

@@ -65,6 +65,7 @@ class HttpConnection {
   // One step; false when it must wait (or is closed).
   bool Step(const Handler& handler, Clock::time_point now);
   bool ReadHead(const Handler& handler, Clock::time_point now);
+  bool ReadMore();  // up to kMaxHeadBytes buffered
   bool WriteAnswer(Clock::time_point now);
   bool Drain();
   // After an Io that did nothing: wait for what it wants, or close. False.
@@ -80,7 +81,8 @@ class HttpConnection {
   End end_ = End::kNone;
   Io waiting_for_ = Io::kWantRead;
   Clock::time_point deadline_, last_progress_;
-  std::string in_;  // received, not yet parsed; at most kMaxHeadBytes
+  std::string in_;            // received, not yet parsed; at most kMaxHeadBytes
+  size_t unparsed_from_ = 0;  // in_ was parsed up to here, the head incomplete
   // The answer being written: its head, then its body (a view of
   // `response_` or of a static asset).
   std::optional<Response> response_;

@@ -162,8 +162,12 @@ HeadParse ParseRequestHead(std::string_view bytes, RequestHead& head) {
   head = RequestHead{};
   const std::string_view window = bytes.substr(0, kMaxHeadBytes);
   size_t at = 0;
-  // Stray line ends before the request line (after a previous body, say).
-  while (at < window.size() && (window[at] == '\r' || window[at] == '\n')) ++at;
+  // Stray line ends before the request line (after a previous body, say);
+  // a few, so a stream of them cannot make each new byte rescan the lot.
+  int empty_lines = 0;
+  while (at < window.size() && (window[at] == '\r' || window[at] == '\n'))
+    empty_lines += window[at++] == '\n';
+  if (empty_lines > kMaxEmptyLinesFirst) return Refuse(400, "empty lines instead of a request");
   bool request_line_done = false, keep_alive_default = true, close = false, keep_alive = false;
   int64_t content_length = -1;
   size_t fields = 0;

@@ -14,6 +14,7 @@ namespace mt::http {
 // The whole head, request line and fields, blank line included.
 constexpr size_t kMaxHeadBytes = 8192;
 constexpr size_t kMaxHeaderFields = 64;
+constexpr int kMaxEmptyLinesFirst = 4;  // before the request line
 
 // What the server acts on; every other field is checked for form and dropped.
 struct RequestHead {
@@ -37,7 +38,8 @@ struct HeadParse {
 // Parses the head at the start of `bytes` into `head`. kIncomplete means
 // more bytes may complete it; it never is once kMaxHeadBytes arrived
 // without the blank line that ends a head (then kRefused, 414 or 431).
-// Empty lines before the request line are skipped, as RFC 9112 asks.
+// Up to kMaxEmptyLinesFirst empty lines before the request line are
+// skipped, as RFC 9112 asks.
 HeadParse ParseRequestHead(std::string_view bytes, RequestHead& head);
 
 // The first value of `name` in a query string ("a=1&b=2"), percent- and

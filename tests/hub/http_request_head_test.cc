@@ -43,6 +43,10 @@ TEST(RequestHead, IncompleteUntilTheBlankLineAndBareLineFeedsWork) {
   EXPECT_EQ(Parse("GET / HTTP/1.1\r\nHost: x\r\n\r", head).outcome, Outcome::kIncomplete);
   EXPECT_EQ(Parse("\r\n\r\nGET / HTTP/1.0\n\n", head).outcome, Outcome::kComplete);
   EXPECT_FALSE(head.keep_alive);  // HTTP/1.0 without keep-alive
+  // A few stray line ends first, not a stream of them.
+  const std::string strays(kMaxEmptyLinesFirst, '\n');
+  EXPECT_EQ(Parse(strays, head).outcome, Outcome::kIncomplete);
+  EXPECT_EQ(Parse(strays + "\nGET / HTTP/1.1\r\n\r\n", head).status, 400);
   EXPECT_EQ(Parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", head).outcome,
             Outcome::kComplete);
   EXPECT_TRUE(head.keep_alive);
