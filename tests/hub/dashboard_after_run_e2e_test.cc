@@ -59,7 +59,10 @@ TEST(DashboardAfterRun, LingerKeepsTheFinishedRunAndServeReportShowsTheSame) {
   const json finished = AwaitState(http_port, "finished", Scheme::kHttp);
   ASSERT_FALSE(finished.is_null()) << hub->Log();
   EXPECT_EQ(finished.value("step", 0), 30);
-  ASSERT_TRUE(fs::exists(report)) << "the report is written before lingering";
+  // The report follows "finished" closely, and comes before the lingering.
+  for (int i = 0; i < 300 && !fs::exists(report); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(report)) << hub->Log();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(HttpGet(http_port, "/api/status").status, 200) << "the dashboard went with the run";
   hub->Signal(SIGTERM);
