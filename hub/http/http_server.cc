@@ -93,64 +93,72 @@ void HttpServer::Run() {
       if (loop.polled[i + 2].revents || c.ready() || after >= c.deadline())
         c.Advance(handler_, after);
     }
-    if (loop.polled[1].revents) {
-      for (int k = 0; k < kAcceptsPerTurn; ++k) {
-        std::string address;
-        const int fd = AcceptConnection(listen_fd_, address);
-        if (fd < 0) {
-          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-            loop.accept_paused_until = after + kAcceptPause;
-          break;
+    RemoveClosed(loop);
+    if (loop.polled[1].revents) Accept(loop, after);
+    LogEvictions(loop, after);
+  }
+}
+
+void HttpServer::RemoveClosed(Loop& loop) {
+  auto closed =
+      std::remove_if(loop.connections.begin(), loop.connections.end(), [this](const auto& c) {
+        if (c->state() != HttpConnection::State::kClosed) return false;
+        switch (c->end()) {
+          case HttpConnection::End::kTimedOut: ++counts_.timed_out; break;
+          case HttpConnection::End::kRefusedHead: ++counts_.refused_heads; break;
+          case HttpConnection::End::kNotTls: ++counts_.not_tls; break;
+          default: break;
         }
-        ++counts_.accepted;
-        loop.views.clear();
-        for (const auto& c : loop.connections)
-          loop.views.push_back({c->address(), c->last_progress(), c->answering()});
-        const int victim =
-            ConnectionToEvict(loop.views, address, limits_.max_connections, limits_.per_address);
-        if (victim >= 0) {
-          loop.connections.erase(loop.connections.begin() + victim);
-          ++counts_.evicted;
-          ++loop.evicted_unlogged;
-        }
-        std::unique_ptr<ByteStream> stream = tls_ ? tls_->Accept(fd) : MakePlainStream(fd);
-        if (!stream) {
-          close(fd);
-          continue;
-        }
-        loop.connections.push_back(
-            std::make_unique<HttpConnection>(std::move(stream), address, after, limits_.timeouts));
-        loop.connections.back()->Advance(handler_, after);
-      }
+        return true;
+      });
+  loop.connections.erase(closed, loop.connections.end());
+}
+
+void HttpServer::Accept(Loop& loop, Clock::time_point now) {
+  for (int k = 0; k < kAcceptsPerTurn; ++k) {
+    std::string address;
+    const int fd = AcceptConnection(listen_fd_, address);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        loop.accept_paused_until = now + kAcceptPause;
+      break;
     }
-    // The closed ones go, counted by why.
-    auto closed =
-        std::remove_if(loop.connections.begin(), loop.connections.end(), [this](const auto& c) {
-          if (c->state() != HttpConnection::State::kClosed) return false;
-          switch (c->end()) {
-            case HttpConnection::End::kTimedOut: ++counts_.timed_out; break;
-            case HttpConnection::End::kRefusedHead: ++counts_.refused_heads; break;
-            case HttpConnection::End::kNotTls: ++counts_.not_tls; break;
-            default: break;
-          }
-          return true;
-        });
-    loop.connections.erase(closed, loop.connections.end());
-    // The log hears of a flood once, then once a minute while it lasts.
-    if (loop.evicted_unlogged > 0 && !loop.eviction_logged) {
-      spdlog::warn(
-          "dashboard: at its limit of {} connections ({} from one address); closing those idle "
-          "longest to make room (counted once a minute from now on)",
-          limits_.max_connections, limits_.per_address);
-      loop.eviction_logged = true;
-      loop.evicted_unlogged = 0;
-      loop.last_log = after;
-    } else if (loop.evicted_unlogged > 0 && after - loop.last_log >= kLogEvery) {
-      spdlog::warn("dashboard: {} connections closed to make room in the last minute ({} in all)",
-                   loop.evicted_unlogged, counts_.evicted.load());
-      loop.evicted_unlogged = 0;
-      loop.last_log = after;
+    ++counts_.accepted;
+    loop.views.clear();
+    for (const auto& c : loop.connections)
+      loop.views.push_back({c->address(), c->last_progress(), c->answering()});
+    const int victim =
+        ConnectionToEvict(loop.views, address, limits_.max_connections, limits_.per_address);
+    if (victim >= 0) {
+      loop.connections.erase(loop.connections.begin() + victim);
+      ++counts_.evicted;
+      ++loop.evicted_unlogged;
     }
+    std::unique_ptr<ByteStream> stream = tls_ ? tls_->Accept(fd) : MakePlainStream(fd);
+    if (!stream) {
+      close(fd);
+      continue;
+    }
+    loop.connections.push_back(
+        std::make_unique<HttpConnection>(std::move(stream), address, now, limits_.timeouts));
+    loop.connections.back()->Advance(handler_, now);
+  }
+}
+
+void HttpServer::LogEvictions(Loop& loop, Clock::time_point now) {
+  if (loop.evicted_unlogged > 0 && !loop.eviction_logged) {
+    spdlog::warn(
+        "dashboard: at its limit of {} connections ({} from one address); closing those idle "
+        "longest to make room (counted once a minute from now on)",
+        limits_.max_connections, limits_.per_address);
+    loop.eviction_logged = true;
+    loop.evicted_unlogged = 0;
+    loop.last_log = now;
+  } else if (loop.evicted_unlogged > 0 && now - loop.last_log >= kLogEvery) {
+    spdlog::warn("dashboard: {} connections closed to make room in the last minute ({} in all)",
+                 loop.evicted_unlogged, counts_.evicted.load());
+    loop.evicted_unlogged = 0;
+    loop.last_log = now;
   }
 }
 

@@ -45,6 +45,12 @@ class HttpServer {
  private:
   struct Loop;
   void Run();
+  // The closed connections go, counted by why.
+  void RemoveClosed(Loop& loop);
+  // Takes what waits on the listening socket, making room as it must.
+  void Accept(Loop& loop, Clock::time_point now);
+  // A flood is logged once, then counted once a minute while it lasts.
+  void LogEvictions(Loop& loop, Clock::time_point now);
 
   int listen_fd_;
   int wake_[2] = {-1, -1};  // a pipe: the destructor wakes poll() with it
