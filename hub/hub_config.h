@@ -39,6 +39,21 @@ struct LocalSgdSettings {
   bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
 };
 
+// The dashboard, /metrics and /api/status (hub/http/dashboard_server.h).
+struct DashboardSettings {
+  // 0: none. mthub's default is 8080; the struct's is 0, so hubs in tests
+  // never bind it.
+  int port = 0;
+  // Named on the command line: a taken port is then fatal, not a warning.
+  bool port_explicit = false;
+  // Loopback unless asked: the hub's gRPC --bind is for workers, this for a
+  // browser on the same machine (or an SSH tunnel) by default.
+  std::string bind = "127.0.0.1";
+  // Plain HTTP instead of TLS with the hub's certificate (also under
+  // --insecure, where the hub has no certificate).
+  bool plain = false;
+};
+
 // The run's settings shared with standalone training (core/train/
 // run_settings.h; `threads` are the hub's own, for averaging, the
 // optimizer and evaluation, and the trace holds the workers' spans too),
@@ -51,13 +66,8 @@ struct HubConfig : RunSettings {
 
   int workers = 1;  // wait for this many before the first step
   std::string bind = "0.0.0.0";
-  int port = 50051;  // 0: any free port (see Hub::port())
-  // The dashboard, /metrics and /api/status over plain HTTP on `bind`
-  // (hub/http/); 0: none. mthub's default is 8080; the struct's is 0, so
-  // hubs in tests never bind it.
-  int http_port = 0;
-  // Named on the command line: a taken port is then fatal, not a warning.
-  bool http_port_explicit = false;
+  int port = 50051;          // 0: any free port (see Hub::port())
+  DashboardSettings http;    // --http-port and its neighbours
   int64_t global_batch = 0;  // 0: 64 per worker (global_batch_or_default())
   // Fixed per-worker shares of the global batch in join order (tests and
   // benchmarks); empty: equal shares.

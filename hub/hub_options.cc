@@ -79,13 +79,31 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "write the port actually bound here once listening (with --port 0)")
       ->type_name("FILE");
   // The struct's default is 0 (no dashboard, for hubs in tests); mthub's is 8080.
-  cfg.http_port = 8080;
-  app.add_option("--http-port", cfg.http_port,
+  cfg.http.port = 8080;
+  app.add_option("--http-port", cfg.http.port,
                  "serve the live dashboard (/), Prometheus metrics (/metrics) and the same as JSON "
-                 "(/api/status) over plain HTTP on this port of --bind, read-only, behind the "
-                 "token if the hub has one (0: off; if the default port is taken the hub warns "
-                 "and runs without it, a port named here must be free)")
+                 "(/api/status) on this port of --http-bind, over HTTPS with the hub's TLS "
+                 "certificate, read-only, behind the token if the hub has one (0: off; if the "
+                 "default port is taken the hub warns and runs without it, a port named here must "
+                 "be free)")
       ->transform(Integer(0, 65535));
+  app.add_option("--http-bind", cfg.http.bind,
+                 "address the dashboard listens on (default 127.0.0.1: this machine only; "
+                 "0.0.0.0 for every interface)")
+      ->type_name("ADDRESS");
+  app.add_flag("--http-plain", cfg.http.plain,
+               "serve the dashboard over plain HTTP instead of HTTPS (as it is under --insecure): "
+               "the token travels in clear");
+  app.add_option("--linger", options.linger,
+                 "after the run, keep serving its final state on the dashboard for SECONDS, or "
+                 "until SIGINT/SIGTERM with 'forever', before exiting")
+      ->type_name("SECONDS|forever")
+      ->transform(cli::IntegerOr("forever", -1, 0, 1 << 30))
+      ->default_str("0");
+  app.add_option("--serve-report", options.serve_report,
+                 "train nothing: show a finished run's --report FILE as the dashboard (on "
+                 "--http-port, --http-bind) until SIGINT/SIGTERM")
+      ->type_name("FILE");
 
   cli::Section(app, "Security");
   cli::TokenSources token;
@@ -246,7 +264,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
     cli::ApplyDefaultLearningRate(app, cfg.optimizer, cfg.global_batch_or_default());
-    cfg.http_port_explicit = app.count("--http-port") > 0;
+    cfg.http.port_explicit = app.count("--http-port") > 0;
     tls::CheckServerFlags(cfg.tls);
     if (!resume_dir.empty()) {
       if (!cfg.checkpoint_dir.empty() && cfg.checkpoint_dir != resume_dir)

@@ -15,6 +15,11 @@ struct HubOptions {
   HubConfig config;
   std::string port_file;  // write the bound port here once listening
   std::string log_level = "info";
+  // After the run, the dashboard keeps serving for this many seconds; -1:
+  // until SIGINT/SIGTERM.
+  int linger = 0;
+  // --serve-report FILE: no run; the report shown as the dashboard.
+  std::string serve_report;
 };
 
 // Parses argv into `options` and sets spdlog's level. Returns std::nullopt

@@ -12,6 +12,7 @@
 #include "core/util/stop_signal.h"
 #include "hub/hub.h"
 #include "hub/hub_options.h"
+#include "hub/monitor/linger.h"
 
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();
@@ -19,13 +20,28 @@ int main(int argc, char** argv) {
   if (const std::optional<int> exit_code = mt::ParseHubOptions(argc, argv, options))
     return *exit_code;
 
+  mt::Linger linger;
+  if (!options.serve_report.empty()) {
+    mt::StopOnSignals on_signal([&linger] { linger.Stop(); });
+    return mt::ServeReport(options.config, options.serve_report, linger);
+  }
   try {
     mt::Hub hub(options.config);
-    mt::StopOnSignals on_signal([&hub] { hub.RequestStop(); });
+    mt::StopOnSignals on_signal([&hub, &linger] {
+      hub.RequestStop();
+      linger.Stop();
+    });
     hub.Start();
     if (!options.port_file.empty())
       mt::WriteFileAtomically(options.port_file, std::to_string(hub.port()) + "\n");
-    return hub.Run();
+    const int code = hub.Run();
+    if (options.linger != 0 && options.config.http.port > 0) {
+      spdlog::info("the run is over; the dashboard shows it {} (SIGINT/SIGTERM ends it)",
+                   options.linger < 0 ? "until stopped"
+                                      : "for " + std::to_string(options.linger) + " s more");
+      linger.Wait(options.linger);
+    }
+    return code;
   } catch (const mt::RunLengthError& e) {
     // --steps and --epochs that disagree: known only once the data's size is.
     std::fprintf(stderr, "%s: %s (see %s --help)\n", "mthub", e.what(), "mthub");

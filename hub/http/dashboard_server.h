@@ -2,9 +2,10 @@
 // at /, Chart.js at /chart.js (both built into the binary: no files, no
 // CDN), Prometheus text at /metrics and the same data as JSON at
 // /api/status; 404 elsewhere, 405 for anything but GET (and HEAD), 401
-// without the token when the hub has one (hub/monitor/access_token.h). The
-// only code that knows cpp-httplib.
-// Plain HTTP: a token on it travels in clear (docs/operations.md).
+// without the token when the hub has one (hub/monitor/access_token.h),
+// checked before anything else. Over TLS with the hub's certificate
+// unless told to speak plain HTTP. Bounded against hostile clients by
+// design (http_server.h, request_head.h; docs/security.md).
 #pragma once
 
 #include <functional>
@@ -22,26 +23,34 @@ class DashboardBindError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The certificate (chain) and key to serve HTTPS with; empty: plain HTTP.
+struct DashboardTls {
+  std::string cert_pem, key_pem;
+};
+
 class DashboardServer {
  public:
-  // Called on the server's threads for every /metrics and /api/status.
+  // Called on the server's thread for every /metrics and /api/status.
   using SnapshotFn = std::function<StatusSnapshot()>;
 
-  // Binds bind:port (throws DashboardBindError) and serves on threads of
-  // its own until destroyed.
-  DashboardServer(const std::string& bind, int port, std::string token, SnapshotFn snapshot);
-  // Stops listening and waits for requests in flight (a browser's idle
-  // keep-alive connection holds it up to a second).
+  // Binds bind:port (0: any free port; throws DashboardBindError) and
+  // serves on a thread of its own until destroyed. Throws
+  // std::invalid_argument when `tls` is unusable.
+  DashboardServer(const std::string& bind, int port, std::string token, SnapshotFn snapshot,
+                  const DashboardTls& tls = {});
+  // Stops at once: open connections are closed.
   ~DashboardServer();
   DashboardServer(const DashboardServer&) = delete;
   DashboardServer& operator=(const DashboardServer&) = delete;
 
   int port() const { return port_; }
+  bool tls() const { return tls_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
+  bool tls_ = false;
 };
 
 }  // namespace mt

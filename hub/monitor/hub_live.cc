@@ -1,33 +1,15 @@
 // The hub's side of its live views: what the run is, each step as it is
 // applied (fed to LiveStatus), and the HTTP server that shows them
-// (mthub --http-port).
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
+// (mthub --http-port, hub/http/hub_dashboard.h).
 #include <algorithm>
 #include <chrono>
 
-#include "hub/http/dashboard_server.h"
+#include "hub/http/hub_dashboard.h"
 #include "hub/hub.h"
 #include "hub/monitor/live_status.h"
 #include "hub/monitor/status_source.h"
 
 namespace mt {
-namespace {
-
-// Where a browser on another machine finds the hub: its host name when it
-// listens on every address, else the address it listens on.
-std::string UrlHost(const std::string& bind) {
-  if (bind == "0.0.0.0" || bind == "::" || bind == "[::]") {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) == 0 && name[0]) return name;
-    return "localhost";
-  }
-  if (bind.find(':') != std::string::npos && bind.front() != '[') return "[" + bind + "]";
-  return bind;
-}
-
-}  // namespace
 
 RunInfo Hub::LiveRunInfo() const {
   RunInfo r;
@@ -69,24 +51,8 @@ void Hub::RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step) 
 }
 
 void Hub::StartDashboard() {
-  if (config_.http_port <= 0) return;
-  try {
-    dashboard_ =
-        std::make_unique<DashboardServer>(config_.bind, config_.http_port, config_.token,
-                                          [this] { return TakeSnapshot(*coordinator_, *live_); });
-  } catch (const DashboardBindError& e) {
-    // The default port taken (another hub on this machine, say) costs the
-    // dashboard, not the run; a port the user named is a mistake to fix.
-    if (config_.http_port_explicit)
-      throw std::runtime_error(std::string(e.what()) +
-                               ": --http-port names another port, 0 turns the dashboard off");
-    spdlog::warn("{}; the hub runs without it (--http-port names another port, 0 turns it off)",
-                 e.what());
-    return;
-  }
-  spdlog::info("dashboard: http://{}:{}/{} (Prometheus /metrics, JSON /api/status; plain HTTP)",
-               UrlHost(config_.bind), dashboard_->port(),
-               config_.token.empty() ? "" : "?token=TOKEN");
+  dashboard_ =
+      StartDashboardServer(config_, [this] { return TakeSnapshot(*coordinator_, *live_); });
 }
 
 }  // namespace mt

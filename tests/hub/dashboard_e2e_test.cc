@@ -1,7 +1,8 @@
 // mthub --http-port with real workers: /metrics parses and its step
 // counter rises between two scrapes, /api/status agrees with it, every
 // endpoint wants the hub's token, and headless Chromium renders the
-// dashboard's charts and the values /api/status reports. Each run is
+// dashboard's charts and the values /api/status reports, all over HTTPS
+// with the hub's certificate (the default). Each run is
 // ended by SIGTERM once seen, so it lasts only as long as the checks.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,10 +30,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using test_support::AwaitHttp;
 using test_support::ChildProcess;
-using test_support::HttpGet;
 using test_support::HttpReply;
+
+// The hub serves its dashboard over HTTPS with its own certificate.
+HttpReply HttpGet(int port, const std::string& path, const std::string& bearer = "") {
+  return test_support::HttpGet(port, path, bearer, test_support::Scheme::kHttps);
+}
 
 constexpr const char* kToken = "dashboard-e2e-token";
 
@@ -58,7 +62,7 @@ struct Cluster {
     const int port = test_support::StartHub(hub, dir, args);
     if (port == 0) return;
     // Slowed: the steps still come every few milliseconds, and the CPU is
-    // left for the hub's HTTP threads and the browser.
+    // left for the hub's HTTP thread and the browser.
     for (const char* w : {"alpha", "beta"})
       workers.push_back(test_support::StartWorker(
           dir, w, port, {"--token-file", token_file.string(), "--slowdown", "4"}));
@@ -146,7 +150,8 @@ TEST(Dashboard, MetricsStepCounterRisesBetweenScrapesAndStatusAgrees) {
   EXPECT_GT(chart_js.body.size(), 100000u);
   EXPECT_EQ(HttpGet(c.http_port, "/elsewhere", kToken).status, 404);
   // Read-only.
-  httplib::Client client("127.0.0.1", c.http_port);
+  httplib::SSLClient client("127.0.0.1", c.http_port);
+  client.enable_server_certificate_verification(false);
   const httplib::Result post =
       client.Post("/api/status", {{"Authorization", std::string("Bearer ") + kToken}}, "{}",
                   "application/json");
@@ -171,9 +176,9 @@ TEST(Dashboard, HeadlessChromiumDrawsTheChartsAndWhatTheStatusReports) {
   ASSERT_FALSE(AwaitTraining(c.http_port).is_null()) << c.hub->Log();
 
   // The token in the address, as a user opens it; the page passes it on.
-  const std::string dom =
-      test_support::DumpDom("http://127.0.0.1:" + std::to_string(c.http_port) + "/?token=" + kToken,
-                            c.dir / "chromium", 1500);
+  const std::string dom = test_support::DumpDom("https://127.0.0.1:" + std::to_string(c.http_port) +
+                                                    "/?token=" + kToken,
+                                                c.dir / "chromium", 1500);
   const json status = json::parse(HttpGet(c.http_port, "/api/status", kToken).body);
   c.Stop();
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";

@@ -1,7 +1,7 @@
 // The dashboard's endpoints read while a hub trains, hub and workers in
 // this process: every scrape answers and parses, the step never goes
-// back. Here, unlike the e2e tests, deploy/tsan.sh sees the HTTP threads
-// take their snapshots while the run thread and the transport feed them.
+// back. Here, unlike the e2e tests, deploy/tsan.sh sees the HTTP thread
+// take its snapshots while the run thread and the transport feed them.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,13 +19,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+// The hub's own certificate, as mthub serves it by default.
+constexpr test_support::Scheme kHttps = test_support::Scheme::kHttps;
 
 TEST(DashboardInProcess, ScrapesDuringTheRunAnswerAndTheStepNeverGoesBack) {
   const fs::path dir = test_support::FreshTempDir("dashboard-in-process");
   test_support::WriteIdxDataset(dir.string(), 256, 64, 7);
   HubConfig hc;
-  hc.http_port = test_support::FreeTcpPort();
-  ASSERT_GT(hc.http_port, 0);
+  hc.http.port = test_support::FreeTcpPort();
+  ASSERT_GT(hc.http.port, 0);
   hc.max_steps = 150;
   hc.epochs = 0;
   hc.eval_every = 25;
@@ -40,8 +42,10 @@ TEST(DashboardInProcess, ScrapesDuringTheRunAnswerAndTheStepNeverGoesBack) {
   int scrapes = 0, during_training = 0;
   int64_t last_step = 0;
   while (!done) {
-    const test_support::HttpReply status = test_support::HttpGet(hc.http_port, "/api/status");
-    const test_support::HttpReply metrics = test_support::HttpGet(hc.http_port, "/metrics");
+    const test_support::HttpReply status =
+        test_support::HttpGet(hc.http.port, "/api/status", "", kHttps);
+    const test_support::HttpReply metrics =
+        test_support::HttpGet(hc.http.port, "/metrics", "", kHttps);
     if (status.status == 0 || metrics.status == 0) {
       // Not listening yet, or the run is over and the hub gone.
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

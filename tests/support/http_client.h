@@ -1,4 +1,4 @@
-// HTTP from end-to-end tests: a free port to hand a daemon, and GETs with
+// HTTP(S) from end-to-end tests: a free port to hand a daemon, and GETs with
 // cpp-httplib's client (tests that include this link PkgConfig::CPP_HTTPLIB).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -38,15 +39,28 @@ struct HttpReply {
   std::string body, content_type;
 };
 
-// GET http://127.0.0.1:port<path>, with `Authorization: Bearer <bearer>`
-// when given; bounded by a few seconds.
-inline HttpReply HttpGet(int port, const std::string& path, const std::string& bearer = "") {
-  httplib::Client client("127.0.0.1", port);
-  client.set_connection_timeout(2);
-  client.set_read_timeout(5);
+// How the dashboard speaks: HTTPS with the hub's certificate by default.
+enum class Scheme { kHttp, kHttps };
+
+// GET <scheme>://127.0.0.1:port<path>, with `Authorization: Bearer
+// <bearer>` when given; bounded by a few seconds. HTTPS trusts whatever
+// certificate the server shows: the tests pin nothing, they check the
+// server's answers.
+inline HttpReply HttpGet(int port, const std::string& path, const std::string& bearer = "",
+                         Scheme scheme = Scheme::kHttp) {
+  std::unique_ptr<httplib::ClientImpl> client;
+  if (scheme == Scheme::kHttps) {
+    auto tls = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+    tls->enable_server_certificate_verification(false);
+    client = std::move(tls);
+  } else {
+    client = std::make_unique<httplib::ClientImpl>("127.0.0.1", port);
+  }
+  client->set_connection_timeout(2);
+  client->set_read_timeout(5);
   httplib::Headers headers;
   if (!bearer.empty()) headers.emplace("Authorization", "Bearer " + bearer);
-  const httplib::Result r = client.Get(path, headers);
+  const httplib::Result r = client->Get(path, headers);
   HttpReply reply;
   if (!r) return reply;
   reply.status = r->status;
@@ -57,10 +71,10 @@ inline HttpReply HttpGet(int port, const std::string& path, const std::string& b
 
 // Polls GET path until it answers with `status`; the last reply either way.
 inline HttpReply AwaitHttp(int port, const std::string& path, int status, double timeout_s,
-                           const std::string& bearer = "") {
+                           const std::string& bearer = "", Scheme scheme = Scheme::kHttp) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
-    HttpReply r = HttpGet(port, path, bearer);
+    HttpReply r = HttpGet(port, path, bearer, scheme);
     if (r.status == status || std::chrono::steady_clock::now() >= deadline) return r;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

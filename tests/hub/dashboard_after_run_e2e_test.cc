@@ -1,0 +1,108 @@
+// The dashboard once training is over: mthub --linger keeps the finished
+// run on it until stopped (it used to vanish as the run ended), and
+// mthub --serve-report shows that run's report as the same page, with the
+// same figures, without training.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "tests/support/cluster_processes.h"
+#include "tests/support/files.h"
+#include "tests/support/http_client.h"
+#include "tests/support/idx_writer.h"
+#include "tests/support/prometheus_parser.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test_support::ChildProcess;
+using test_support::HttpGet;
+using test_support::Scheme;
+
+// /api/status once its state is `state`; null (and a failure) after 90 s.
+json AwaitState(int port, const std::string& state, Scheme scheme) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  json last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const test_support::HttpReply r = HttpGet(port, "/api/status", "", scheme);
+    if (r.status == 200) {
+      last = json::parse(r.body);
+      if (last.value("state", "") == state) return last;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "no state " << state << " in 90 s; last: " << last.dump();
+  return json();
+}
+
+TEST(DashboardAfterRun, LingerKeepsTheFinishedRunAndServeReportShowsTheSame) {
+  const fs::path dir = test_support::FreshTempDir("dashboard-after-run");
+  test_support::WriteIdxDataset(dir.string(), 256, 64, 5);
+  const fs::path report = dir / "hub.json";
+  const int http_port = test_support::FreeTcpPort();
+  std::unique_ptr<ChildProcess> hub;
+  // Plain HTTP here (--http-plain); HTTPS is the default the other tests use.
+  const int port =
+      test_support::StartHub(hub, dir,
+                             {"--workers", "1", "--dataset", dir.string(), "--steps", "30",
+                              "--eval-every", "10", "--report", report.string(), "--http-port",
+                              std::to_string(http_port), "--http-plain", "--linger", "forever"});
+  ASSERT_GT(port, 0);
+  auto worker = test_support::StartWorker(dir, "solo", port);
+  ASSERT_EQ(worker->Wait(120), 0) << worker->Log();
+  // The run is over, the hub still up with its final state.
+  const json finished = AwaitState(http_port, "finished", Scheme::kHttp);
+  ASSERT_FALSE(finished.is_null()) << hub->Log();
+  EXPECT_EQ(finished.value("step", 0), 30);
+  // The report follows "finished" closely, and comes before the lingering.
+  for (int i = 0; i < 300 && !fs::exists(report); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(report)) << hub->Log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(HttpGet(http_port, "/api/status").status, 200) << "the dashboard went with the run";
+  hub->Signal(SIGTERM);
+  EXPECT_EQ(hub->Wait(30), 0) << hub->Log();
+
+  // The report as the dashboard, over HTTPS (the default).
+  const int view_port = test_support::FreeTcpPort();
+  ChildProcess viewer({test_support::BinaryPath("hub/mthub"), "--serve-report", report.string(),
+                       "--http-port", std::to_string(view_port)},
+                      (dir / "viewer.log").string());
+  const json shown = AwaitState(view_port, "finished", Scheme::kHttps);
+  ASSERT_FALSE(shown.is_null()) << viewer.Log();
+  for (const char* key : {"step", "samples", "test_accuracy", "stop_reason", "workers_total"})
+    EXPECT_EQ(shown[key], finished[key]) << key;
+  EXPECT_EQ(shown["run"], finished["run"]);
+  EXPECT_EQ(shown["evaluations"].size(), finished["evaluations"].size());
+  EXPECT_EQ(shown["history"]["points"].size(), finished["history"]["points"].size());
+  ASSERT_EQ(shown["workers"].size(), 1u);
+  EXPECT_EQ(shown["workers"][0]["name"], "solo");
+  EXPECT_EQ(shown["workers"][0]["steps"], finished["workers"][0]["steps"]);
+  const test_support::HttpReply metrics = HttpGet(view_port, "/metrics", "", Scheme::kHttps);
+  ASSERT_EQ(metrics.status, 200);
+  const auto steps =
+      test_support::FindSamples(test_support::ParsePrometheus(metrics.body), "mt_hub_steps_total");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].value, 30);
+  const test_support::HttpReply page = HttpGet(view_port, "/", "", Scheme::kHttps);
+  EXPECT_NE(page.body.find("id=\"loss-chart\""), std::string::npos);
+  viewer.Signal(SIGTERM);
+  EXPECT_EQ(viewer.Wait(30), 0) << viewer.Log();
+
+  // Not a report: a runtime failure, said.
+  const test_support::ProcessResult bad = test_support::RunProcess(
+      {test_support::BinaryPath("hub/mthub"), "--serve-report", (dir / "solo.log").string(),
+       "--http-port", std::to_string(view_port)},
+      30);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("--serve-report"), std::string::npos) << bad.output;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt
