@@ -34,8 +34,11 @@ rm -f "$out/port" "$out"/*.json
 source "$root/deploy/cluster-trust.sh"
 worker_trust_flags --tls-ca "$out/state/hub-cert.pem" -- "${hub_args[@]}"
 "$build/hub/mthub" --workers "$workers" --bind 127.0.0.1 --port 0 --port-file "$out/port" \
-  --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" > >(tee "$out/hub.log") 2>&1 &
-hub_pid=$!  # mthub itself (not a pipeline's tee), so a signal to this script reaches it
+  --state-dir "$out/state" --report "$out/hub.json" "${hub_args[@]}" \
+  > >(trap '' INT TERM; exec tee "$out/hub.log") 2>&1 &
+# mthub itself (not a pipeline's tee), so a signal to this script reaches it;
+# tee ignores Ctrl-C and copies the hub's last words until the hub closes it.
+hub_pid=$!
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; }
 trap 'kill -INT $hub_pid 2>/dev/null || true' INT TERM
@@ -62,8 +65,13 @@ for i in $(seq 0 $((workers - 1))); do
   pids+=($!)
 done
 
+# The INT/TERM trap interrupts `wait` while the hub still shuts down.
 status=0
-wait "$hub_pid" || status=$?
+while :; do
+  status=0
+  wait "$hub_pid" || status=$?
+  kill -0 "$hub_pid" 2>/dev/null || break
+done
 # A failed hub leaves its workers retrying: its code is the run's.
 if [ "$status" -ne 0 ]; then
   kill "${pids[@]}" 2>/dev/null || true

@@ -3,9 +3,10 @@
 # as a user calls it from their own directory.
 #   tests/deploy/local_cluster_test.sh BUILD_DIR
 # Checks, from exit codes, files and the hub's report (never log wording):
-# relative --out and --dataset are the caller's; a hub that fails at once
-# ends the script at once with the hub's code (2 for a mistyped flag, 1 for
-# a dataset that is not there), not after waiting for a port.
+# relative --out and --dataset are the caller's; Ctrl-C mid-run ends it
+# cleanly (exit 0, a report); a hub that fails at once ends the script at
+# once with the hub's code (2 for a mistyped flag, 1 for a dataset that is
+# not there), not after waiting for a port.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export MT_BUILD_DIR="$(cd "$1" && pwd)"
@@ -49,6 +50,24 @@ else
   fails+=("no hub.json in the caller's ./run")
 fi
 [ ! -e "$root/run" ] || fails+=("--out run was made in the repository, not the caller's directory")
+
+# Ctrl-C (SIGINT to the script's process group) mid-run: the hub says
+# goodbye and writes its report, and the script exits 0.
+rm -rf run
+python3 - "$root/deploy/local-cluster.sh" <<'PY' || fails+=("Ctrl-C mid-run: $(tail -3 "$caller/int.log")")
+import os, signal, subprocess, sys, time
+p = subprocess.Popen(["bash", sys.argv[1], "--workers", "2", "--out", "run", "--", "--dataset", "data",
+                      "--epochs", "1000", "--global-batch", "32", "--http-port", "0"],
+                     stdout=open("int.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
+deadline = time.time() + 60
+while not os.path.exists("run/worker1.log") and time.time() < deadline:
+    time.sleep(0.1)
+time.sleep(3)
+os.killpg(p.pid, signal.SIGINT)
+code = p.wait(60)
+assert code == 0, f"exit {code}"
+assert os.path.exists("run/hub.json"), "no report"
+PY
 
 # A hub that stops at once: the script ends with its code, without waiting
 # (the timeout is well under the 20 s it used to wait for a port).
