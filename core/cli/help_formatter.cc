@@ -114,13 +114,13 @@ HelpFormatter::HelpFormatter(std::string usage) : usage_(std::move(usage)) {
 
 std::string HelpFormatter::make_help(const CLI::App* app, std::string /*name*/,
                                      CLI::AppFormatMode /*mode*/) const {
-  // Each synopsis line wrapped on its own, its continuation under its
-  // first flag ("usage: mthub " is 13 columns).
+  // Each synopsis line wrapped on its own, its continuation under the word
+  // after the program's name ("usage: mthub " is 13 columns).
   std::string out;
   for (std::string line : Split(usage_, '\n')) {
     GlueBrackets(line);
-    const size_t program = line.find_first_not_of(' ');
-    const size_t flags = line.find(' ', program == std::string::npos ? 0 : program);
+    const size_t program = std::min(line.find_first_not_of(' '), line.size());
+    const size_t flags = line.find(' ', program);
     const std::string leading = out.empty() ? "usage: " : std::string(program, ' ');
     const size_t indent =
         (out.empty() ? leading.size() : 0) + (flags == std::string::npos ? 0 : flags + 1);

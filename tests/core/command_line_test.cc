@@ -146,5 +146,18 @@ TEST(HelpFormatter, RangesInWordsWithinEightyColumns) {
   EXPECT_THAT(help, Not(HasSubstr("[--learning-rate\n")));
 }
 
+TEST(HelpFormatter, SynopsisLinesWrapUnderTheirFirstFlag) {
+  CLI::App app{"", "tool"};
+  Configure(app,
+            "tool info FILE [--json] [--layers] [--shapes] [--parameters] [--flops] [--memory]\n"
+            "\n"
+            "       tool eval FILE --dataset D");
+  const std::string help = app.help();
+  EXPECT_EQ(test_support::LinesWiderThan(help, 80), "") << help;
+  EXPECT_THAT(help, HasSubstr("usage: tool info FILE [--json]"));
+  EXPECT_THAT(help, HasSubstr("\n            [--memory]\n"));  // under "info"
+  EXPECT_THAT(help, HasSubstr("\n       tool eval FILE --dataset D\n"));
+}
+
 }  // namespace
 }  // namespace mt::cli
