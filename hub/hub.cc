@@ -227,6 +227,8 @@ int Hub::Run() {
   train_start_.wall = Clock::now();
   train_start_.process_cpu_seconds = ProcessCpuSeconds();
   loop_->Run();
+  if (const std::string written = record_.checkpoints.Summary(); !written.empty())
+    spdlog::info("{}", written);
   if (!loop_->failed()) SaveFinal();
   WriteReport();
   if (trace_) trace_->Write();
@@ -295,7 +297,8 @@ void Hub::SaveCheckpoint(int64_t step) {
   try {
     const std::string path = master_->SaveCheckpoint(
         config_.checkpoint_dir, step, plan_->EpochOf(step), config_.seed, plan_->batch());
-    spdlog::info("checkpoint {}", path);
+    const CheckpointLog::Line line = record_.checkpoints.Written(step, path, Clock::now());
+    spdlog::log(line.info ? spdlog::level::info : spdlog::level::debug, "{}", line.text);
     if (events_) events_->OnEvent({HubEvent::Kind::kCheckpointSaved, step, -1, path, {}});
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());  // training goes on; the next checkpoint may succeed

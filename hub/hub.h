@@ -14,6 +14,7 @@
 #include "core/data/dataset.h"
 #include "core/train/run_summary.h"
 #include "core/train/training_loop.h"
+#include "hub/checkpoint_log.h"
 #include "hub/hub_config.h"
 #include "hub/hub_events.h"
 #include "hub/hub_exchange.h"
@@ -137,6 +138,7 @@ class Hub final : private RunHooks {
     std::vector<std::vector<uint32_t>> partition_counts;
     std::string final_model_path;  // "" until written
     std::string tls_fingerprint;   // of the certificate the hub presents; "" in plaintext
+    CheckpointLog checkpoints;     // written so far, for the log
   };
   RunRecord record_;
   // When the step loop began, in wall time (the live views' seconds) and

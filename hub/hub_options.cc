@@ -176,9 +176,9 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "local SGD: each worker takes H optimizer steps on its own batches between "
                  "exchanges and sends the change of its weights; the hub averages the changes. "
                  "1: exchange every step, the exact synchronous mode; auto: 1 while an exchange "
-                 "is quick (under 20 ms, as on a LAN), else H in 1..64 so exchanges take about 5% "
-                 "of the time (with --optimizer adam at most 4: longer rounds of Adam cost "
-                 "samples); every change is logged and reported")
+                 "is quick (under 20 ms, as on a LAN), else H from 1 to 64 so exchanges take "
+                 "about 5% of the time (with --optimizer adam at most 4: longer rounds of Adam "
+                 "cost samples); every change is logged and reported")
       ->type_name("H|auto")
       ->transform(cli::IntegerOr("auto", 0, 1, SyncPeriod::kMax))
       ->default_str("auto");

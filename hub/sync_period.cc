@@ -4,8 +4,6 @@
 #include <cmath>
 
 namespace mt {
-namespace {}  // namespace
-
 double SmoothEstimate(double estimate, double sample) {
   constexpr double kSmoothing = 0.3;  // a new round's weight
   return estimate < 0 ? sample : (1 - kSmoothing) * estimate + kSmoothing * sample;
@@ -28,32 +26,48 @@ SyncPeriod::SyncPeriod(int fixed, bool overlap, int ceiling)
       steps_(fixed <= 0 ? 1 : fixed),
       local_(fixed > 1) {}
 
+int SyncPeriod::Direction(int target) const {
+  if (target >= 2 * steps_) return 1;
+  if (2 * target <= steps_) return -1;
+  return 0;
+}
+
 bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, double seen_ms) {
   if (!automatic_ || steps < 1 || !(round_ms > 0) || !(compute_ms >= 0)) return false;
   const double exchange = RoundExchangeMs(round_ms, compute_ms, seen_ms, overlapped());
+  const double step_compute = compute_ms / static_cast<double>(steps);
   exchange_ms_ = SmoothEstimate(exchange_ms_, exchange);
-  step_compute_ms_ = SmoothEstimate(step_compute_ms_, compute_ms / static_cast<double>(steps));
+  step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute);
   if (steps_ == 1) per_step_exchange_ms_ = exchange_ms_;
+  damping_.dwell_ms += round_ms;
+  // This round alone, as if it were all there was to go by.
+  const int said = Direction(Target(exchange, step_compute));
+  damping_.agreeing = said != 0 && said == damping_.said ? damping_.agreeing + 1 : 1;
+  damping_.said = said;
   if (++rounds_at_current_ < settle_.rounds()) return false;
-  const int target = Target();
-  if (target < 2 * steps_ && 2 * target > steps_) {
+  const int target = Target(exchange_ms_, step_compute_ms_);
+  const int direction = Direction(target);
+  const bool confirmed = direction == damping_.said && damping_.agreeing >= kConfirmRounds;
+  const bool dwelt = last_direction_ == 0 || damping_.dwell_ms >= kMinDwellMs;
+  if (direction == 0) {
     settle_.Kept(rounds_at_current_);
     return false;
   }
-  const int direction = target > steps_ ? 1 : -1;
+  if (!confirmed || !dwelt) return false;  // held back, not a quiet spell
   settle_.Changed(direction == -last_direction_);
   last_direction_ = direction;
   steps_ = target;
   local_ = local_ || steps_ > 1;
   rounds_at_current_ = 0;
+  damping_ = ChangeDamping{};
   return true;
 }
 
-int SyncPeriod::Target() const {
+int SyncPeriod::Target(double exchange_ms, double step_compute_ms) const {
   // Into the exact mode below kFastExchangeMs, out of rounds only below half
   // of it: an exchange near the line would otherwise flip H between 1 and
   // a dozen (seen over Wi-Fi once topk made the exchange ~15-30 ms).
-  if (exchange_ms_ < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) {
+  if (exchange_ms < (steps_ > 1 ? kFastExchangeMs / 2 : kFastExchangeMs)) {
     // A round can hide a slow worker's share of the exchange behind its
     // compute: a pair with a 5x-slower phone measured 5.9-9.9 ms a round at
     // H 4 where its per-step exchanges measured 41-75 ms, and went back and
@@ -69,8 +83,8 @@ int SyncPeriod::Target() const {
   }
   // exchange / (exchange + H * compute) <= share
   //   <=>  H >= exchange * (1 - share) / (share * compute)
-  const double compute = std::max(step_compute_ms_, 1e-3);
-  const double h = std::ceil(exchange_ms_ * (1 - kExchangeShare) / (kExchangeShare * compute));
+  const double compute = std::max(step_compute_ms, 1e-3);
+  const double h = std::ceil(exchange_ms * (1 - kExchangeShare) / (kExchangeShare * compute));
   return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(ceiling_)));
 }
 

@@ -33,8 +33,15 @@
 //
 // Estimates are smoothed over rounds and H only moves when the target is at
 // least twice or at most half the current value, after a few rounds at the
-// current value, so noise does not make it oscillate. Transport-free and
-// clock-free: the coordinator feeds it measured rounds.
+// current value, so noise does not make it oscillate. On a busy machine
+// that was not enough: one round stalled for 100 ms (the scheduler, not the
+// network) lifted the smoothed exchange over the fast line, and loopback
+// went 1 -> 7 -> 1 -> 6 -> 1 in 100 steps. So a change also needs the last
+// kConfirmRounds rounds each to call for it on their own measurements, and
+// after a change kMinDwellMs of rounds at the new value before the next:
+// over a slow network every round calls for the same H, so neither delays
+// the first move there. Transport-free and clock-free: the coordinator
+// feeds it measured rounds.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +71,11 @@ class SyncPeriod {
   // after changes that undo each other (hub/settle_damping.h).
   static constexpr int kSettleRounds = SettleDamping::kMin;
   static constexpr int kMaxSettleRounds = SettleDamping::kMax;
+  // Consecutive rounds that must each call for a change in its direction.
+  static constexpr int kConfirmRounds = 3;
+  // Time spent in rounds at a value before it may change again: a busy
+  // machine's stalls come in bursts of a few seconds.
+  static constexpr double kMinDwellMs = 5000;
 
   // fixed >= 1: always that many steps; 0: automatic, starting at 1, at
   // most `ceiling` steps. `overlap`: rounds overlap their exchange.
@@ -99,6 +111,7 @@ class SyncPeriod {
     per_step_exchange_ms_ = -1;
     lossless_ = lossless;
     rounds_at_current_ = 0;
+    damping_.agreeing = 0;
   }
 
   // The running estimates behind the last decision (< 0: none yet).
@@ -108,7 +121,11 @@ class SyncPeriod {
   double step_compute_ms() const { return step_compute_ms_; }
 
  private:
-  int Target() const;
+  // The H that an exchange of `exchange_ms` and a step's compute of
+  // `step_compute_ms` call for.
+  int Target(double exchange_ms, double step_compute_ms) const;
+  // +1: `target` calls for longer rounds, -1: shorter, 0: keep (within 2x).
+  int Direction(int target) const;
 
   bool automatic_;
   bool overlap_;
@@ -122,6 +139,14 @@ class SyncPeriod {
   double per_step_exchange_ms_ = -1;  // as last measured at H 1 (< 0: never)
   bool lossless_ = true;              // the encoding since ForgetExchange is none
   int last_direction_ = 0;            // of the last change: +1 up, -1 down
+  // Since the last change: time in rounds, and what the latest rounds
+  // called for on their own (Direction) and for how many rounds in a row.
+  struct ChangeDamping {
+    double dwell_ms = 0;
+    int said = 0;
+    int agreeing = 0;
+  };
+  ChangeDamping damping_;
 };
 
 }  // namespace mt

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/cli/help_formatter.h"
+#include "core/cli/suggestion.h"
 
 namespace mt::cli {
 namespace {
@@ -39,8 +40,8 @@ std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv,
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << app.get_name() << ": " << e.what() << " (see " << app.get_name() << " --help)"
-              << std::endl;
+    std::cerr << app.get_name() << ": " << DescribeParseError(app, e) << " (see " << app.get_name()
+              << " --help)" << std::endl;
     return kUsageExitCode;
   }
 }

@@ -9,8 +9,8 @@
 namespace mt::cli {
 namespace {
 
-constexpr size_t kNameColumn = 32;
-constexpr size_t kWidth = 100;
+constexpr size_t kNameColumn = 28;
+constexpr size_t kWidth = 80;  // a terminal's default
 
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -52,7 +52,7 @@ TypeParts SplitTypeName(const CLI::Option* opt) {
   return parts;
 }
 
-// "[1..256; default 1]": the validators' descriptions and the default, or
+// "[1 to 256; default 1]": the validators' descriptions and the default, or
 // "" when there are none.
 std::string Notes(const CLI::Option* opt) {
   std::vector<std::string> notes = SplitTypeName(opt).constraints;
@@ -68,24 +68,42 @@ std::string Notes(const CLI::Option* opt) {
 // Stands for a space that Wrap must not break at.
 constexpr char kGlue = '\x1f';
 
-// Each line of `text` wrapped at word boundaries; continuation lines start
-// at column `indent`.
-std::string Wrap(const std::string& text, size_t indent, size_t width) {
+// A synopsis's "[--batch B]" wraps as one word.
+void GlueBrackets(std::string& line) {
+  int depth = 0;
+  for (char& c : line) {
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ' ' && depth > 0) c = kGlue;
+  }
+}
+
+// Each line of `text` wrapped at word boundaries; the first line starts at
+// column `first`, continuation lines at column `indent`.
+std::string Wrap(const std::string& text, size_t indent, size_t width, size_t first) {
   std::string out;
+  size_t column = first;
   for (const std::string& paragraph : Split(text, '\n')) {
-    if (!out.empty()) out += "\n" + std::string(indent, ' ');
+    if (!out.empty()) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    }
     std::stringstream words(paragraph);
     std::string word, line;
     while (words >> word) {
-      if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      if (!line.empty() && column + line.size() + 1 + word.size() > width) {
         out += line + "\n" + std::string(indent, ' ');
         line.clear();
+        column = indent;
       }
       line += (line.empty() ? "" : " ") + word;
     }
     out += line;
   }
   return out;
+}
+
+std::string Wrap(const std::string& text, size_t indent, size_t width) {
+  return Wrap(text, indent, width, indent);
 }
 
 }  // namespace
@@ -96,7 +114,21 @@ HelpFormatter::HelpFormatter(std::string usage) : usage_(std::move(usage)) {
 
 std::string HelpFormatter::make_help(const CLI::App* app, std::string /*name*/,
                                      CLI::AppFormatMode /*mode*/) const {
-  std::string out = "usage: " + usage_ + "\n\n" + Wrap(app->get_description(), 0, kWidth) + "\n";
+  // Each synopsis line wrapped on its own, its continuation under the word
+  // after the program's name ("usage: mthub " is 13 columns).
+  std::string out;
+  for (std::string line : Split(usage_, '\n')) {
+    GlueBrackets(line);
+    const size_t program = std::min(line.find_first_not_of(' '), line.size());
+    const size_t flags = line.find(' ', program);
+    const std::string leading = out.empty() ? "usage: " : std::string(program, ' ');
+    const size_t indent =
+        (out.empty() ? leading.size() : 0) + (flags == std::string::npos ? 0 : flags + 1);
+    std::string wrapped = Wrap(line, indent, kWidth, leading.size());
+    std::replace(wrapped.begin(), wrapped.end(), kGlue, ' ');
+    out += leading + wrapped + "\n";
+  }
+  out += "\n" + Wrap(app->get_description(), 0, kWidth) + "\n";
   for (const std::string& group : app->get_groups()) {
     const std::vector<const CLI::Option*> opts = app->get_options(
         [&](const CLI::Option* opt) { return opt->get_group() == group && opt->nonpositional(); });
@@ -136,7 +168,7 @@ std::string HelpFormatter::make_option(const CLI::Option* opt, bool is_positiona
     out += "\n" + std::string(kNameColumn, ' ');
   else
     out += std::string(kNameColumn - name.size(), ' ');
-  // The notes wrap as one word, so "[1..256; default 1]" stays on one line.
+  // The notes wrap as one word, so "[1 to 256; default 1]" stays on one line.
   std::string notes = Notes(opt);
   std::replace(notes.begin(), notes.end(), ' ', kGlue);
   std::string text =

@@ -1,6 +1,7 @@
 // --help in the daemons' style: the usage, the description, then per section
 // one entry per option: its value as a word (N, X, DIR, fixed|balanced), what
-// it does, and in brackets its range and default; wrapped to 100 columns.
+// it does, and in brackets its range in words and its default; wrapped to 80
+// columns.
 // Every entry starts with the option's --name (deploy/systemd/verify.sh
 // reads the known flags from --help that way).
 #pragma once

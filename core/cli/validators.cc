@@ -19,10 +19,15 @@ std::string NumberText(double x) {
 
 }  // namespace
 
+std::string PlainRange(const std::string& min, const std::string& max) {
+  return max.empty() ? min + " or more" : min + " to " + max;
+}
+
 CLI::Validator Integer(int64_t min, int64_t max) {
-  std::string range = max == kNoMax ? ">= " + std::to_string(min)
-                                    : std::to_string(min) + ".." + std::to_string(max);
-  const std::string want = "expected an integer " + (max == kNoMax ? range : "in " + range);
+  const std::string want =
+      "expected an integer " + (max == kNoMax
+                                    ? ">= " + std::to_string(min)
+                                    : "in " + std::to_string(min) + ".." + std::to_string(max));
   return CLI::Validator(
       [min, max, want](std::string& text) -> std::string {
         errno = 0;
@@ -33,12 +38,12 @@ CLI::Validator Integer(int64_t min, int64_t max) {
         text = std::to_string(x);
         return {};
       },
-      range, "Integer");
+      PlainRange(std::to_string(min), max == kNoMax ? "" : std::to_string(max)), "Integer");
 }
 
 CLI::Validator IntegerOr(const std::string& word, int64_t word_value, int64_t min, int64_t max) {
   CLI::Validator integer = Integer(min, max);
-  const std::string range = word + " or " + std::to_string(min) + ".." + std::to_string(max);
+  const std::string range = word + " or " + PlainRange(std::to_string(min), std::to_string(max));
   const std::string want =
       "expected " + word + " or an integer in " + std::to_string(min) + ".." + std::to_string(max);
   return CLI::Validator(
@@ -69,8 +74,7 @@ CLI::Validator ParsedBy(std::function<void(const std::string&)> parse) {
 }
 
 CLI::Validator Real(double min, double max) {
-  const std::string range = NumberText(min) + ".." + NumberText(max);
-  const std::string want = "expected a number in " + range;
+  const std::string want = "expected a number in " + NumberText(min) + ".." + NumberText(max);
   return CLI::Validator(
       [min, max, want](std::string& text) -> std::string {
         char* end = nullptr;
@@ -79,7 +83,7 @@ CLI::Validator Real(double min, double max) {
           return want + Got(text);
         return {};
       },
-      range, "Real");
+      PlainRange(NumberText(min), NumberText(max)), "Real");
 }
 
 CLI::Validator ByteSize() {

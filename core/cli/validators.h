@@ -1,5 +1,6 @@
 // CLI11 validators with the daemons' wording: each names what it expects and
-// what it got, and describes itself for --help ("1..4096").
+// what it got, and describes itself for --help in words ("1 to 4096"; a
+// ':' there would split it, see CLI::Option::get_type_name).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,9 @@
 namespace mt::cli {
 
 constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+
+// "1 to 4096", or with no `max` (empty) "0 or more": a range in --help.
+std::string PlainRange(const std::string& min, const std::string& max);
 
 // A decimal integer in [min, max]. A transform: it rewrites the value as
 // plain decimal, so "010" means ten, as it did before CLI11 (whose own

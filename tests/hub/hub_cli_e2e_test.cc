@@ -13,6 +13,7 @@
 #include "core/util/build_target.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
+#include "tests/support/console_text.h"
 #include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
@@ -103,16 +104,41 @@ TEST(HubCliE2e, VersionNamesTheProgramTheWireProtocolAndTheBuildTarget) {
                                   "; " + kBuildArch + ", " + kBuildSimd + ")"));
 }
 
+// A mistyped flag is named with the flag it was probably meant to be.
+TEST(HubCliE2e, ATypoGetsTheNearestFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--workres", "3"}, "unknown option --workres; did you mean --workers?"},
+      {{"--wrkers", "3"}, "unknown option --wrkers; did you mean --workers?"},
+      {{"--sync-evry=auto"}, "unknown option --sync-evry; did you mean --sync-every?"},
+      {{"--chekpoint-dir", "/tmp/x"}, "did you mean --checkpoint-dir?"},
+      {{"--workers", "2", "--aggergate", "median"}, "did you mean --aggregate?"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunHub(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(c.says));
+  }
+  // Nothing near: named, with no guess.
+  const auto r = RunHub({"--frobnicate"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown option --frobnicate (see mthub --help)"));
+}
+
 TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   const auto r = RunHub({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test_support::LinesWiderThan(r.output, 80), "");
   for (const char* text :
-       {"--workers N", "[1..4096; default 1]", "--port N", "[0..65535; default 50051]",
+       {"--workers N", "[1 to 4096; default 1]", "--port N", "[0 to 65535; default 50051]",
         "--worker-batches N[,...]", "--batch-policy fixed|balanced", "[default balanced]",
-        "--checkpoint-every N", "[>= 0; default 100]", "--token SECRET", "--token-file FILE",
+        "--checkpoint-every N", "[0 or more; default 100]", "--token SECRET", "--token-file FILE",
         "MT_TOKEN", "--log-level trace|debug|info|warn|error|off", "--version", "--help",
         "Exit codes: 0 done"})
-    EXPECT_THAT(r.output, HasSubstr(text));
+    EXPECT_THAT(test_support::OneLine(r.output), HasSubstr(text));
 }
 
 // The hub reads its secret from a file (first line, trailing white space

@@ -13,6 +13,7 @@
 #include "core/util/build_target.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
+#include "tests/support/console_text.h"
 #include "tests/support/events.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
@@ -222,30 +223,40 @@ TEST(WorkerCliE2e, VersionNamesTheProgramTheWireProtocolAndTheBuildTarget) {
                                   "; " + kBuildArch + ", " + kBuildSimd + ")"));
 }
 
+TEST(WorkerCliE2e, ATypoGetsTheNearestFlag) {
+  auto r = RunWorker({"--hubb", "127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown option --hubb; did you mean --hub?"));
+  r = RunWorker(Concat(kHubMode, {"--treads", "2"}));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown option --treads; did you mean --threads?"));
+}
+
 TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
   const auto r = RunWorker({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test_support::LinesWiderThan(r.output, 80), "");
   for (const char* line : {"--hub HOST[:PORT]",
                            "--threads N",
-                           "[1..256; default 1]",
+                           "[1 to 256; default 1]",
                            "--device auto|cpu|opencl",
                            "[default cpu]",
                            "--connect-timeout X",
-                           "[1..1e+07; default 600]",
+                           "[1 to 1e+07; default 600]",
                            "--memory-budget SIZE",
                            "[default no limit]",
                            "--lr X",
                            "default: adam 0.004 x sqrt(batch / 64)",
                            "--optimizer adam|sgd",
                            "[default adam]",
-                           "[1e-09..100]",
+                           "[1e-09 to 100]",
                            "--log-level trace|debug|info|warn|error|off",
                            "[default info]",
                            "--token-file FILE",
                            "MT_TOKEN",
                            "--version",
                            "Exit codes: 0 done"})
-    EXPECT_THAT(r.output, HasSubstr(line));
+    EXPECT_THAT(test_support::OneLine(r.output), HasSubstr(line));
   for (const auto& flags : {kStandaloneOnly, kHubOnly})
     for (const auto& flag : flags) EXPECT_THAT(r.output, HasSubstr("\n  " + flag[0])) << flag[0];
 }
