@@ -11,7 +11,7 @@
 
 namespace mt {
 
-constexpr int kChurnLinesPerMinute = 30;
+constexpr int kChurnLinesPerMinute = 60;
 
 void LogChurn(spdlog::level::level_enum level, const std::string& line);
 

@@ -8,6 +8,7 @@
 #include "core/util/constant_time.h"
 #include "core/util/rate_limited_log.h"
 #include "hub/churn_log.h"
+#include "hub/network_strings.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -161,8 +162,8 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
   slot->session.stream_open = true;
   slot->placement = hello.placement();
   if (!slot->placement.empty())
-    LogChurn(spdlog::level::info,
-             fmt::format("worker {} placement: {}", slot->id, slot->placement));
+    LogChurn(spdlog::level::info,  // the whole of it is in the report
+             fmt::format("worker {} placement: {}", slot->id, BoundedText(slot->placement, 256)));
   *out = slot;
   return HubStatus::Ok();
 }

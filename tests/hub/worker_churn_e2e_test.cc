@@ -146,6 +146,9 @@ TEST(WorkerChurn, JoinHelloLeaveCyclesLeaveTheHubsMemoryReportAndLogBounded) {
     EXPECT_LE(w["placement"].get<std::string>().size(), kMaxPlacementBytes);
     EXPECT_LE(w["left_because"].get<std::string>().size(), kMaxLeaveReasonBytes);
   }
+  std::printf("report %ju bytes, log %ju bytes\n",
+              static_cast<uintmax_t>(fs::file_size(dir / "report.json")),
+              static_cast<uintmax_t>(fs::file_size(dir / "hub.log")));
   // A few KB a listed worker, the first RunMetrics::kMaxBatchChanges
   // changes of the split and the run's own history, whatever the churn.
   EXPECT_LT(fs::file_size(dir / "report.json"), 512u << 10);
