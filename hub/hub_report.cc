@@ -31,6 +31,10 @@ void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {
   for (const WorkerRow& w : s.workers) workers.push_back(WorkerJson(w));
   details["workers"] = std::move(workers);
   details["joins_without_stream"] = s.joins_without_stream;
+  details["departed_workers"] = {{"workers", s.departed.workers},
+                                 {"said_leave", s.departed.said_leave},
+                                 {"not_listed", s.departed.unlisted},
+                                 {"samples", s.departed.samples}};
 }
 
 // Where an exchange's bytes go: each trained layer's share of one message

@@ -13,7 +13,8 @@ namespace mt {
 // (/api/status's top-level "sync_every").
 void ReportRun(const StatusSnapshot& s, RunSummary& r);
 
-// "workers" (WorkerJson each) and "joins_without_stream".
+// "workers" (WorkerJson each; of those gone for good only the latest),
+// "joins_without_stream" and the departed workers' counts.
 void ReportWorkers(const StatusSnapshot& s, ReportJson& details);
 
 }  // namespace mt

@@ -7,6 +7,8 @@
 
 #include "core/util/constant_time.h"
 #include "core/util/rate_limited_log.h"
+#include "hub/churn_log.h"
+#include "hub/network_strings.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -16,8 +18,11 @@ using Code = HubStatus::Code;
 namespace {
 
 constexpr const char* kBadToken = "wrong or missing token";
-constexpr const char* kBadSecret =
-    "wrong session secret: only the worker that joined may speak for its id";
+// The same answer for an id nobody holds and for a wrong secret, so that
+// a stranger learns nothing of which ids exist.
+constexpr const char* kBadSession =
+    "unknown worker id or wrong session secret: only the worker that joined may speak for its "
+    "id (Join first)";
 
 // The address of a gRPC peer ("ipv4:10.0.0.5:43122" -> "ipv4:10.0.0.5",
 // "ipv6:[::1]:5000" -> "ipv6:[::1]"), without the port a peer can change.
@@ -99,7 +104,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
   if (closed_) return HubStatus::Error(Code::kOutOfRange, "the run has ended");
   int pending = 0, from_host = 0, in = 0;
-  for (const auto& s : slots_) {
+  for (const auto& [slot_id, s] : slots_) {
     const bool waits = s->state == WorkerSlot::State::kJoined;
     pending += waits;
     from_host += waits && PeerHost(s->peer) == host;
@@ -119,7 +124,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
                                                           " workers (mthub --max-workers)");
   int max_batch = 0;
   if (HubStatus s = BatchCap(req.device().memory_budget_bytes(), &max_batch); !s.ok()) return s;
-  const int id = static_cast<int>(slots_.size());
+  const int id = next_id_++;
   auto slot =
       std::make_unique<WorkerSlot>(id, rules_.segments, rules_.param_count, rules_.matrices);
   slot->info = req.device();
@@ -129,26 +134,24 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->max_batch = max_batch;
   slot->session.secret = NewSessionSecret();
   slot->session.joined_at = std::chrono::steady_clock::now();
-  spdlog::info("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
-               slot->device, req.device().cores(), req.device().threads(),
-               max_batch < rules_.global_batch
-                   ? ", batch at most " + std::to_string(max_batch) + " by its memory budget"
-                   : "",
-               peer);
+  LogChurn(
+      spdlog::level::info,
+      fmt::format("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
+                  slot->device, req.device().cores(), req.device().threads(),
+                  max_batch < rules_.global_batch
+                      ? ", batch at most " + std::to_string(max_batch) + " by its memory budget"
+                      : "",
+                  peer));
   *out = slot.get();
-  slots_.push_back(std::move(slot));
+  slots_.emplace(id, std::move(slot));
   return HubStatus::Ok();
 }
 
 HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** out) {
   if (!TokenMatches(hello.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
   WorkerSlot* slot = Find(hello.worker_id());
-  if (!slot)
-    return HubStatus::Error(Code::kNotFound, "unknown worker id " +
-                                                 std::to_string(hello.worker_id()) +
-                                                 " (Join first)");
-  if (!SecretMatches(*slot, hello.session_secret()))
-    return HubStatus::Error(Code::kUnauthenticated, kBadSecret);
+  if (!slot || !SecretMatches(*slot, hello.session_secret()))
+    return HubStatus::Error(Code::kUnauthenticated, kBadSession);
   if (slot->state != WorkerSlot::State::kJoined)
     return HubStatus::Error(Code::kFailedPrecondition, "worker " + std::to_string(slot->id) +
                                                            " is " + StateName(slot->state) +
@@ -156,8 +159,11 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
   slot->SetLink(link);
   slot->state = WorkerSlot::State::kWaiting;
   slot->attached = true;
+  slot->session.stream_open = true;
   slot->placement = hello.placement();
-  if (!slot->placement.empty()) spdlog::info("worker {} placement: {}", slot->id, slot->placement);
+  if (!slot->placement.empty())
+    LogChurn(spdlog::level::info,  // the whole of it is in the report
+             fmt::format("worker {} placement: {}", slot->id, BoundedText(slot->placement, 256)));
   *out = slot;
   return HubStatus::Ok();
 }
@@ -165,11 +171,8 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
 HubStatus Membership::FindLeaving(const proto::LeaveRequest& req, WorkerSlot** out) {
   if (!TokenMatches(req.token())) return HubStatus::Error(Code::kUnauthenticated, kBadToken);
   WorkerSlot* slot = Find(req.worker_id());
-  if (!slot)
-    return HubStatus::Error(Code::kNotFound,
-                            "unknown worker id " + std::to_string(req.worker_id()));
-  if (!SecretMatches(*slot, req.session_secret()))
-    return HubStatus::Error(Code::kUnauthenticated, kBadSecret);
+  if (!slot || !SecretMatches(*slot, req.session_secret()))
+    return HubStatus::Error(Code::kUnauthenticated, kBadSession);
   *out = slot;
   return HubStatus::Ok();
 }
@@ -182,6 +185,11 @@ bool Membership::Remove(WorkerSlot* slot) {
   return was_in;
 }
 
+bool Membership::StreamClosed(WorkerSlot* slot) {
+  slot->session.stream_open = false;
+  return Remove(slot);
+}
+
 void Membership::LeaveOut(WorkerSlot* slot, std::chrono::steady_clock::time_point now) {
   slot->state = WorkerSlot::State::kLate;
   slot->inbox.Discard();
@@ -191,7 +199,7 @@ void Membership::LeaveOut(WorkerSlot* slot, std::chrono::steady_clock::time_poin
 
 std::vector<WorkerSlot*> Membership::ExpireJoins(std::chrono::steady_clock::time_point now) {
   std::vector<WorkerSlot*> expired;
-  for (const auto& s : slots_)
+  for (const auto& [id, s] : slots_)
     if (s->state == WorkerSlot::State::kJoined && now - s->session.joined_at >= kJoinExpiry) {
       Remove(s.get());
       expired.push_back(s.get());
@@ -208,20 +216,20 @@ bool Membership::SecretMatches(const WorkerSlot& slot, const std::string& secret
 }
 
 WorkerSlot* Membership::Find(int id) const {
-  if (id < 0 || id >= static_cast<int>(slots_.size())) return nullptr;
-  return slots_[static_cast<size_t>(id)].get();
+  const auto it = slots_.find(id);
+  return it == slots_.end() ? nullptr : it->second.get();
 }
 
 std::vector<WorkerSlot*> Membership::Participants() const {
   std::vector<WorkerSlot*> who;
-  for (const auto& s : slots_)
+  for (const auto& [id, s] : slots_)
     if (s->in_run()) who.push_back(s.get());
   return who;
 }
 
 std::vector<WorkerSlot*> Membership::NotGone() const {
   std::vector<WorkerSlot*> who;
-  for (const auto& s : slots_)
+  for (const auto& [id, s] : slots_)
     if (s->state != WorkerSlot::State::kGone) who.push_back(s.get());
   return who;
 }

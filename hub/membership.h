@@ -3,13 +3,16 @@
 // thread-safe: the step coordinator calls it under its own lock.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "hub.pb.h"
+#include "hub/departed_workers.h"
 #include "hub/hub_status.h"
 #include "hub/peer_limits.h"
 #include "hub/worker_slot.h"
@@ -54,6 +57,32 @@ class Membership {
   HubStatus FindLeaving(const proto::LeaveRequest& request, WorkerSlot** slot);
   // Out of the run for good: no more sends, no inbox. Returns whether it was in.
   bool Remove(WorkerSlot* slot);
+  // Its Train stream has ended: out of the run (Remove), and nothing more
+  // will come from it.
+  bool StreamClosed(WorkerSlot* slot);
+  // Frees the slots of workers gone for good whose streams have closed,
+  // but those in `keep` (a step's participants, which the run thread may
+  // read outside the lock): a peer that joins, says Hello and goes, again
+  // and again, costs the hub nothing that stays. Each attached one is
+  // first handed to `row_of`, whose row goes into departed().
+  template <class RowOf>
+  void FreeDeparted(const std::vector<WorkerSlot*>& keep, RowOf&& row_of) {
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      WorkerSlot* s = it->second.get();
+      const bool freeable = s->state == WorkerSlot::State::kGone && !s->session.stream_open &&
+                            std::find(keep.begin(), keep.end(), s) == keep.end();
+      if (!freeable) {
+        ++it;
+        continue;
+      }
+      if (s->attached)
+        departed_.Add(row_of(*s), s->session.said_leave);
+      else
+        ++departed_.joins_unopened;
+      it = slots_.erase(it);
+    }
+  }
+  const DepartedWorkers& departed() const { return departed_; }
   // ---- Deadlines and quarantine (hub/quarantine.h). ----
   // Left out of the step at `now` for missing its deadline: late, its
   // gradient discarded, a strike that may quarantine it.
@@ -62,7 +91,7 @@ class Membership {
   // `now` wait for the next step again; `back(slot)` hears of each.
   template <class Fn>
   void ReleaseQuarantined(std::chrono::steady_clock::time_point now, Fn&& back) {
-    for (const auto& s : slots_) {
+    for (const auto& [id, s] : slots_) {
       if (s->state != WorkerSlot::State::kLate || !s->quarantine.MayReturn(now)) continue;
       s->state = WorkerSlot::State::kWaiting;
       s->quarantine.back_ready = false;
@@ -77,7 +106,8 @@ class Membership {
   // Workers that take part in the next step (waiting or active), in id order.
   std::vector<WorkerSlot*> Participants() const;
   std::vector<WorkerSlot*> NotGone() const;
-  const std::vector<std::unique_ptr<WorkerSlot>>& all() const { return slots_; }
+  // By id; workers gone for good are freed (FreeDeparted), their ids not reused.
+  const std::map<int, std::unique_ptr<WorkerSlot>>& all() const { return slots_; }
 
  private:
   // The batch cap for a memory budget (0: none), or why it holds no batch.
@@ -88,7 +118,9 @@ class Membership {
   AdmissionRules rules_;
   PeerLimits limits_;
   bool closed_ = false;
-  std::vector<std::unique_ptr<WorkerSlot>> slots_;  // index = worker id
+  std::map<int, std::unique_ptr<WorkerSlot>> slots_;  // by worker id
+  int next_id_ = 0;
+  DepartedWorkers departed_;
 };
 
 }  // namespace mt

@@ -134,6 +134,7 @@ void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest
   if (digest_now && state_.step % config_.digest_every == 0)
     state_.digest_before = master_.Digest();
   round_ = who;
+  FreeDeparted();  // those of the previous step, now that it is over
   reducer_.Begin(state_.step, state_.local, who.size());
   state_.published_result = state_.have_result;
   deadline_.Start(Clock::now());

@@ -139,8 +139,10 @@ class StepCoordinator {
   template <class Fn>
   void ForEachWorker(Fn&& fn) const {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& s : membership_.all()) fn(*s, controller_);
+    for (const auto& [id, s] : membership_.all()) fn(*s, controller_);
   }
+  // What is kept of workers gone for good (hub/departed_workers.h).
+  DepartedWorkers departed() const;
   BatchPolicy batch_policy() const { return controller_.policy(); }
   // Set when the model has diverged: kDivergedAfter non-finite results for
   // the same step and none finite. The run then stops (stop_requested());
@@ -178,6 +180,9 @@ class StepCoordinator {
   void ReleaseQuarantined();
   // Drops a worker whose contribution was refused, naming it and why.
   void Refuse(WorkerSlot* slot, const std::string& why);
+  // Frees the slots of workers gone for good (Membership::FreeDeparted),
+  // but the step's participants and none once the run has finished.
+  void FreeDeparted();
 
   // ---- The round (step_coordinator_round.cc) ----
   // Where the hub's spans go; null when not tracing.

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 
+#include "hub/churn_log.h"
 #include "hub/hub_trace.h"
+#include "hub/monitor/status_source.h"
 #include "hub/step_coordinator.h"
 
 namespace mt {
@@ -32,10 +34,13 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
                                 proto::JoinReply* reply) {
   std::lock_guard<std::mutex> lock(mu_);
   for (WorkerSlot* gone : membership_.ExpireJoins(Clock::now())) {
-    spdlog::warn("worker {} ({}) joined but opened no stream within {} s: its slot is freed",
-                 gone->id, gone->name, Membership::kJoinExpiry.count());
+    LogChurn(
+        spdlog::level::warn,
+        fmt::format("worker {} ({}) joined but opened no stream within {} s: its slot is freed",
+                    gone->id, gone->name, Membership::kJoinExpiry.count()));
     Emit(HubEvent::Kind::kWorkerDropped, gone->id, "joined but opened no stream");
   }
+  FreeDeparted();
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.Admit(req, peer, &slot); !s.ok()) return s;
   Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
@@ -126,17 +131,32 @@ void StepCoordinator::StreamClosed(int worker_id, const HubStatus& why) {
   std::lock_guard<std::mutex> lock(mu_);
   WorkerSlot* slot = membership_.Find(worker_id);
   if (!slot) return;
-  const bool was_in = membership_.Remove(slot);
-  controller_.Forget(worker_id);
+  const bool was_in = membership_.StreamClosed(slot);
   ReduceReadySegments();  // the others' segments no longer wait for this one's
   cv_.notify_all();
   if (!why.ok()) {
-    spdlog::warn("worker {} ({}) refused and dropped: {}", slot->id, slot->name, why.message);
+    LogChurn(spdlog::level::warn, fmt::format("worker {} ({}) refused and dropped: {}", slot->id,
+                                              slot->name, why.message));
     Emit(HubEvent::Kind::kWorkerDropped, slot->id, why.message);
   } else if (was_in && !finished_) {
-    spdlog::warn("worker {} ({}) left: stream closed", slot->id, slot->name);
+    LogChurn(spdlog::level::warn,
+             fmt::format("worker {} ({}) left: stream closed", slot->id, slot->name));
     Emit(HubEvent::Kind::kWorkerDropped, slot->id, "stream closed");
   }
+  FreeDeparted();  // while the controller still has its pace, for its row
+  controller_.Forget(worker_id);
+}
+
+void StepCoordinator::FreeDeparted() {
+  // After Finish the goodbye goes out to the slots outside the lock.
+  if (finished_) return;
+  membership_.FreeDeparted(round_,
+                           [&](const WorkerSlot& s) { return WorkerRowOf(s, controller_); });
+}
+
+DepartedWorkers StepCoordinator::departed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return membership_.departed();
 }
 
 HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
@@ -144,9 +164,11 @@ HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.FindLeaving(req, &slot); !s.ok()) return s;
   slot->left_because = req.reason();
+  slot->session.said_leave = true;
   if (slot->state != WorkerSlot::State::kGone) {
-    spdlog::info("worker {} ({}) leaves: {}", slot->id, slot->name,
-                 req.reason().empty() ? "no reason given" : req.reason());
+    LogChurn(spdlog::level::info,
+             fmt::format("worker {} ({}) leaves: {}", slot->id, slot->name,
+                         req.reason().empty() ? "no reason given" : req.reason()));
     Emit(HubEvent::Kind::kWorkerLeft, slot->id, req.reason());
   }
   // The link stays until the stream closes: the worker cancels it itself.
@@ -159,13 +181,15 @@ HubStatus StepCoordinator::Leave(const proto::LeaveRequest& req) {
 }
 
 bool StepCoordinator::WaitForMinWorkers(std::unique_lock<std::mutex>& lock) {
+  // Said again each time workers come and go: logged as their churn is.
   return WaitForParticipants(lock, config_.min_workers, [&](int n) {
     if (n == 0)
-      spdlog::warn("no workers left; waiting for one to join");
+      LogChurn(spdlog::level::warn, "no workers left; waiting for one to join");
     else
-      spdlog::warn(
-          "{} worker(s) in the run, fewer than --min-workers {}: waiting for more before step {}",
-          n, config_.min_workers, state_.step + 1);
+      LogChurn(spdlog::level::warn,
+               fmt::format("{} worker(s) in the run, fewer than --min-workers {}: waiting for "
+                           "more before step {}",
+                           n, config_.min_workers, state_.step + 1));
   });
 }
 
@@ -208,7 +232,8 @@ void StepCoordinator::LeaveOut(WorkerSlot* s, double waited_seconds) {
 }
 
 void StepCoordinator::Refuse(WorkerSlot* s, const std::string& why) {
-  spdlog::warn("worker {} ({}) refused and dropped: {}", s->id, s->name, why);
+  LogChurn(spdlog::level::warn,
+           fmt::format("worker {} ({}) refused and dropped: {}", s->id, s->name, why));
   Emit(HubEvent::Kind::kWorkerDropped, s->id, why);
   ++metrics_.refused_contributions;
   // A goodbye, so an honest worker caught by mistake stops cleanly instead

@@ -231,10 +231,10 @@ std::string StepCoordinator::ParticipantSummary() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Row> rows;
   int late = 0;
-  for (const auto& s : membership_.all()) {
+  for (const auto& [id, s] : membership_.all()) {
     if (s->state == WorkerSlot::State::kLate) ++late;
     if (s->state != WorkerSlot::State::kActive || s->last_batch <= 0) continue;
-    rows.push_back({s.get(), 1000 * controller_.ms_per_sample(s->id)});
+    rows.push_back({s.get(), 1000 * controller_.ms_per_sample(id)});
   }
   std::string out;
   char buf[192];

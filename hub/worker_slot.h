@@ -41,6 +41,10 @@ struct WorkerStats {
 struct WorkerSession {
   std::string secret;  // its Hello and Leave must carry it
   std::chrono::steady_clock::time_point joined_at;
+  // Its Train stream is open: the slot stays (chunks may still come) until
+  // it closes, even after a Leave.
+  bool stream_open = false;
+  bool said_leave = false;
 };
 
 // The worker's link, which the transport detaches (under the lock) before

@@ -47,6 +47,12 @@ void CheckJoinReply(const proto::JoinReply& join) {
 }
 
 void CheckHubDataset(const std::string& dataset, const std::vector<std::string>& allowed_dirs) {
+  // The check below sees the whole string, the file system only the part
+  // before a NUL: no path has one.
+  if (dataset.find('\0') != std::string::npos)
+    throw std::runtime_error(
+        "the hub asks this worker to open a dataset whose name holds a NUL byte ('" +
+        dataset.substr(0, dataset.find('\0')) + "\\0...'), which no path has; refused");
   if (IsKnownDatasetName(dataset)) return;
   namespace fs = std::filesystem;
   std::error_code ec;

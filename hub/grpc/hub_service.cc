@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 
+#include "hub/network_strings.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
 
@@ -25,7 +26,11 @@ grpc::Status Guarded(const char* what, Fn&& fn) {
 
 grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinRequest* request,
                               proto::JoinReply* reply) {
-  return Guarded("Join", [&] { return coordinator_.Join(*request, context->peer(), reply); });
+  return Guarded("Join", [&] {
+    proto::JoinRequest bounded = *request;
+    BoundStrings(&bounded);
+    return coordinator_.Join(bounded, context->peer(), reply);
+  });
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
@@ -35,7 +40,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
 
 grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request,
                                proto::LeaveReply*) {
-  return Guarded("Leave", [&] { return coordinator_.Leave(*request); });
+  return Guarded("Leave", [&] {
+    proto::LeaveRequest bounded = *request;
+    BoundStrings(&bounded);
+    return coordinator_.Leave(bounded);
+  });
 }
 
 HubServer::HubServer(StepCoordinator& coordinator, const std::string& bind, int port,

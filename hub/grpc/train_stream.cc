@@ -9,6 +9,7 @@
 
 #include "core/util/rate_limited_log.h"
 #include "hub/hub_status.h"
+#include "hub/network_strings.h"
 #include "hub/step_coordinator.h"
 
 namespace mt {
@@ -175,6 +176,7 @@ void TrainStream::OnReadDone(bool ok) {
 
 grpc::Status TrainStream::AcceptHello() {
   int id = -1;
+  BoundStrings(message_.mutable_hello());
   const grpc::Status status = ToGrpc(coordinator_.Hello(message_.hello(), this, &id));
   // Under the lock: CloseForNoHello reads it from the sweeper's thread.
   std::lock_guard<std::mutex> lock(mu_);

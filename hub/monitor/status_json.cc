@@ -47,9 +47,11 @@ ReportJson StatusJson(const StatusSnapshot& s) {
     ++by_state[w.state];
     workers.push_back(WorkerJson(w));
   }
-  j["workers_total"] = s.workers.size();
+  by_state["gone"] += static_cast<int>(s.departed.unlisted);
+  j["workers_total"] = static_cast<int64_t>(s.workers.size()) + s.departed.unlisted;
   j["workers_by_state"] = by_state;
   j["joins_without_stream"] = s.joins_without_stream;
+  j["workers_departed"] = s.departed.workers;
   j["workers"] = std::move(workers);
 
   ReportJson points = ReportJson::array();

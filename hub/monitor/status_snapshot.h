@@ -101,6 +101,11 @@ struct StatusSnapshot {
 
   std::vector<WorkerRow> workers;  // by id; joins that never opened a stream left out
   int64_t joins_without_stream = 0;
+  // Workers gone for good, all told; the most recent of them are in
+  // `workers` (hub/departed_workers.h), the others only counted here.
+  struct Departed {
+    int64_t workers = 0, said_leave = 0, unlisted = 0, samples = 0;
+  } departed;
 };
 
 }  // namespace mt

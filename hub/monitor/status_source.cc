@@ -1,5 +1,7 @@
 #include "hub/monitor/status_source.h"
 
+#include <algorithm>
+
 #include "core/compress/gradient_codec.h"
 
 namespace mt {
@@ -47,6 +49,14 @@ StatusSnapshot TakeSnapshot(const StepCoordinator& coordinator, const LiveStatus
     }
     out.workers.push_back(WorkerRowOf(s, controller));
   });
+  const DepartedWorkers departed = coordinator.departed();
+  out.joins_without_stream += departed.joins_unopened;
+  out.departed = {departed.workers, departed.left,
+                  departed.workers - static_cast<int64_t>(departed.recent.size()),
+                  departed.samples};
+  out.workers.insert(out.workers.end(), departed.recent.begin(), departed.recent.end());
+  std::sort(out.workers.begin(), out.workers.end(),
+            [](const WorkerRow& a, const WorkerRow& b) { return a.id < b.id; });
   out.sync_every = coordinator.sync_every();
   out.compression = CompressionName(coordinator.compression());
   live.Fill(out);

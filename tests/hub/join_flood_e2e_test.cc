@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -15,6 +14,7 @@
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "tests/support/process_rss.h"
 #include "tls/channel_credentials.h"
 
 namespace mt {
@@ -22,19 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Resident memory of a process now (VmRSS), in bytes; -1 if unreadable.
-int64_t RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  int64_t kib = -1;
-  while (in >> key) {
-    if (key == "VmRSS:") {
-      in >> kib;
-      break;
-    }
-  }
-  return kib < 0 ? -1 : kib * 1024;
-}
+using test_support::RssBytes;
 
 TEST(JoinFlood, TwoThousandJoinsLeaveTheHubWithinAHundredMegabytesOfIdle) {
   const fs::path dir = test_support::FreshTempDir("join-flood");

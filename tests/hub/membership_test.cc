@@ -84,6 +84,30 @@ TEST(Membership, OnlyTheWorkerThatJoinedMayLeave) {
   EXPECT_EQ(out, a);
 }
 
+TEST(Membership, AnUnknownIdAndAWrongSecretGetTheSameAnswer) {
+  // Else a stranger could tell which worker ids exist.
+  Membership m(Rules());
+  WorkerSlot *a = nullptr, *out = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &a).ok());
+  NullLink link;
+  proto::Hello nobody;
+  nobody.set_worker_id(4242);
+  const HubStatus unknown = m.Attach(nobody, &link, &out);
+  const HubStatus wrong = m.Attach(Hello(*a, "guess"), &link, &out);
+  EXPECT_EQ(unknown.code, Code::kUnauthenticated);
+  EXPECT_EQ(wrong.code, unknown.code);
+  EXPECT_EQ(wrong.message, unknown.message);
+  proto::LeaveRequest leave;
+  leave.set_worker_id(4242);
+  const HubStatus unknown_leave = m.FindLeaving(leave, &out);
+  leave.set_worker_id(a->id);
+  const HubStatus wrong_leave = m.FindLeaving(leave, &out);
+  EXPECT_EQ(unknown_leave.code, Code::kUnauthenticated);
+  EXPECT_EQ(wrong_leave.code, unknown_leave.code);
+  EXPECT_EQ(wrong_leave.message, unknown_leave.message);
+  EXPECT_EQ(wrong_leave.message, unknown.message);
+}
+
 TEST(Membership, TheTokenIsCheckedBeforeAnyIdIsLookedUp) {
   Membership m(Rules("tok"));
   WorkerSlot* out = nullptr;
@@ -214,6 +238,65 @@ TEST(PeerLimits, ABlockEndsAndTheTableOfHostsStaysBounded) {
   for (size_t i = 0; i < 3 * PeerLimits::kMaxHosts; ++i)
     limits.AdmitJoin("ipv6:[::" + std::to_string(i) + "]", t0 + std::chrono::milliseconds(i));
   EXPECT_EQ(limits.hosts(), PeerLimits::kMaxHosts);
+}
+
+WorkerRow RowOf(const WorkerSlot& s) {
+  WorkerRow row;
+  row.id = s.id;
+  row.name = s.name;
+  row.samples = 10;
+  return row;
+}
+
+TEST(Membership, ADepartedWorkersSlotIsFreedIntoBoundedCounts) {
+  Membership m(Rules());
+  NullLink link;
+  const int kCycles = 100;
+  for (int i = 0; i < kCycles; ++i) {
+    WorkerSlot *s = nullptr, *out = nullptr;
+    ASSERT_TRUE(m.Admit(Join(), "p", &s).ok());
+    ASSERT_TRUE(m.Attach(Hello(*s, s->session.secret), &link, &out).ok());
+    s->session.said_leave = i % 2 == 0;
+    m.StreamClosed(s);
+    m.FreeDeparted({}, RowOf);
+  }
+  EXPECT_TRUE(m.all().empty());
+  EXPECT_EQ(m.Find(0), nullptr);
+  const DepartedWorkers& d = m.departed();
+  EXPECT_EQ(d.workers, kCycles);
+  EXPECT_EQ(d.left, kCycles / 2);
+  EXPECT_EQ(d.samples, 10 * kCycles);
+  ASSERT_EQ(d.recent.size(), DepartedWorkers::kListed);
+  EXPECT_EQ(d.recent.back().id, kCycles - 1);  // the latest, oldest first
+  EXPECT_EQ(d.recent.front().id, kCycles - static_cast<int>(DepartedWorkers::kListed));
+  // Ids are not given again: a late message for a freed id finds nothing.
+  WorkerSlot* s = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &s).ok());
+  EXPECT_EQ(s->id, kCycles);
+}
+
+TEST(Membership, ASlotStaysWhileItsStreamIsOpenOrItsStepMayReadIt) {
+  Membership m(Rules());
+  NullLink link;
+  WorkerSlot *left = nullptr, *in_step = nullptr, *expired = nullptr, *out = nullptr;
+  ASSERT_TRUE(m.Admit(Join(), "p", &left).ok());
+  ASSERT_TRUE(m.Attach(Hello(*left, left->session.secret), &link, &out).ok());
+  ASSERT_TRUE(m.Admit(Join(), "p", &in_step).ok());
+  ASSERT_TRUE(m.Attach(Hello(*in_step, in_step->session.secret), &link, &out).ok());
+  ASSERT_TRUE(m.Admit(Join(), "p", &expired).ok());
+  // Said Leave, its stream not closed yet: chunks in flight still find it.
+  m.Remove(left);
+  m.StreamClosed(in_step);
+  m.FreeDeparted({in_step}, RowOf);
+  EXPECT_EQ(m.Find(left->id), left);
+  EXPECT_EQ(m.Find(in_step->id), in_step);
+  // A Join that never opened its stream is counted, not listed.
+  EXPECT_EQ(m.ExpireJoins(std::chrono::steady_clock::now() + Membership::kJoinExpiry).size(), 1u);
+  m.StreamClosed(left);
+  m.FreeDeparted({}, RowOf);
+  EXPECT_TRUE(m.all().empty());
+  EXPECT_EQ(m.departed().workers, 2);
+  EXPECT_EQ(m.departed().joins_unopened, 1);
 }
 
 }  // namespace

@@ -200,7 +200,8 @@ TEST_F(Validation, BadMessagesAreRefusedAndTrainingGoesOn) {
     m.mutable_hello()->set_token("secret");
     s->Write(m);
     s->WritesDone();
-    ExpectRefused(s->Finish(), grpc::StatusCode::NOT_FOUND, "4242");
+    // As for a wrong session secret: which ids exist is not told.
+    ExpectRefused(s->Finish(), grpc::StatusCode::UNAUTHENTICATED, "unknown worker id or wrong");
   }
 
   const float nan = std::numeric_limits<float>::quiet_NaN();

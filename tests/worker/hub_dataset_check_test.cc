@@ -64,6 +64,22 @@ TEST_F(HubDataset, EverythingElseIsRefusedSayingHowToAllowIt) {
   }
 }
 
+TEST_F(HubDataset, APathWithANulByteIsRefusedWhateverPrecedesIt) {
+  // The file system would see only the allowed part before the NUL.
+  const std::string allowed = (dir_ / "allowed").string();
+  for (const std::string& tail : {std::string("/../../private"), std::string()}) {
+    const std::string path = allowed + std::string(1, '\0') + tail;
+    try {
+      CheckHubDataset(path, {allowed});
+      ADD_FAILURE() << "a path with a NUL byte was allowed";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("NUL byte"));
+      EXPECT_THAT(e.what(), HasSubstr(allowed));
+    }
+  }
+  EXPECT_THROW(CheckHubDataset(std::string("fashion-mnist\0", 14), {}), std::runtime_error);
+}
+
 TEST(DirList, SplitsOnColonsAndSkipsEmptyParts) {
   EXPECT_TRUE(SplitDirList(nullptr).empty());
   EXPECT_TRUE(SplitDirList("").empty());
