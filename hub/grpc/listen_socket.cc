@@ -1,0 +1,97 @@
+#include "hub/grpc/listen_socket.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace mt {
+namespace {
+
+// Room for workers that connect while the accept loop is busy refusing.
+constexpr int kBacklog = 1024;
+
+std::string WhyNot(int error, const std::string& address, int port) {
+  if (error == EADDRINUSE)
+    return "cannot listen on " + address + ": port " + std::to_string(port) +
+           " is already in use (another mthub?); stop it or choose another --port";
+  if (error == EACCES)
+    return "cannot listen on " + address + ": port " + std::to_string(port) +
+           " needs privileges; choose a port above 1023";
+  return "cannot listen on " + address + ": " + std::strerror(error);
+}
+
+// The socket bound and listening, or -1 with errno set.
+int BindAndListen(const sockaddr* addr, socklen_t len, bool dual_stack) {
+  const int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  const int one = 1, zero = 0;
+  // SO_REUSEADDR lets a restarted hub bind while old connections linger in
+  // TIME_WAIT; on Linux it never lets two listeners share the port.
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (dual_stack) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+  if (bind(fd, addr, len) != 0 || listen(fd, kBacklog) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  if (bound.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+}  // namespace
+
+ListenSocket OpenListenSocket(const std::string& bind, int port) {
+  std::string host = bind;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  const std::string address =
+      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  // Any address: IPv6 with IPv4 mapped onto it, as gRPC listened before,
+  // else IPv4 alone on a machine without IPv6.
+  if (host.empty() || host == "0.0.0.0" || host == "::") {
+    sockaddr_in6 any6{};
+    any6.sin6_family = AF_INET6;
+    any6.sin6_addr = in6addr_any;
+    any6.sin6_port = htons(static_cast<uint16_t>(port));
+    int fd = BindAndListen(reinterpret_cast<sockaddr*>(&any6), sizeof(any6), true);
+    if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+      sockaddr_in any4{};
+      any4.sin_family = AF_INET;
+      any4.sin_addr.s_addr = htonl(INADDR_ANY);
+      any4.sin_port = htons(static_cast<uint16_t>(port));
+      fd = BindAndListen(reinterpret_cast<sockaddr*>(&any4), sizeof(any4), false);
+    }
+    if (fd < 0) throw std::runtime_error(WhyNot(errno, address, port));
+    return {fd, BoundPort(fd)};
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (rc != 0) throw std::runtime_error("cannot listen on " + address + ": " + gai_strerror(rc));
+  int fd = -1, error = EADDRNOTAVAIL;
+  for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = BindAndListen(a->ai_addr, a->ai_addrlen, false);
+    if (fd < 0) error = errno;
+  }
+  freeaddrinfo(found);
+  if (fd < 0) throw std::runtime_error(WhyNot(error, address, port));
+  return {fd, BoundPort(fd)};
+}
+
+}  // namespace mt
