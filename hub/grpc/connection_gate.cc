@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace mt {
 namespace {
@@ -68,7 +69,7 @@ ConnectionGate::ConnectionGate(ListenSocket socket, ConnectionCaps caps)
     const std::string why = std::strerror(errno);
     if (wake_fd_ >= 0) close(wake_fd_);
     if (spare_fd_ >= 0) close(spare_fd_);
-    close(socket_.fd);
+    socket_.Close();
     throw std::runtime_error("cannot start accepting connections: " + why);
   }
   spdlog::debug("connections: at most {} at once, {} per address", caps.total, caps.per_address);
@@ -84,7 +85,7 @@ ConnectionGate::~ConnectionGate() {
   if (refusals_.since_logged > 0) spdlog::warn("connections: refused {} in all", refusals_.total);
   close(wake_fd_);
   if (spare_fd_ >= 0) close(spare_fd_);
-  close(socket_.fd);
+  socket_.Close();
 }
 
 void ConnectionGate::Start(grpc::experimental::ExternalConnectionAcceptor* acceptor) {
@@ -93,29 +94,32 @@ void ConnectionGate::Start(grpc::experimental::ExternalConnectionAcceptor* accep
 }
 
 void ConnectionGate::AcceptLoop() {
+  std::vector<pollfd> fds;
+  for (int fd : socket_.fds) fds.push_back({fd, POLLIN, 0});
+  fds.push_back({wake_fd_, POLLIN, 0});
   while (!stopping_) {
-    pollfd fds[2] = {{socket_.fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     // The timeout only bounds how long a stop could go unseen.
-    if (poll(fds, 2, 1000) < 0 && errno != EINTR) {
+    if (poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) {
       spdlog::error("connections: poll failed: {}", std::strerror(errno));
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    while (!stopping_ && AcceptOne()) {
-    }
+    for (int fd : socket_.fds)
+      while (!stopping_ && AcceptOne(fd)) {
+      }
   }
 }
 
-bool ConnectionGate::AcceptOne() {
+bool ConnectionGate::AcceptOne(int listen_fd) {
   sockaddr_storage peer{};
   socklen_t len = sizeof(peer);
   const int fd =
-      accept4(socket_.fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) {
     switch (errno) {
       case EINTR:
       case ECONNABORTED: return true;
       case EMFILE:
-      case ENFILE: RefuseWithSpare(); return true;
+      case ENFILE: RefuseWithSpare(listen_fd); return true;
       case ENOBUFS:
       case ENOMEM:
         // Out of kernel memory: give it a moment rather than spin.
@@ -131,18 +135,18 @@ bool ConnectionGate::AcceptOne() {
     return true;
   }
   grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-  p.listener_fd = socket_.fd;
+  p.listener_fd = listen_fd;
   p.fd = fd;
   acceptor_->HandleNewConnection(&p);  // gRPC owns fd from here on
   return true;
 }
 
-void ConnectionGate::RefuseWithSpare() {
+void ConnectionGate::RefuseWithSpare(int listen_fd) {
   if (spare_fd_ >= 0) {
     close(spare_fd_);
     spare_fd_ = -1;
   }
-  const int fd = accept4(socket_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+  const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd >= 0) Refuse(fd, "?", "the open-file limit");
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   // Still none free: let the closing connections free some first.

@@ -41,11 +41,11 @@ class ConnectionGate {
   void AcceptLoop();
   // Accepts one connection and admits or refuses it; false when there was
   // none to accept.
-  bool AcceptOne();
+  bool AcceptOne(int listen_fd);
   void Refuse(int fd, const std::string& address, const std::string& why);
   // Past the open-file limit: accepts with the spare descriptor and closes,
   // so the connection is refused instead of left waiting in the backlog.
-  void RefuseWithSpare();
+  void RefuseWithSpare(int listen_fd);
 
   ListenSocket socket_;
   ConnectionLedger ledger_;

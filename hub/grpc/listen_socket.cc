@@ -6,9 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace mt {
 namespace {
@@ -76,7 +78,7 @@ ListenSocket OpenListenSocket(const std::string& bind, int port) {
       fd = BindAndListen(reinterpret_cast<sockaddr*>(&any4), sizeof(any4), false);
     }
     if (fd < 0) throw std::runtime_error(WhyNot(errno, address, port));
-    return {fd, BoundPort(fd)};
+    return {{fd}, BoundPort(fd)};
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -84,14 +86,41 @@ ListenSocket OpenListenSocket(const std::string& bind, int port) {
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (rc != 0) throw std::runtime_error("cannot listen on " + address + ": " + gai_strerror(rc));
-  int fd = -1, error = EADDRNOTAVAIL;
-  for (const addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = BindAndListen(a->ai_addr, a->ai_addrlen, false);
-    if (fd < 0) error = errno;
+  ListenSocket bound;
+  std::vector<std::string> seen;  // a name listed twice in /etc/hosts is bound once
+  int error = EADDRNOTAVAIL;
+  bool fatal = false;
+  for (const addrinfo* a = found; a != nullptr && !fatal; a = a->ai_next) {
+    sockaddr_storage addr{};
+    std::memcpy(&addr, a->ai_addr, a->ai_addrlen);
+    // Port 0: the kernel's choice for the first address, the same for the rest.
+    if (bound.port != 0 && addr.ss_family == AF_INET6)
+      reinterpret_cast<sockaddr_in6&>(addr).sin6_port = htons(static_cast<uint16_t>(bound.port));
+    else if (bound.port != 0)
+      reinterpret_cast<sockaddr_in&>(addr).sin_port = htons(static_cast<uint16_t>(bound.port));
+    const std::string key(reinterpret_cast<const char*>(&addr), a->ai_addrlen);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    const int fd = BindAndListen(reinterpret_cast<sockaddr*>(&addr), a->ai_addrlen, false);
+    if (fd >= 0) {
+      bound.fds.push_back(fd);
+      if (bound.port == 0) bound.port = BoundPort(fd);
+    } else {
+      error = errno;
+      fatal = error == EADDRINUSE || error == EACCES;
+    }
   }
   freeaddrinfo(found);
-  if (fd < 0) throw std::runtime_error(WhyNot(error, address, port));
-  return {fd, BoundPort(fd)};
+  if (fatal || bound.fds.empty()) {
+    bound.Close();
+    throw std::runtime_error(WhyNot(error, address, port));
+  }
+  return bound;
+}
+
+void ListenSocket::Close() {
+  for (int fd : fds) close(fd);
+  fds.clear();
 }
 
 }  // namespace mt
