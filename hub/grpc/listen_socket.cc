@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,6 +38,12 @@ int BindAndListen(const sockaddr* addr, socklen_t len, bool dual_stack) {
   // TIME_WAIT; on Linux it never lets two listeners share the port.
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (dual_stack) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+  // What gRPC set on its own listener, for the connections to inherit: no
+  // Nagle delay on a step's small messages, and a peer that stops
+  // acknowledging is given up after 20 s.
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  const int user_timeout_ms = 20'000;
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
   if (bind(fd, addr, len) != 0 || listen(fd, kBacklog) != 0) {
     const int error = errno;
     close(fd);
