@@ -183,7 +183,8 @@ void Hub::Start() {
   const tls::ServerSecurity security = tls::MakeServerSecurity(config_.tls);
   server_ = std::make_unique<HubServer>(
       *coordinator_, config_.bind, config_.port, security.credentials, &metrics_.write_cpu_ns,
-      std::chrono::milliseconds(static_cast<int64_t>(1000 * config_.hello_timeout_seconds)));
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * config_.hello_timeout_seconds)),
+      config_.max_workers_or_default());
   record_.tls_fingerprint = security.fingerprint;
   spdlog::info("hub: {}", security.Describe());
   StartDashboard();

@@ -11,21 +11,9 @@
 #include <sys/socket.h>
 
 #include "proto/wire.h"
+#include "tls/hub_probe.h"
 
 namespace mt {
-namespace {
-
-// gRPC reports a TLS mismatch only as a failed connection; say what usually
-// causes it.
-std::string HandshakeHint(const grpc::Status& status) {
-  const std::string& m = status.error_message();
-  if (m.find("andshake") == std::string::npos && m.find("SSL") == std::string::npos &&
-      m.find("Ssl") == std::string::npos && m.find("ocket closed") == std::string::npos)
-    return "";
-  return "; if the hub runs with --insecure, so must this worker, and the other way round";
-}
-
-}  // namespace
 
 std::string HubTarget(const std::string& hub) {
   if (hub.empty()) throw std::invalid_argument("--hub: empty address");
@@ -46,7 +34,10 @@ grpc::ChannelArguments HubChannelArguments() {
 
 HubConnection::HubConnection(const std::string& hub, const tls::ClientOptions& tls,
                              EventFile* events)
-    : target_(HubTarget(hub)), events_(events), security_(tls::MakeChannelSecurity(tls, target_)) {
+    : target_(HubTarget(hub)),
+      tls_(tls),
+      events_(events),
+      security_(tls::MakeChannelSecurity(tls, target_)) {
   grpc::ChannelArguments args = HubChannelArguments();
   // Reconnect attempts stay frequent, so a hub that comes up is found soon.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
@@ -80,15 +71,34 @@ void CheckHubAddress(const std::string& hub) {
   freeaddrinfo(found);
 }
 
+void HubConnection::Diagnose() {
+  const tls::ProbeResult found = tls::ProbeHub(target_, tls_, std::chrono::seconds(2));
+  const std::string cause = tls::CauseName(found.cause);
+  if (cause.empty() || !causes_said_.insert(cause).second) return;
+  // Said once per cause: the same cause again changes nothing.
+  const std::string why = tls::Explain(found);
+  last_diagnosis_ = why;
+  if (events_)
+    events_->Write("hub_connect_failed",
+                   {{"hub", target_}, {"cause", cause}, {"detail", found.detail}});
+  if (found.fatal) throw std::runtime_error("cannot join the hub at " + target_ + ": " + why);
+  spdlog::warn("hub at {}: {}", target_, why);
+}
+
 proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double timeout_s,
                                      const std::function<bool()>& should_stop) {
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
   auto next_log = Clock::now() + std::chrono::seconds(10);
+  // Probes are a connection of their own each: one every few seconds.
+  constexpr auto kProbeInterval = std::chrono::seconds(5);
+  auto next_probe = Clock::now();
   if (!channel_->WaitForConnected(std::chrono::system_clock::now() +
                                   std::chrono::milliseconds(500))) {
     spdlog::info("hub at {} is not up yet; waiting for it (up to {:.0f} s)", target_, timeout_s);
     if (events_) events_->Write("waiting_for_hub", {{"hub", target_}, {"timeout_s", timeout_s}});
+    Diagnose();
+    next_probe = Clock::now() + kProbeInterval;
   }
   std::chrono::milliseconds busy_backoff{200};
   for (;;) {
@@ -121,14 +131,20 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
     if (!retry)
       throw std::runtime_error("hub " + target_ +
                                " refused to let this worker join: " + status.error_message());
+    if (Clock::now() >= next_probe) {
+      Diagnose();
+      next_probe = Clock::now() + kProbeInterval;
+    }
     if (Clock::now() >= give_up)
       throw std::runtime_error(
           "hub " + target_ + " not reachable after " + std::to_string(static_cast<int>(timeout_s)) +
-          " s (last error: " + status.error_message() + ")" + HandshakeHint(status));
+          " s (" +
+          (last_diagnosis_.empty() ? "last error: " + status.error_message() : last_diagnosis_) +
+          ")");
     if (should_stop()) throw JoinStopped("stopped before the hub at " + target_ + " was reachable");
     if (Clock::now() >= next_log) {
-      spdlog::info("hub at {} is not up yet; retrying (last error: {}){}", target_,
-                   status.error_message(), HandshakeHint(status));
+      spdlog::info("hub at {} is not up yet; retrying (last error: {})", target_,
+                   status.error_message());
       next_log = Clock::now() + std::chrono::seconds(10);
     }
     // A hub that answered at once (busy with other joins) is asked again

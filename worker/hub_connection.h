@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -66,8 +67,12 @@ class HubConnection {
 
   // Joins, retrying while the hub is unreachable, for up to timeout_s.
   // Throws RunEnded when the run is over, JoinStopped once should_stop()
-  // says so, std::runtime_error with the hub's reason when it refuses (or
-  // with the reason its certificate was refused).
+  // says so, std::runtime_error with the hub's reason when it refuses, with
+  // the reason its certificate was refused, or with what a probe of the
+  // hub's address found that retrying cannot mend (tls/hub_probe.h: a
+  // certificate not trusted, a client certificate missing, plaintext
+  // against TLS). Each cause the probe finds is logged and written as a
+  // "hub_connect_failed" event once.
   proto::JoinReply Join(const proto::JoinRequest& request, double timeout_s,
                         const std::function<bool()>& should_stop);
   std::unique_ptr<GrpcHubLink> OpenTrain() { return std::make_unique<GrpcHubLink>(*stub_); }
@@ -79,7 +84,14 @@ class HubConnection {
   const std::string& target() const { return target_; }
 
  private:
+  // Probes the hub's address; says what it found once per cause, and
+  // throws when retrying cannot help.
+  void Diagnose();
+
   std::string target_;
+  tls::ClientOptions tls_;
+  std::set<std::string> causes_said_;
+  std::string last_diagnosis_;  // the latest cause found, for the final error
   EventFile* events_;
   tls::ChannelSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 
+#include "hub/grpc/listen_socket.h"
 #include "hub/network_strings.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
@@ -21,6 +23,10 @@ grpc::Status Guarded(const char* what, Fn&& fn) {
     return grpc::Status(grpc::StatusCode::INTERNAL, std::string(what) + ": " + e.what());
   }
 }
+
+// See HubServer::HubServer.
+constexpr int kHandshakeTimeoutMs = 20'000;
+constexpr int kIdleConnectionMs = 60'000;
 
 }  // namespace
 
@@ -49,22 +55,36 @@ grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* 
 
 HubServer::HubServer(StepCoordinator& coordinator, const std::string& bind, int port,
                      std::shared_ptr<grpc::ServerCredentials> credentials,
-                     std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout)
+                     std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout,
+                     int max_workers)
     : hello_deadlines_(hello_timeout), service_(coordinator, write_cpu_ns, &hello_deadlines_) {
+  // The hub binds and accepts itself (hub/grpc/connection_gate.h); gRPC
+  // gets the connections it admits.
+  ListenSocket socket = OpenListenSocket(bind, port);
+  const ConnectionCaps caps = CapsFor(RaiseOpenFileLimit(), max_workers);
+  gate_ = std::make_unique<ConnectionGate>(socket, caps);
   grpc::ServerBuilder builder;
-  const std::string address = bind + ":" + std::to_string(port);
-  builder.AddListeningPort(address, std::move(credentials), &port_);
+  acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      std::move(credentials));
   builder.SetMaxReceiveMessageSize(wire::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(wire::kMaxMessageBytes);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, wire::kHttp2FrameBytes);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, wire::kHttp2WindowBytes);
+  // A connection that never finishes its TLS handshake or never sends
+  // HTTP/2's preface holds a descriptor; so does one with no call on it.
+  // Workers keep a Train call open while they take part, and their channel
+  // reconnects by itself for the next call.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, kIdleConnectionMs);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
-  if (!server_ || port_ == 0)
-    throw std::runtime_error("cannot listen on " + address + " (port in use?)");
+  if (!server_) throw std::runtime_error("gRPC could not start serving on " + bind);
+  gate_->Start(acceptor_.get());
 }
 
 HubServer::~HubServer() {
+  gate_.reset();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
 }
 

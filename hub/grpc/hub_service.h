@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hub.grpc.pb.h"
+#include "hub/grpc/connection_gate.h"
 #include "hub/grpc/train_stream.h"
 
 namespace mt {
@@ -39,18 +40,21 @@ class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::H
 class HubServer {
  public:
   // Throws when the address cannot be bound. A Train stream that has not
-  // said Hello after `hello_timeout` is closed.
+  // said Hello after `hello_timeout` is closed. `max_workers` sizes the
+  // connections one address may hold (hub/grpc/connection_ledger.h).
   HubServer(StepCoordinator& coordinator, const std::string& bind, int port,
             std::shared_ptr<grpc::ServerCredentials> credentials,
-            std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout);
+            std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout,
+            int max_workers);
   ~HubServer();
-  int port() const { return port_; }
+  int port() const { return gate_->port(); }
 
  private:
   HelloDeadlines hello_deadlines_;  // first: the streams use it until the server is down
   HubService service_;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::unique_ptr<ConnectionGate> gate_;  // last: stops handing connections over first
 };
 
 }  // namespace mt

@@ -28,21 +28,18 @@ inline std::filesystem::path EventsOf(const std::filesystem::path& dir, const st
 // Starts mthub on `port` (0: a free one) and returns the port it wrote to
 // dir/port, or 0 (with a test failure) if it did not come up. It logs to
 // dir/<log_name> and writes its events to EventsOf(dir, stem of log_name).
+// `launcher`: a command the hub runs under (e.g. prlimit and its options).
 inline int StartHub(std::unique_ptr<ChildProcess>& hub, const std::filesystem::path& dir,
                     std::vector<std::string> args, int port = 0,
-                    const std::string& log_name = "hub.log") {
+                    const std::string& log_name = "hub.log",
+                    std::vector<std::string> launcher = {}) {
   const std::filesystem::path port_file = dir / "port";
   std::filesystem::remove(port_file);
-  std::vector<std::string> argv = {
-      BinaryPath("hub/mthub"),
-      "--bind",
-      "127.0.0.1",
-      "--port",
-      std::to_string(port),
-      "--port-file",
-      port_file.string(),
-      "--events",
-      EventsOf(dir, std::filesystem::path(log_name).stem().string()).string()};
+  std::vector<std::string> argv = std::move(launcher);
+  argv.insert(argv.end(),
+              {BinaryPath("hub/mthub"), "--bind", "127.0.0.1", "--port", std::to_string(port),
+               "--port-file", port_file.string(), "--events",
+               EventsOf(dir, std::filesystem::path(log_name).stem().string()).string()});
   // No dashboard unless the test asks for one: parallel tests would all
   // try mthub's default port.
   if (std::find(args.begin(), args.end(), "--http-port") == args.end())
