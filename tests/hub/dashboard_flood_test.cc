@@ -178,6 +178,15 @@ std::string GetOn(int fd, const std::string& path) {
     if (n <= 0) return "";
     got.append(buffer, static_cast<size_t>(n));
   }
+  // The whole body too, so the next answer on this connection starts clean.
+  const size_t head_end = got.find("\r\n\r\n") + 4;
+  const size_t length_at = got.find("Content-Length: ");
+  const size_t length = length_at < head_end ? std::stoul(got.substr(length_at + 16)) : size_t{0};
+  while (got.size() < head_end + length) {
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return "";
+    got.append(buffer, static_cast<size_t>(n));
+  }
   return got.substr(0, got.find("\r\n"));
 }
 
