@@ -1,9 +1,7 @@
 #include "hub/grpc/connection_gate.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/server_builder.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -21,22 +19,6 @@ namespace {
 
 // While refusals go on, one line about them this often.
 constexpr auto kRefusalLogInterval = std::chrono::seconds(60);
-
-// The peer's address without its port; an IPv4 peer of a dual-stack socket
-// as plain IPv4, so that it shares its cap with itself either way.
-std::string PeerAddress(const sockaddr_storage& peer) {
-  char text[INET6_ADDRSTRLEN] = "?";
-  if (peer.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, text, sizeof(text));
-  } else if (peer.ss_family == AF_INET6) {
-    const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&a))
-      inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof(text));
-    else
-      inet_ntop(AF_INET6, &a, text, sizeof(text));
-  }
-  return text;
-}
 
 // Closes with a reset: the refused peer learns at once, and the hub keeps
 // no TIME_WAIT state for it.
@@ -110,10 +92,8 @@ void ConnectionGate::AcceptLoop() {
 }
 
 bool ConnectionGate::AcceptOne(int listen_fd) {
-  sockaddr_storage peer{};
-  socklen_t len = sizeof(peer);
-  const int fd =
-      accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  std::string address;
+  const int fd = AcceptPeer(listen_fd, address);
   if (fd < 0) {
     switch (errno) {
       case EINTR:
@@ -128,7 +108,6 @@ bool ConnectionGate::AcceptOne(int listen_fd) {
       default: return false;  // EAGAIN: nothing more waiting
     }
   }
-  const std::string address = PeerAddress(peer);
   const std::string why = ledger_.Admit(fd, address, ConnectionLedger::Clock::now());
   if (!why.empty()) {
     Refuse(fd, address, why);

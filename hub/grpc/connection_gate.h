@@ -1,5 +1,5 @@
 // The hub's accept loop in front of gRPC: it accepts on the hub's own
-// listening socket (hub/grpc/listen_socket.h), refuses connections beyond
+// listening socket (hub/net/listen_socket.h), refuses connections beyond
 // the caps (hub/grpc/connection_ledger.h) and hands the rest to gRPC, which
 // does TLS and HTTP/2 on them as on its own. gRPC's accept loop, by
 // contrast, stops for good at the first "too many open files", and a flood
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "hub/grpc/connection_ledger.h"
-#include "hub/grpc/listen_socket.h"
+#include "hub/net/listen_socket.h"
 
 namespace grpc::experimental {
 class ExternalConnectionAcceptor;

@@ -6,7 +6,7 @@
 #include <exception>
 #include <stdexcept>
 
-#include "hub/grpc/listen_socket.h"
+#include "hub/net/listen_socket.h"
 #include "hub/network_strings.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"

@@ -2,7 +2,7 @@
 
 #include "hub/http/dashboard_routes.h"
 #include "hub/http/http_server.h"
-#include "hub/http/listen_socket.h"
+#include "hub/net/listen_socket.h"
 
 namespace mt {
 
@@ -16,17 +16,16 @@ DashboardServer::DashboardServer(const std::string& bind, int port, std::string 
   std::unique_ptr<http::TlsContext> context;
   if (!tls.cert_pem.empty())
     context = std::make_unique<http::TlsContext>(tls.cert_pem, tls.key_pem);
-  int fd = -1;
+  ListenSocket listening;
   try {
-    fd = http::ListenTcp(bind, port);
+    listening = OpenListenSocket(bind, port, "--http-port");
   } catch (const std::runtime_error& e) {
-    throw DashboardBindError("cannot listen on " + bind + ":" + std::to_string(port) +
-                             " for the dashboard (" + e.what() + "; is the port taken?)");
+    throw DashboardBindError(std::string("the dashboard ") + e.what());
   }
-  port_ = http::BoundPort(fd);
+  port_ = listening.port;
   tls_ = context != nullptr;
   impl_->server = std::make_unique<http::HttpServer>(
-      fd, std::move(context),
+      std::move(listening), std::move(context),
       [token = std::move(token), snapshot = std::move(snapshot)](const http::RequestHead& head) {
         return http::DashboardResponse(head, token, snapshot);
       });

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "hub/http/connection_limits.h"
-#include "hub/http/listen_socket.h"
 
 namespace mt::http {
 namespace {
@@ -38,11 +37,14 @@ struct HttpServer::Loop {
   Clock::time_point last_log{};
 };
 
-HttpServer::HttpServer(int listen_fd, std::unique_ptr<TlsContext> tls, Handler handler,
+HttpServer::HttpServer(ListenSocket listening, std::unique_ptr<TlsContext> tls, Handler handler,
                        ServerLimits limits)
-    : listen_fd_(listen_fd), tls_(std::move(tls)), handler_(std::move(handler)), limits_(limits) {
+    : listening_(std::move(listening)),
+      tls_(std::move(tls)),
+      handler_(std::move(handler)),
+      limits_(limits) {
   if (pipe2(wake_, O_NONBLOCK | O_CLOEXEC) != 0) {
-    close(listen_fd_);
+    listening_.Close();
     throw std::runtime_error("cannot make the dashboard's wake-up pipe");
   }
   thread_ = std::thread([this] { Run(); });
@@ -55,7 +57,7 @@ HttpServer::~HttpServer() {
   if (thread_.joinable()) thread_.join();
   close(wake_[0]);
   close(wake_[1]);
-  close(listen_fd_);
+  listening_.Close();
 }
 
 void HttpServer::Run() {
@@ -65,7 +67,7 @@ void HttpServer::Run() {
     const bool accepting = now >= loop.accept_paused_until;
     loop.polled.clear();
     loop.polled.push_back({wake_[0], POLLIN, 0});
-    loop.polled.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
+    for (int fd : listening_.fds) loop.polled.push_back({accepting ? fd : -1, POLLIN, 0});
     Clock::time_point next = now + std::chrono::milliseconds(kMaxPollMs);
     for (const auto& c : loop.connections) {
       loop.polled.push_back({c->fd(), c->PollEvents(), 0});
@@ -88,13 +90,15 @@ void HttpServer::Run() {
     const Clock::time_point after = Clock::now();
     // The open connections first, by their poll slots (accepting below
     // appends and evicts).
+    const size_t first = 1 + listening_.fds.size();
     for (size_t i = 0; i < loop.connections.size(); ++i) {
       HttpConnection& c = *loop.connections[i];
-      if (loop.polled[i + 2].revents || c.ready() || after >= c.deadline())
+      if (loop.polled[first + i].revents || c.ready() || after >= c.deadline())
         c.Advance(handler_, after);
     }
     RemoveClosed(loop);
-    if (loop.polled[1].revents) Accept(loop, after);
+    for (size_t k = 0; k < listening_.fds.size(); ++k)
+      if (loop.polled[1 + k].revents) Accept(loop, listening_.fds[k], after);
     LogEvictions(loop, after);
   }
 }
@@ -114,10 +118,10 @@ void HttpServer::RemoveClosed(Loop& loop) {
   loop.connections.erase(closed, loop.connections.end());
 }
 
-void HttpServer::Accept(Loop& loop, Clock::time_point now) {
+void HttpServer::Accept(Loop& loop, int listen_fd, Clock::time_point now) {
   for (int k = 0; k < kAcceptsPerTurn; ++k) {
     std::string address;
-    const int fd = AcceptConnection(listen_fd_, address);
+    const int fd = AcceptPeer(listen_fd, address);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
         loop.accept_paused_until = now + kAcceptPause;

@@ -16,6 +16,7 @@
 
 #include "hub/http/http_connection.h"
 #include "hub/http/tls_stream.h"
+#include "hub/net/listen_socket.h"
 
 namespace mt::http {
 
@@ -32,9 +33,9 @@ struct ServerCounts {
 
 class HttpServer {
  public:
-  // Serves `listen_fd` (owned from now on) on a thread of its own until
+  // Serves `listening` (owned from now on) on a thread of its own until
   // destroyed; with `tls`, every connection speaks TLS.
-  HttpServer(int listen_fd, std::unique_ptr<TlsContext> tls, Handler handler,
+  HttpServer(ListenSocket listening, std::unique_ptr<TlsContext> tls, Handler handler,
              ServerLimits limits = {});
   ~HttpServer();  // closes every connection and joins the thread
   HttpServer(const HttpServer&) = delete;
@@ -48,11 +49,11 @@ class HttpServer {
   // The closed connections go, counted by why.
   void RemoveClosed(Loop& loop);
   // Takes what waits on the listening socket, making room as it must.
-  void Accept(Loop& loop, Clock::time_point now);
+  void Accept(Loop& loop, int listen_fd, Clock::time_point now);
   // A flood is logged once, then counted once a minute while it lasts.
   void LogEvictions(Loop& loop, Clock::time_point now);
 
-  int listen_fd_;
+  ListenSocket listening_;
   int wake_[2] = {-1, -1};  // a pipe: the destructor wakes poll() with it
   std::unique_ptr<TlsContext> tls_;
   Handler handler_;

@@ -1,4 +1,4 @@
-#include "hub/grpc/listen_socket.h"
+#include "hub/net/listen_socket.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -19,10 +19,10 @@ namespace {
 // Room for workers that connect while the accept loop is busy refusing.
 constexpr int kBacklog = 1024;
 
-std::string WhyNot(int error, const std::string& address, int port) {
+std::string WhyNot(int error, const std::string& address, int port, const std::string& port_flag) {
   if (error == EADDRINUSE)
     return "cannot listen on " + address + ": port " + std::to_string(port) +
-           " is already in use (another mthub?); stop it or choose another --port";
+           " is already in use (another mthub?); stop it or choose another " + port_flag;
   if (error == EACCES)
     return "cannot listen on " + address + ": port " + std::to_string(port) +
            " needs privileges; choose a port above 1023";
@@ -63,7 +63,7 @@ int BoundPort(int fd) {
 
 }  // namespace
 
-ListenSocket OpenListenSocket(const std::string& bind, int port) {
+ListenSocket OpenListenSocket(const std::string& bind, int port, const std::string& port_flag) {
   std::string host = bind;
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
@@ -84,7 +84,7 @@ ListenSocket OpenListenSocket(const std::string& bind, int port) {
       any4.sin_port = htons(static_cast<uint16_t>(port));
       fd = BindAndListen(reinterpret_cast<sockaddr*>(&any4), sizeof(any4), false);
     }
-    if (fd < 0) throw std::runtime_error(WhyNot(errno, address, port));
+    if (fd < 0) throw std::runtime_error(WhyNot(errno, address, port, port_flag));
     return {{fd}, BoundPort(fd)};
   }
   addrinfo hints{};
@@ -120,9 +120,32 @@ ListenSocket OpenListenSocket(const std::string& bind, int port) {
   freeaddrinfo(found);
   if (fatal || bound.fds.empty()) {
     bound.Close();
-    throw std::runtime_error(WhyNot(error, address, port));
+    throw std::runtime_error(WhyNot(error, address, port, port_flag));
   }
   return bound;
+}
+
+std::string PeerAddress(const sockaddr_storage& peer) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (peer.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, text, sizeof(text));
+  } else if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a))
+      inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof(text));
+    else
+      inet_ntop(AF_INET6, &a, text, sizeof(text));
+  }
+  return text;
+}
+
+int AcceptPeer(int listen_fd, std::string& address) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof(peer);
+  const int fd =
+      accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) address = PeerAddress(peer);
+  return fd;
 }
 
 void ListenSocket::Close() {
