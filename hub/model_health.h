@@ -5,8 +5,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/model/model.h"
+#include "core/train/run_summary.h"
 
 namespace mt {
 
@@ -19,5 +21,21 @@ constexpr double kBrokenLossFactor = 10;
 // "" when the weights are finite and the final test loss (< 0: not
 // evaluated) is finite and below kBrokenLossFactor * ln(classes); else why.
 std::string BrokenModelReason(const Model& model, double test_loss, int classes);
+
+// Test accuracy at most 1 / classes + kChanceMargin is chance: a model
+// that answers one class, or a uniform guess (a constant bias walked the
+// model there with finite weights and a loss of ln(classes), measured).
+constexpr double kChanceMargin = 0.05;
+// Such a model learned nothing when its loss is at least this share of a
+// uniform guess's; an honest run's loss falls below it within its first
+// evaluations.
+constexpr double kUniformLossShare = 0.95;
+
+// "" unless the last of `evals` (in order; none: "") shows a model at
+// chance that either did better before (its best accuracy was above the
+// chance floor by kChanceMargin more) or never learned anything (its loss
+// that of a uniform guess), or one that lost more than half of what its
+// best evaluation had gained over chance; else why.
+std::string CollapsedModelReason(const std::vector<EvalPoint>& evals, int classes);
 
 }  // namespace mt
