@@ -104,7 +104,9 @@ def run(build, aggregate, compress, attack, hostile, workers, epochs, steps, hub
             "setup": f"{hostile}/{workers}",
             "exit": code,
             "seconds": round(time.time() - started, 1),
-            "test_accuracy": report.get("test_accuracy"),
+            # -1: not evaluated (a run stopped before its end).
+            "test_accuracy": (report.get("test_accuracy") if (report.get("test_accuracy") or 0) >= 0
+                              else None),
             "test_loss": report.get("test_loss"),
             "steps": report.get("steps"),
             "stop_reason": report.get("stop_reason"),
