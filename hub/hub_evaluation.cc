@@ -58,6 +58,7 @@ std::optional<EvalResult> Hub::TakeEvaluation(bool wait) {
 }
 
 void Hub::OnStep(const StepOutcome& /*outcome*/, const StepSample& sample) {
+  metrics_.train_loss.Add(sample.loss_sum, sample.samples);
   RecordLive(exchange_->last(), sample.step);
 }
 
@@ -94,6 +95,11 @@ std::string Hub::ResultProblem(double last_test_loss) {
   // Finite weights that a hostile worker (or the learning rate) blew up
   // are no result either: the run fails rather than report success.
   std::string broken = BrokenModelReason(master_->model(), last_test_loss, test_->NumClasses());
+  // So is a model a bias walked to chance with finite weights, or one that
+  // lost what it had learned.
+  if (broken.empty()) broken = CollapsedModelReason(loop_->eval_history(), test_->NumClasses());
+  if (broken.empty() && config_.data.partition.kind == PartitionSpec::Kind::kIid)
+    broken = LostLearningReason(metrics_.train_loss, last_test_loss, test_->NumClasses());
   if (!broken.empty()) spdlog::error("{}", broken);
   return broken;
 }

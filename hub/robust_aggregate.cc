@@ -101,12 +101,15 @@ void RobustAggregator::Reserve(size_t inputs) {
   coordinate_.resize(inputs);
   clipped_.resize(inputs);
   alignment_.resize(inputs);
+  if (options_.sketch_residuals) sketch_.resize(inputs * kSketchSize);
 }
 
 RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, const float* w,
-                                                      size_t n, size_t count, float* out) {
+                                                      size_t n, size_t count, float* out,
+                                                      size_t offset) {
   Reserve(n);
   Outcome o;
+  sketched_ = false;
   for (size_t i = 0; i < n; ++i) {
     norms_[i] = L2Norm(x[i], count);
     scale_[i] = 1;
@@ -143,7 +146,7 @@ RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, con
         }
       if (n >= 3) {
         MeasureAlignment(x, n, count);
-        CentredClip(x, w, n, count, out);
+        CentredClip(x, w, n, count, out, offset);
       } else {
         for (size_t i = 0; i < n; ++i) radius_scale_[i] = w[i] * scale_[i];
         WeightedSum(x, radius_scale_.data(), n, count, out);
@@ -170,20 +173,45 @@ void RobustAggregator::MeasureAlignment(const float* const* x, size_t n, size_t 
   }
 }
 
-void RobustAggregator::CentredClip(const float* const* x, const float* w, size_t n, size_t count,
-                                   float* out) {
-  // The centre: the coordinate-wise median of the norm-clipped inputs,
-  // which no single worker can move beyond the others' range.
-  CoordinateTrimmedMean(x, scale_.data(), n, (n - 1) / 2, count, coordinate_.data(), out);
+void RobustAggregator::MeasureResiduals(const float* const* x, size_t n, size_t count,
+                                        const float* centre, size_t offset) {
+  sketched_ = options_.sketch_residuals;
   for (size_t i = 0; i < n; ++i) {
     double sum = 0;
     const float s = scale_[i];
-    for (size_t j = 0; j < count; ++j) {
-      const double d = static_cast<double>(s * x[i][j]) - out[j];
-      sum += d * d;
+    const float* xi = x[i];
+    if (!sketched_) {
+      for (size_t j = 0; j < count; ++j) {
+        const double d = static_cast<double>(s * xi[j]) - centre[j];
+        sum += d * d;
+      }
+      distances_[i] = std::sqrt(sum);
+      continue;
+    }
+    float* sketch = sketch_.data() + i * kSketchSize;
+    std::fill(sketch, sketch + kSketchSize, 0.0f);
+    // In runs of consecutive buckets, so the inner loop has no modulo.
+    for (size_t j = 0; j < count;) {
+      const size_t bucket = (offset + j) % kSketchSize;
+      const size_t run = std::min(kSketchSize - bucket, count - j);
+      for (size_t k = 0; k < run; ++k, ++j) {
+        const float d = s * xi[j] - centre[j];
+        sum += static_cast<double>(d) * d;
+        // The top bit of a multiplicative hash of the index: the sign.
+        const uint32_t h = (static_cast<uint32_t>(offset + j) ^ options_.sketch_seed) * 2654435761u;
+        sketch[bucket + k] += (h >> 31) ? -d : d;
+      }
     }
     distances_[i] = std::sqrt(sum);
   }
+}
+
+void RobustAggregator::CentredClip(const float* const* x, const float* w, size_t n, size_t count,
+                                   float* out, size_t offset) {
+  // The centre: the coordinate-wise median of the norm-clipped inputs,
+  // which no single worker can move beyond the others' range.
+  CoordinateTrimmedMean(x, scale_.data(), n, (n - 1) / 2, count, coordinate_.data(), out);
+  MeasureResiduals(x, n, count, out, offset);
   std::copy(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(n),
             sorted_.begin());
   const double radius = options_.clip_factor * LowerMedian(sorted_.data(), n);

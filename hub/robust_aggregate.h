@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,14 @@ struct AggregatorOptions {
   // -0.4 to -0.55 with Dirichlet 0.1, and the worker with 40% of the data
   // dropped at step 10).
   bool refuse_misaligned = true;
+  // auto, 3+ workers: sketch each input's residual from the centre, for
+  // the persistence watch (round/persistence_watch.h) that refuses a worker
+  // whose residual keeps one direction. Off where the workers' data are
+  // known to differ: an honest worker's residual then keeps its classes'
+  // direction.
+  bool sketch_residuals = true;
+  // The count sketch's signs (a hub picks its own, unknown to workers).
+  uint32_t sketch_seed = 0x5eed;
 };
 
 class RobustAggregator {
@@ -82,8 +91,10 @@ class RobustAggregator {
     bool finite = true;  // whether out is all finite
   };
   // Combines n inputs of `count` floats, batch weights w (summing to 1),
-  // into out (which may not alias an input).
-  Outcome Aggregate(const float* const* x, const float* w, size_t n, size_t count, float* out);
+  // into out (which may not alias an input). `offset`: where the inputs
+  // begin in the whole parameter vector (for the residual sketches).
+  Outcome Aggregate(const float* const* x, const float* w, size_t n, size_t count, float* out,
+                    size_t offset = 0);
   // Of the last Aggregate: input i's norm, and whether auto scaled it down.
   double norm(size_t i) const { return norms_[i]; }
   bool clipped(size_t i) const { return clipped_[i] != 0; }
@@ -96,17 +107,33 @@ class RobustAggregator {
     double dot = 0, self = 0, others = 0;
   };
   const Alignment& alignment(size_t i) const { return alignment_[i]; }
+  // Of the last Aggregate with 3+ inputs (auto, sketch_residuals): input
+  // i's residual from the centre (norm-clipped x_i - centre) as a count
+  // sketch of kSketchSize buckets, index offset + j into bucket
+  // (offset + j) mod kSketchSize with a pseudo-random sign per index. The
+  // sketch sums over segments and steps as the residuals do, and its
+  // squared norm estimates theirs: a direction a worker keeps adds up in
+  // it, noise does not. And the residual's squared norm, exactly.
+  static constexpr size_t kSketchSize = 512;
+  bool sketched() const { return sketched_; }
+  const float* sketch(size_t i) const { return sketch_.data() + i * kSketchSize; }
+  double residual_energy(size_t i) const { return distances_[i] * distances_[i]; }
 
  private:
   // auto with 3+ inputs: out = the centre, then the centred clipped sum.
-  void CentredClip(const float* const* x, const float* w, size_t n, size_t count, float* out);
+  void CentredClip(const float* const* x, const float* w, size_t n, size_t count, float* out,
+                   size_t offset);
+  // distances_[i] = |s_i x_i - centre|, and the sketches when kept.
+  void MeasureResiduals(const float* const* x, size_t n, size_t count, const float* centre,
+                        size_t offset);
   void MeasureAlignment(const float* const* x, size_t n, size_t count);
 
   AggregatorOptions options_;
   std::vector<double> norms_, sorted_, distances_;
-  std::vector<float> scale_, radius_scale_, coordinate_;
+  std::vector<float> scale_, radius_scale_, coordinate_, sketch_;
   std::vector<char> clipped_;
   std::vector<Alignment> alignment_;
+  bool sketched_ = false;
 };
 
 }  // namespace mt

@@ -10,6 +10,7 @@
 
 #include "core/compress/gradient_codec.h"
 #include "core/train/run_summary.h"
+#include "hub/model_health.h"
 
 namespace mt {
 
@@ -51,6 +52,8 @@ struct RunMetrics {
   // each dropping its worker, and steps run again because of one.
   int64_t refused_contributions = 0;
   int64_t steps_refused = 0;
+  // For the end-of-run check (hub/model_health.h).
+  TrainLossTrend train_loss;
 
   static constexpr size_t kMaxBatchChanges = 1000;
   std::vector<BatchChange> batch_changes;  // the first kMaxBatchChanges

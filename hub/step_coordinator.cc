@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
+
 #include "core/util/process_stats.h"
 #include "hub/hub_trace.h"
 
@@ -47,7 +49,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
                 SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
       reducer_(Ranges(master.segments()),
                AggregatorOptions{config.aggregate, config.clip_factor, 100,
-                                 config.data.partition.kind == PartitionSpec::Kind::kIid}) {}
+                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
+                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
+                                 static_cast<uint32_t>(std::random_device{}())}) {}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -145,7 +145,7 @@ class StepCoordinator {
   DepartedWorkers departed() const;
   BatchPolicy batch_policy() const { return controller_.policy(); }
   // Set when the model has diverged: kDivergedAfter non-finite results for
-  // the same step and none finite. The run then stops (stop_requested());
+  // the same step and no worker left in it. The run then stops (stop_requested());
   // the master weights are not worth a checkpoint.
   static constexpr int kDivergedAfter = RoundState::kDivergedAfter;
   // --aggregate auto with 3+ workers: a worker whose contributions' cosine
@@ -165,7 +165,7 @@ class StepCoordinator {
   // ---- Events (step_coordinator_membership.cc) ----
   void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
   // A worker's result was refused as non-finite (under the lock).
-  void NoteNonFinite(const std::string& why);
+  void NoteNonFinite(const WorkerSlot* refused, const std::string& why);
   // A late worker's gradient is whole: it may come back (after its
   // quarantine, hub/quarantine.h).
   void NoteBack(WorkerSlot* slot);

@@ -87,7 +87,7 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
       return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   const bool first_chunk = slot->inbox.segments_received() == 0;
   if (std::string why = slot->inbox.Accept(chunk); !why.empty()) {
-    if (slot->inbox.refused_non_finite()) NoteNonFinite(why);
+    if (slot->inbox.refused_non_finite()) NoteNonFinite(slot, why);
     return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   }
   if (trace_) trace_->OnChunk(worker_id, chunk, first_chunk, arrived_us);
@@ -117,11 +117,17 @@ void StepCoordinator::NoteBack(WorkerSlot* slot) {
   cv_.notify_all();
 }
 
-void StepCoordinator::NoteNonFinite(const std::string& why) {
+void StepCoordinator::NoteNonFinite(const WorkerSlot* refused, const std::string& why) {
   // One worker's non-finite result is refused and the run goes on without
   // it; when every worker that tries the step fails the same way, waiting
   // for more workers would wait forever.
-  if (!state_.NoteNonFinite(why)) return;
+  // Others still in the step: computing or done, not refused (a refused
+  // one's stream may not have closed yet, but its inbox expects nothing).
+  int others = 0;
+  for (const WorkerSlot* s : round_)
+    others += s != refused && s->state == WorkerSlot::State::kActive &&
+              (s->inbox.expecting() || s->inbox.complete());
+  if (!state_.NoteNonFinite(why, others)) return;
   spdlog::error("{}", state_.diverged);
   stop_ = true;
   cv_.notify_all();

@@ -60,6 +60,7 @@ bool StepCoordinator::ReduceSegment() {
     for (size_t i = 0; i < n; ++i) {
       WorkerSlot* s = InputSlot(static_cast<int>(i));
       s->alignment = reducer_.alignment(s->id);
+      s->stats.persistence_peak = reducer_.persistence_peak(s->id);
     }
   if (!verdict.ok()) {
     Refuse(InputSlot(verdict.refused), verdict.why);

@@ -29,6 +29,9 @@ struct WorkerStats {
   // Segments the aggregation scaled down (hub/robust_aggregate.h): an
   // honest worker now and then, a hostile one nearly always.
   int64_t clipped_segments = 0;
+  // The highest persistence of its residual (hub/round/persistence_watch.h):
+  // an honest worker's stays near the noise floor.
+  double persistence_peak = 0;
   // Payload bytes, headers excluded, as RunMetrics counts them: its
   // gradient in, the results sent to it. bytes_out is also added to by the
   // run thread's broadcast, which sends outside the lock (PublishStep)

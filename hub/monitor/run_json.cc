@@ -40,6 +40,7 @@ ReportJson WorkerJson(const WorkerRow& w) {
           {"digests_checked", w.digests_checked},
           {"clipped_segments", w.clipped_segments},
           {"alignment", w.alignment},
+          {"persistence_peak", w.persistence_peak},
           {"bytes_in", w.bytes_in},
           {"bytes_out", w.bytes_out},
           {"battery_percent", JsonOrNull(w.battery_percent)},

@@ -26,8 +26,10 @@ struct WorkerRow {
   double mean_compute_ms = 0;
   int64_t steps = 0, samples = 0, steps_missed = 0, resyncs = 0;
   int64_t digests_checked = 0, clipped_segments = 0;  // WorkerStats says what they mean
-  double alignment = 0;                               // --aggregate auto, 3+ workers (WorkerSlot)
-  int64_t bytes_in = 0, bytes_out = 0;                // gradient payload in, results out
+  double alignment = 0;
+  double persistence_peak =
+      0;  // WorkerStats                               // --aggregate auto, 3+ workers (WorkerSlot)
+  int64_t bytes_in = 0, bytes_out = 0;  // gradient payload in, results out
   // Unset: the device does not say (no battery, no sensor).
   std::optional<double> battery_percent, temperature_c;
   std::optional<bool> charging, unmetered;

@@ -27,6 +27,7 @@ WorkerRow WorkerRowOf(const WorkerSlot& s, const BatchController& controller) {
   row.digests_checked = st.digests_checked;
   row.clipped_segments = st.clipped_segments;
   row.alignment = s.alignment;
+  row.persistence_peak = st.persistence_peak;
   row.mean_compute_ms = st.steps ? st.compute_ms / static_cast<double>(st.steps) : 0.0;
   row.bytes_in = st.bytes_in;
   row.bytes_out = st.bytes_out;

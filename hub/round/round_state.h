@@ -12,7 +12,7 @@ namespace mt {
 
 struct RoundState {
   // Set when the model has diverged: this many non-finite results for the
-  // same step and none finite.
+  // same step and nobody left in it.
   static constexpr int kDivergedAfter = 3;
 
   int64_t step = 0;               // steps done; the round in progress starts here
@@ -42,11 +42,17 @@ struct RoundState {
     mean_loss = loss_sum / static_cast<double>(samples);
     step += steps;
   }
-  // A result was refused as non-finite. Returns true when that makes the
-  // model diverged (once): every worker that tries the step fails the same
-  // way, so the weights they all start from are what is broken.
-  bool NoteNonFinite(const std::string& why) {
-    if (++non_finite_refusals < kDivergedAfter || !diverged.empty()) return false;
+  // A result was refused as non-finite; `others_in_step`: participants of
+  // the step still in it besides the refused one. Returns true when that
+  // makes the model diverged (once): every worker that tries the step fails
+  // the same way, so the weights they all start from are what is broken.
+  // While a worker is still in the step the fault is the refused ones':
+  // one attacker's many sessions, each with a NaN, are dropped and the
+  // step goes on with the others.
+  bool NoteNonFinite(const std::string& why, int others_in_step) {
+    ++non_finite_refusals;
+    if (others_in_step > 0 || non_finite_refusals < kDivergedAfter || !diverged.empty())
+      return false;
     diverged = "the model diverged at step " + std::to_string(step + 1) + ": " +
                std::to_string(non_finite_refusals) +
                " results in a row were not finite, none was (last: " + why +

@@ -13,6 +13,7 @@ void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
   reduced_ = 0;
   step_refused_ = false;
   alignment_.BeginStep();
+  persistence_.BeginStep();
   inputs_.reserve(participants);
   values_.reserve(participants);
   weights_.reserve(participants);
@@ -39,7 +40,7 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
     weights_.push_back(static_cast<float>(c.batch) / static_cast<float>(samples));
   }
   const RobustAggregator::Outcome o = aggregator_.Aggregate(
-      values_.data(), weights_.data(), inputs_.size(), seg.size(), out + seg.begin);
+      values_.data(), weights_.data(), inputs_.size(), seg.size(), out + seg.begin, seg.begin);
   Verdict v;
   if (o.refused >= 0) {
     char why[160];
@@ -61,22 +62,43 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
 
 SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   Verdict v;
-  if (aggregator_.options().mode != Aggregation::kAuto || inputs_.size() < 3 ||
-      !aggregator_.options().refuse_misaligned)
-    return v;
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
+  if (aggregator_.options().mode != Aggregation::kAuto || inputs_.size() < 3) return v;
+  const bool aligning = aggregator_.options().refuse_misaligned;
+  const bool sketched = aggregator_.sketched();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (aligning) alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
+    if (sketched)
+      persistence_.Add(inputs_[i].id, aggregator_.sketch(i), aggregator_.residual_energy(i));
+  }
   if (!last_segment()) return v;
   ids_.clear();
   for (const Contribution& c : inputs_) ids_.push_back(c.id);
-  const int worst = alignment_.EndStep(ids_.data(), ids_.size());
+  if (aligning) {
+    const int worst = alignment_.EndStep(ids_.data(), ids_.size());
+    if (worst >= 0) {
+      char why[200];
+      std::snprintf(why, sizeof why,
+                    "its %ss point against the other workers' (mean cosine %.2f over its last "
+                    "~%d steps; refused below -%.2f)",
+                    ContributionName(), alignment_.cosine(inputs_[static_cast<size_t>(worst)].id),
+                    static_cast<int>(1 / AlignmentWatch::kSmoothing), AlignmentWatch::kBound);
+      v.refused = worst;
+      v.why = why;
+      return v;
+    }
+  }
+  if (!sketched) return v;
+  const int worst = persistence_.EndStep(ids_.data(), ids_.size());
   if (worst < 0) return v;
-  char why[200];
+  char why[240];
   std::snprintf(why, sizeof why,
-                "its %ss point against the other workers' (mean cosine %.2f over its last ~%d "
-                "steps; refused below -%.2f)",
-                ContributionName(), alignment_.cosine(inputs_[static_cast<size_t>(worst)].id),
-                static_cast<int>(1 / AlignmentWatch::kSmoothing), AlignmentWatch::kBound);
+                "its %ss keep adding the same direction (persistence %.2f of its residual from "
+                "the others' centre over its last ~%d steps; refused above %.2f and %.0f times "
+                "the workers' median)",
+                ContributionName(),
+                persistence_.persistence(inputs_[static_cast<size_t>(worst)].id),
+                static_cast<int>(1 / PersistenceWatch::kSmoothing), PersistenceWatch::kBound,
+                PersistenceWatch::kRatio);
   v.refused = worst;
   v.why = why;
   return v;

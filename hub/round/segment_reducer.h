@@ -22,6 +22,7 @@
 
 #include "hub/robust_aggregate.h"
 #include "hub/round/alignment_watch.h"
+#include "hub/round/persistence_watch.h"
 
 namespace mt {
 
@@ -68,8 +69,10 @@ class SegmentReducer {
   // far beyond the median norm (3+ inputs) or a non-finite combination.
   Verdict Combine(float* out);
   // After a successful Combine, --aggregate auto with 3+ inputs: adds the
-  // segment's alignments; at the step's last segment, refuses a worker that
-  // keeps pulling against the others (AlignmentWatch).
+  // segment's alignments and residual sketches; at the step's last
+  // segment, refuses a worker that keeps pulling against the others
+  // (AlignmentWatch) or whose residual keeps one direction
+  // (PersistenceWatch: a constant bias).
   Verdict CheckAlignment();
   // The input of the last Combine with the largest norm (to blame for a
   // combination that is not finite further on).
@@ -93,6 +96,9 @@ class SegmentReducer {
   const AggregatorOptions& options() const { return aggregator_.options(); }
   // --aggregate auto, 3+ workers: worker id's smoothed cosine.
   double alignment(int id) const { return alignment_.cosine(id); }
+  // --aggregate auto, 3+ workers on the same data: the highest persistence
+  // of worker id's residual so far.
+  double persistence_peak(int id) const { return persistence_.peak(id); }
 
  private:
   const char* ContributionName() const { return local_ ? "weight change" : "gradient"; }
@@ -100,6 +106,7 @@ class SegmentReducer {
   const std::vector<SegmentRange> segments_;
   RobustAggregator aggregator_;
   AlignmentWatch alignment_;
+  PersistenceWatch persistence_;
   int64_t step_ = 0;
   bool local_ = false;
   size_t reduced_ = 0;

@@ -1,20 +1,28 @@
 #!/usr/bin/python3
-"""One hostile worker of three: final accuracy against a clean run.
+"""Hostile workers among honest ones: final accuracy against a clean run.
 
-A hub and three `mtworker --threads 1` on this machine train LeNet-5 on
-Fashion-MNIST for one epoch; in each attacked run the third worker sends
-corrupted contributions (the test build `tests/mtworker_faulty
---corrupt-gradients sign-flip | scale:1e4 | flt-max`), under every `--compress`
-(none, fp16, int8). Prints, per case, the hub's final test accuracy, its
-exit code, its stop reason, and how many contributions were refused (the
-worker named and dropped) or clipped. The issue 15 criterion: with the
-hub's defaults, no attacked run moves accuracy more than 2 points from
-the clean run of its compression, and none ends in success (exit 0) with a
-broken model.
+A hub and N `mtworker --threads 1` on this machine train LeNet-5 on
+Fashion-MNIST for one epoch with fixed batches (`--batch-policy fixed`, so
+a seed gives the same batches); in each attacked run the last K workers
+(`--setups K/N,...`, default 1/3 and 2/7) send corrupted contributions (the
+test build `tests/mtworker_faulty --corrupt-gradients KIND`, the kinds of
+tests/faulty_worker/gradient_corruption.h: sign-flip, scale:X, flt-max,
+bias:X, alternate-sign, against-average:X, nan-at:N), under every
+`--compress` asked for. Prints, per case, the hub's final test accuracy,
+its exit code, its stop reason, which workers were dropped (honest ones
+are named h*, hostile ones bad*) and how many contributions were clipped.
+The criteria (issues 15 and 32): with the hub's defaults, no attacked run
+moves accuracy more than 2 points from the clean run of its setup and
+compression unless its attackers are dropped, none ends in success (exit
+0) with a broken model or one at chance, and no honest worker is dropped.
 
-  tests/bench/robust_aggregation.py [--aggregate auto] [--compress none,fp16,int8]
-      [--attacks clean,sign-flip,scale:1e4,flt-max] [--epochs 1] [--steps N]
-      [--hub-flag=--batch-policy=fixed ...] [--build build] [--json out.json]
+  tests/bench/robust_aggregation.py [--aggregate auto] [--compress none]
+      [--setups 1/3,2/7] [--attacks clean,bias:1,...] [--epochs 1] [--steps N]
+      [--hub-flag=--seed=3 ...] [--build build] [--json out.json]
+
+The NaN-per-session case of issue 32 (one attacker, three sessions, one
+NaN each in the same step, beside four honest workers):
+  tests/bench/robust_aggregation.py --setups 3/7 --attacks clean,nan-at:5
 """
 import argparse
 import json
@@ -32,8 +40,8 @@ def supports(binary, flag):
     return flag in out
 
 
-def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
-    """One hub and three workers, the last one corrupting unless attack is clean."""
+def run(build, aggregate, compress, attack, hostile, workers, epochs, steps, hub_flags, timeout):
+    """One hub and `workers` workers, the last `hostile` corrupting unless attack is clean."""
     hub_bin = os.path.join(build, "hub", "mthub")
     worker_bin = os.path.join(build, "worker", "mtworker")
     faulty_bin = os.path.join(build, "tests", "mtworker_faulty")  # mtworker plus --corrupt-gradients
@@ -44,13 +52,13 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
     with tempfile.TemporaryDirectory() as out:
         port_file = os.path.join(out, "port")
         length = ["--steps", str(steps)] if steps else ["--epochs", str(epochs)]
-        hub_cmd = [hub_bin, "--workers", "3", "--bind", "127.0.0.1", "--port", "0", "--port-file", port_file,
+        hub_cmd = [hub_bin, "--workers", str(workers), "--batch-policy", "fixed", "--bind", "127.0.0.1", "--port", "0", "--port-file", port_file,
                    "--model", "lenet5", "--dataset", "fashion-mnist", *length, "--compress", compress,
                    "--aggregate", aggregate, "--log-every", "60", "--report", os.path.join(out, "hub.json"),
                    "--events", os.path.join(out, "events.jsonl"), *hub_plain, *hub_flags]
         hub_log = open(os.path.join(out, "hub.log"), "w")
         hub = subprocess.Popen(hub_cmd, stdout=hub_log, stderr=subprocess.STDOUT)
-        workers = []
+        procs = []
         started = time.time()
         try:
             for _ in range(600):
@@ -60,24 +68,24 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
                     raise RuntimeError("hub did not start: " + open(os.path.join(out, "hub.log")).read()[-2000:])
                 time.sleep(0.1)
             port = open(port_file).read().strip()
-            for i in range(3):
-                hostile = i == 2 and attack != "clean"
-                cmd = [faulty_bin if hostile else worker_bin, "--hub", f"127.0.0.1:{port}", "--threads", "1",
-                       "--name", f"w{i}", "--connect-timeout", "30", *worker_plain]
-                if hostile:
+            for i in range(workers):
+                bad = i >= workers - hostile and attack != "clean"
+                cmd = [faulty_bin if bad else worker_bin, "--hub", f"127.0.0.1:{port}", "--threads", "1",
+                       "--name", f"bad{i}" if bad else f"h{i}", "--connect-timeout", "30", *worker_plain]
+                if bad:
                     cmd += ["--corrupt-gradients", attack]
-                workers.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             try:
                 code = hub.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 code = "timeout"
-            for w in workers:
+            for w in procs:
                 try:
                     w.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     pass
         finally:
-            for p in [hub, *workers]:
+            for p in [hub, *procs]:
                 if p.poll() is None:
                     p.kill()
         report = {}
@@ -86,15 +94,19 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
         events = [json.loads(line) for line in open(os.path.join(out, "events.jsonl")) if line.strip()]
         details = report.get("details", report)
         dropped = [e for e in events if e.get("event") == "worker_dropped"]
-        clipped = {w.get("name"): (w.get("clipped_segments", 0), round(w.get("alignment", 0), 3))
+        clipped = {w.get("name"): (w.get("clipped_segments", 0), round(w.get("alignment", 0), 3),
+                                   round(w.get("persistence_peak", 0), 3))
                    for w in details.get("workers", [])}
         return {
             "aggregate": aggregate,
             "compress": compress,
             "attack": attack,
+            "setup": f"{hostile}/{workers}",
             "exit": code,
             "seconds": round(time.time() - started, 1),
-            "test_accuracy": report.get("test_accuracy"),
+            # -1: not evaluated (a run stopped before its end).
+            "test_accuracy": (report.get("test_accuracy") if (report.get("test_accuracy") or 0) >= 0
+                              else None),
             "test_loss": report.get("test_loss"),
             "steps": report.get("steps"),
             "stop_reason": report.get("stop_reason"),
@@ -114,8 +126,10 @@ def run(build, aggregate, compress, attack, epochs, steps, hub_flags, timeout):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--aggregate", default="auto")
-    ap.add_argument("--compress", default="none,fp16,int8")
-    ap.add_argument("--attacks", default="clean,sign-flip,scale:1e4,flt-max")
+    ap.add_argument("--compress", default="none")
+    ap.add_argument("--setups", default="1/3,2/7", help="K/N: K hostile workers of N")
+    ap.add_argument("--attacks", default="clean,sign-flip,scale:1e4,flt-max,bias:1,bias:0.5,alternate-sign,"
+                                         "against-average:1")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--hub-flag", action="append", default=[], help="extra mthub flag, e.g. --hub-flag=--seed=3")
@@ -125,30 +139,35 @@ def main():
     a = ap.parse_args()
     hub_flags = [f for flag in a.hub_flag for f in flag.split("=", 1)]
     results = []
-    for aggregate in a.aggregate.split(","):
-        for compress in a.compress.split(","):
-            clean = None
-            for attack in a.attacks.split(","):
-                print(f"--aggregate {aggregate} --compress {compress}: {attack}", file=sys.stderr, flush=True)
-                r = run(a.build, aggregate, compress, attack, a.epochs, a.steps, hub_flags, a.timeout)
-                if attack == "clean":
-                    clean = r["test_accuracy"]
-                acc = r["test_accuracy"]
-                r["delta_points"] = (round(100 * (acc - clean), 1)
-                                     if acc is not None and clean is not None else None)
-                results.append(r)
-                print(f"  accuracy {acc} (clean {clean}) exit {r['exit']} in {r['seconds']} s, hub reduce "
-                      f"{r['reduce_ms_per_step']} ms/step; "
-                      f"refused {r['refused']} dropped {r['dropped']} clipped {r['clipped']}; "
-                      f"{r['stop_reason']}", file=sys.stderr, flush=True)
-                if r["log_tail"] and r["exit"] not in (0, 1):
-                    print(r["log_tail"], file=sys.stderr)
-    print("| aggregate | compress | attack | test accuracy | vs clean (points) | hub exit | dropped | stop reason |")
-    print("|---|---|---|---|---|---|---|---|")
+    cases = [(aggregate, compress, setup) for aggregate in a.aggregate.split(",")
+             for compress in a.compress.split(",") for setup in a.setups.split(",")]
+    for aggregate, compress, setup in cases:
+        hostile, workers = (int(x) for x in setup.split("/"))
+        clean = None
+        for attack in a.attacks.split(","):
+            print(f"--aggregate {aggregate} --compress {compress} {setup}: {attack}", file=sys.stderr,
+                  flush=True)
+            r = run(a.build, aggregate, compress, attack, hostile, workers, a.epochs, a.steps, hub_flags,
+                    a.timeout)
+            if attack == "clean":
+                clean = r["test_accuracy"]
+            acc = r["test_accuracy"]
+            r["delta_points"] = (round(100 * (acc - clean), 1)
+                                 if acc is not None and clean is not None else None)
+            results.append(r)
+            print(f"  accuracy {acc} (clean {clean}) exit {r['exit']} in {r['seconds']} s, hub reduce "
+                  f"{r['reduce_ms_per_step']} ms/step; "
+                  f"refused {r['refused']} dropped {r['dropped']} clipped {r['clipped']}; "
+                  f"{r['stop_reason']}", file=sys.stderr, flush=True)
+            if r["log_tail"] and r["exit"] not in (0, 1):
+                print(r["log_tail"], file=sys.stderr)
+    print("| aggregate | compress | hostile | attack | test accuracy | vs clean (points) | hub exit | dropped | "
+          "stop reason |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         acc = "-" if r["test_accuracy"] is None else f"{r['test_accuracy']:.4f}"
         delta = "" if r["delta_points"] is None or r["attack"] == "clean" else f"{r['delta_points']:+.1f}"
-        print(f"| {r['aggregate']} | {r['compress']} | {r['attack']} | {acc} | {delta} | {r['exit']} | "
+        print(f"| {r['aggregate']} | {r['compress']} | {r['setup']} | {r['attack']} | {acc} | {delta} | {r['exit']} | "
               f"{', '.join(map(str, r['dropped'])) or '-'} | {r['stop_reason']} |")
     if a.json:
         with open(a.json, "w") as f:

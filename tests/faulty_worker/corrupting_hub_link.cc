@@ -11,6 +11,7 @@ CorruptingHubLink::CorruptingHubLink(HubLink& inner, const proto::JoinReply& joi
                                      GradientCorruption corruption)
     : inner_(inner),
       corruption_(corruption),
+      corruptor_(corruption, static_cast<size_t>(join.param_count())),
       begins_(join.segments().begin(), join.segments().end()),
       param_count_(join.param_count()) {}
 
@@ -24,11 +25,13 @@ size_t CorruptingHubLink::SegmentSize(uint64_t offset) const {
 
 bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
   if (!message.has_gradient() || !corruption_.active()) return inner_.Send(message);
+  std::lock_guard<std::mutex> lock(mu_);
   outgoing_ = message;
   proto::GradientChunk& chunk = *outgoing_.mutable_gradient();
   if (chunk.packed().empty()) {
     float* values = chunk.mutable_values()->mutable_data();
-    Corrupt(corruption_, values, static_cast<size_t>(chunk.values_size()), values);
+    corruptor_.Apply(chunk.step(), chunk.offset(), values,
+                     static_cast<size_t>(chunk.values_size()));
     return inner_.Send(outgoing_);
   }
   // Packed: decoded, corrupted and encoded again, so the hub decodes the
@@ -39,9 +42,28 @@ bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
   const std::string why =
       DecodeFloats(encoding, chunk.packed().data(), chunk.packed().size(), n, values_.data());
   if (!why.empty()) throw std::logic_error("cannot decode the worker's own chunk: " + why);
-  Corrupt(corruption_, values_.data(), n, values_.data());
+  corruptor_.Apply(chunk.step(), chunk.offset(), values_.data(), n);
   EncodeFloats(encoding, values_.data(), n, nullptr, chunk.mutable_packed());
   return inner_.Send(outgoing_);
+}
+
+bool CorruptingHubLink::Read(proto::HubMessage* message) {
+  if (!inner_.Read(message)) return false;
+  if (corruption_.kind != GradientCorruption::Kind::kAgainstAverage || !message->has_result())
+    return true;
+  const proto::StepResult& r = message->result();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r.packed().empty()) {
+    corruptor_.SawAverage(r.offset(), r.values().data(), static_cast<size_t>(r.values_size()));
+    return true;
+  }
+  const size_t n = SegmentSize(r.offset());
+  average_.resize(n);
+  if (DecodeFloats(FromProto(r.compression()), r.packed().data(), r.packed().size(), n,
+                   average_.data())
+          .empty())
+    corruptor_.SawAverage(r.offset(), average_.data(), n);
+  return true;
 }
 
 HubLinkDecorator CorruptEverySession(GradientCorruption corruption) {

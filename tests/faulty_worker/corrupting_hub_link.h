@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
@@ -23,7 +24,9 @@ class CorruptingHubLink final : public HubLink {
   CorruptingHubLink(HubLink& inner, const proto::JoinReply& join, GradientCorruption corruption);
 
   bool Send(const proto::WorkerMessage& message) override;
-  bool Read(proto::HubMessage* message) override { return inner_.Read(message); }
+  // Passes the hub's messages on, noting the averages it sends (what
+  // against-average pushes against).
+  bool Read(proto::HubMessage* message) override;
   void CloseSending() override { inner_.CloseSending(); }
 
  private:
@@ -33,10 +36,13 @@ class CorruptingHubLink final : public HubLink {
 
   HubLink& inner_;
   GradientCorruption corruption_;
+  std::mutex mu_;  // Read and Send may run on different threads
+  Corruptor corruptor_;
   std::vector<uint64_t> begins_;
   uint64_t param_count_;
   proto::WorkerMessage outgoing_;
-  std::vector<float> values_;  // a packed chunk's floats, decoded
+  std::vector<float> values_;   // a packed chunk's floats, decoded
+  std::vector<float> average_;  // a packed result's floats, decoded
 };
 
 // RunWorker's decorator: every session's link corrupts with `corruption`.

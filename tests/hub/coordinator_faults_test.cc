@@ -115,6 +115,20 @@ TEST(CoordinatorFaults, WhenEveryWorkersResultIsNonFiniteTheRunStopsAsDiverged) 
   EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped), 3);
 }
 
+TEST(CoordinatorFaults, ThreeNonFiniteResultsBesideFiniteOnesAreNoDivergence) {
+  // Issue 32: one attacker with three sessions, one NaN each in the same
+  // step, beside four honest workers. They are dropped; the step and the
+  // run go on with the others.
+  InProcessHub hub(7, 8);
+  const Fault nan{Fault::Kind::kNanGradient, 3};
+  RunResult r = RunWith(hub, {Fault{}, Fault{}, Fault{}, Fault{}, nan, nan, nan});
+  EXPECT_EQ(r.steps, 8);
+  EXPECT_EQ(hub.coordinator->diverged(), "");
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerDropped), 3);
+  for (int i = 4; i < 7; ++i) EXPECT_THAT(r.workers[i]->refusal, HasSubstr("non-finite"));
+  for (float w : r.weights) ASSERT_TRUE(std::isfinite(w));
+}
+
 TEST(CoordinatorFaults, OneWorkersNonFiniteResultsAreNoDivergence) {
   InProcessHub hub(2, 8);
   // Its result for step 2 is refused and it goes; the other carries on.

@@ -166,7 +166,7 @@ TEST(WorkerCliE2e, OnlyTheTestBuildCorruptsGradients) {
   const auto bad_kind = test_support::RunProcess(
       Concat({faulty}, Concat(kHubMode, {"--corrupt-gradients", "flip"})), 60);
   EXPECT_EQ(bad_kind.exit_code, 2) << bad_kind.output;
-  EXPECT_THAT(bad_kind.output, HasSubstr("expected none, sign-flip, scale:X or flt-max"));
+  EXPECT_THAT(bad_kind.output, HasSubstr("expected none, sign-flip, scale:X, flt-max, bias:X"));
   const auto alone =
       test_support::RunProcess({faulty, "--standalone", "--corrupt-gradients", "sign-flip"}, 60);
   EXPECT_EQ(alone.exit_code, 2) << alone.output;
