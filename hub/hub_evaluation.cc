@@ -98,8 +98,15 @@ std::string Hub::ResultProblem(double last_test_loss) {
   // So is a model a bias walked to chance with finite weights, or one that
   // lost what it had learned.
   if (broken.empty()) broken = CollapsedModelReason(loop_->eval_history(), test_->NumClasses());
-  if (broken.empty() && config_.data.partition.kind == PartitionSpec::Kind::kIid)
-    broken = LostLearningReason(metrics_.train_loss, last_test_loss, test_->NumClasses());
+  // A test loss far above the training loss reached is only a warning:
+  // honest runs on little data overfit that far too (a 40-step run on 1000
+  // samples did), and failing them would be worse than letting a bias
+  // that stopped short of chance through.
+  if (broken.empty() && config_.data.partition.kind == PartitionSpec::Kind::kIid) {
+    const std::string lost =
+        LostLearningReason(metrics_.train_loss, last_test_loss, test_->NumClasses());
+    if (!lost.empty()) spdlog::warn("{} (or it overfits its training data)", lost);
+  }
   if (!broken.empty()) spdlog::error("{}", broken);
   return broken;
 }

@@ -60,7 +60,8 @@ struct TrainLossTrend {
 // had learned (issue 32: a constant bias took --aggregate median from
 // 0.86 to 0.66, and one of two workers to 0.23, in a single evaluation).
 // Only for workers on the same data: with --partition each worker's
-// training loss is on its own classes, and far below any test loss.
+// training loss is on its own classes, and far below any test loss. A
+// warning, not a failure: an honest run on little data overfits as far.
 constexpr double kLostLossFactor = 2;
 constexpr double kLostLossShare = 0.4;
 // "" unless test_loss (< 0: not evaluated) says so; else why.

@@ -34,17 +34,18 @@ split("train", 256, 1)
 split("t10k", 64, 2)
 PY
 
-# Relative paths from the caller's directory: a run of 3 steps on ./data,
+# Relative paths from the caller's directory: a run of 24 steps on ./data (enough
+# to leave chance behind: a model at chance fails the run),
 # its files in ./run.
 code=0
 timeout 180 bash "$root/deploy/local-cluster.sh" --workers 2 --out run -- --dataset data \
-  --steps 3 --global-batch 32 --http-port 0 >"$caller/ok.log" 2>&1 || code=$?
+  --steps 24 --global-batch 32 --http-port 0 >"$caller/ok.log" 2>&1 || code=$?
 [ "$code" -eq 0 ] || fails+=("a run on ./data exited $code: $(tail -5 "$caller/ok.log")")
 if [ -f run/hub.json ]; then
   python3 - run/hub.json <<'PY' || fails+=("./run/hub.json is not the report of the run on ./data")
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["steps"] == 3 and len(r["workers"]) == 2, r
+assert r["steps"] == 24 and len(r["workers"]) == 2, r
 PY
 else
   fails+=("no hub.json in the caller's ./run")
