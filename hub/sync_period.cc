@@ -26,6 +26,19 @@ SyncPeriod::SyncPeriod(int fixed, bool overlap, int ceiling)
       steps_(fixed <= 0 ? 1 : fixed),
       local_(fixed > 1) {}
 
+void SyncPeriod::ChangeDamping::Add(double exchange, double step_compute) {
+  exchange_ms[next] = exchange;
+  step_compute_ms[next] = step_compute;
+  next = (next + 1) % kWindow;
+  count = std::min(count + 1, kWindow);
+}
+
+double SyncPeriod::ChangeDamping::Median(const std::array<double, kWindow>& values) const {
+  std::array<double, kWindow> sorted = values;
+  std::sort(sorted.begin(), sorted.begin() + count);
+  return sorted[static_cast<size_t>(count / 2)];
+}
+
 int SyncPeriod::Direction(int target) const {
   if (target >= 2 * steps_) return 1;
   if (2 * target <= steps_) return -1;
@@ -40,14 +53,15 @@ bool SyncPeriod::Observe(int64_t steps, double round_ms, double compute_ms, doub
   step_compute_ms_ = SmoothEstimate(step_compute_ms_, step_compute);
   if (steps_ == 1) per_step_exchange_ms_ = exchange_ms_;
   damping_.dwell_ms += round_ms;
-  // This round alone, as if it were all there was to go by.
-  const int said = Direction(Target(exchange, step_compute));
-  damping_.agreeing = said != 0 && said == damping_.said ? damping_.agreeing + 1 : 1;
-  damping_.said = said;
+  damping_.Add(exchange, step_compute);
   if (++rounds_at_current_ < settle_.rounds()) return false;
   const int target = Target(exchange_ms_, step_compute_ms_);
   const int direction = Direction(target);
-  const bool confirmed = direction == damping_.said && damping_.agreeing >= kConfirmRounds;
+  // The median of the latest rounds must call for the same: a stalled
+  // round or two (a busy machine) move the smoothed estimate, not it.
+  const bool confirmed = damping_.count >= kConfirmRounds &&
+                         Direction(Target(damping_.Median(damping_.exchange_ms),
+                                          damping_.Median(damping_.step_compute_ms))) == direction;
   const bool dwelt = last_direction_ == 0 || damping_.dwell_ms >= kMinDwellMs;
   if (direction == 0) {
     settle_.Kept(rounds_at_current_);

@@ -36,14 +36,16 @@
 // current value, so noise does not make it oscillate. On a busy machine
 // that was not enough: one round stalled for 100 ms (the scheduler, not the
 // network) lifted the smoothed exchange over the fast line, and loopback
-// went 1 -> 7 -> 1 -> 6 -> 1 in 100 steps. So a change also needs the last
-// kConfirmRounds rounds each to call for it on their own measurements, and
-// after a change kMinDwellMs of rounds at the new value before the next:
-// over a slow network every round calls for the same H, so neither delays
-// the first move there. Transport-free and clock-free: the coordinator
-// feeds it measured rounds.
+// went 1 -> 7 -> 1 -> 6 -> 1 in 100 steps. So a change also needs the
+// median of the last few rounds (at least kConfirmRounds) to call for it,
+// and after a change kMinDwellMs of rounds at the new value before the
+// next. A median rather than every round agreeing: over a shaped link a
+// topk exchange of ~40 ms has single rounds under the fast line, and
+// waiting for three in a row over it took H past 80 steps at 1. Transport-free and clock-free: the
+// coordinator feeds it measured rounds.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/optim/optimizer.h"
@@ -71,7 +73,8 @@ class SyncPeriod {
   // after changes that undo each other (hub/settle_damping.h).
   static constexpr int kSettleRounds = SettleDamping::kMin;
   static constexpr int kMaxSettleRounds = SettleDamping::kMax;
-  // Consecutive rounds that must each call for a change in its direction.
+  // Rounds whose median must call for a change in its direction too (of
+  // the last ChangeDamping::kWindow).
   static constexpr int kConfirmRounds = 3;
   // Time spent in rounds at a value before it may change again: a busy
   // machine's stalls come in bursts of a few seconds.
@@ -111,7 +114,8 @@ class SyncPeriod {
     per_step_exchange_ms_ = -1;
     lossless_ = lossless;
     rounds_at_current_ = 0;
-    damping_.agreeing = 0;
+    damping_.count = 0;
+    damping_.next = 0;
   }
 
   // The running estimates behind the last decision (< 0: none yet).
@@ -139,12 +143,16 @@ class SyncPeriod {
   double per_step_exchange_ms_ = -1;  // as last measured at H 1 (< 0: never)
   bool lossless_ = true;              // the encoding since ForgetExchange is none
   int last_direction_ = 0;            // of the last change: +1 up, -1 down
-  // Since the last change: time in rounds, and what the latest rounds
-  // called for on their own (Direction) and for how many rounds in a row.
+  // Since the last change: time in rounds, and the latest rounds' own
+  // measurements (since the last ForgetExchange too), newest at next - 1.
   struct ChangeDamping {
+    static constexpr int kWindow = 5;
     double dwell_ms = 0;
-    int said = 0;
-    int agreeing = 0;
+    std::array<double, kWindow> exchange_ms{}, step_compute_ms{};
+    int next = 0, count = 0;
+    void Add(double exchange, double step_compute);
+    // Of the `count` rounds held.
+    double Median(const std::array<double, kWindow>& values) const;
   };
   ChangeDamping damping_;
 };
