@@ -69,9 +69,9 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "below this many workers the hub waits instead of training on")
       ->transform(Integer(1, 4096));
   app.add_option("--max-workers", cfg.max_workers,
-                 "refuse joins beyond this many workers in the run at once (default: twice "
-                 "--workers, at least 64)")
-      ->transform(Integer(1, 65536));
+                 "refuse joins beyond this many workers in the run at once")
+      ->transform(Integer(1, 65536))
+      ->default_str("twice --workers, at least 64");
   app.add_option("--bind", cfg.bind, "address to listen on")->type_name("ADDRESS");
   app.add_option("--port", cfg.port, "port to listen on (0: any free port)")
       ->transform(Integer(0, 65535));
