@@ -14,6 +14,7 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kWorkerResync: return "worker_resync";
     case HubEvent::Kind::kWorkerDropped: return "worker_dropped";
     case HubEvent::Kind::kWorkerLeft: return "worker_left";
+    case HubEvent::Kind::kRejoinRefused: return "rejoin_refused";
     case HubEvent::Kind::kBatchesChanged: return "batches_changed";
     case HubEvent::Kind::kEvaluated: return "evaluated";
     case HubEvent::Kind::kEpochEvaluated: return "epoch_evaluated";

@@ -19,6 +19,7 @@ struct HubEvent {
     kWorkerResync,       // its weights differed from the hub's: full state next step
     kWorkerDropped,      // its stream broke or it sent something refused
     kWorkerLeft,         // it said Leave
+    kRejoinRefused,      // a Join by an identity dropped for hostile contributions
     kBatchesChanged,     // the split of the global batch changed
     kEvaluated,          // an evaluation on the test set (detail: its accuracy)
     kEpochEvaluated,     // the same at an epoch end

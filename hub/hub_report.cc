@@ -135,6 +135,7 @@ void Hub::WriteReport() {
   d["clip_factor"] = config_.clip_factor;
   d["refused_contributions"] = m.refused_contributions;
   d["steps_refused"] = m.steps_refused;
+  d["refused_rejoins"] = m.refused_rejoins;
   d["batch_change_count"] = m.batch_change_count;
   d["gradient_bytes_in"] = m.gradient_bytes_in;
   d["result_bytes_out"] = m.result_bytes_out.load();

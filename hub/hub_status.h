@@ -18,6 +18,7 @@ struct HubStatus {
     kResourceExhausted,   // the worker's memory budget holds no batch; the run is full
     kUnavailable,         // busy for now (too many pending joins): retry with backoff
     kOutOfRange,          // the run has ended: stop, do not retry
+    kPermissionDenied,    // this identity was dropped for hostile contributions: final
     kInternal,
   };
 

@@ -81,7 +81,7 @@ HubStatus Membership::BatchCap(int64_t budget, int* max_batch) const {
 }
 
 HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& peer,
-                            WorkerSlot** out) {
+                            WorkerSlot** out, const std::string& identity) {
   // Limits per address first: they say nothing about the run.
   const std::string host = PeerHost(peer);
   const auto now = std::chrono::steady_clock::now();
@@ -103,6 +103,15 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
                                                            "); upgrade the older side");
   // OUT_OF_RANGE, not UNAVAILABLE: a worker should stop, not retry.
   if (closed_) return HubStatus::Error(Code::kOutOfRange, "the run has ended");
+  // Not counted against the address: the certificate, not the address, is
+  // what is refused, and its holder is told so (the worker stops).
+  if (const std::string* why = bans_.Why(identity)) {
+    const std::string refusal = "this client certificate (" + identity +
+                                ") was dropped earlier in this run for a hostile contribution (" +
+                                *why + "); it may not join again until the run ends";
+    LogRefusal(peer, refusal);
+    return HubStatus::Error(Code::kPermissionDenied, refusal);
+  }
   int pending = 0, from_host = 0, in = 0;
   for (const auto& [slot_id, s] : slots_) {
     const bool waits = s->state == WorkerSlot::State::kJoined;
@@ -134,6 +143,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->max_batch = max_batch;
   slot->session.secret = NewSessionSecret();
   slot->session.joined_at = std::chrono::steady_clock::now();
+  slot->session.identity = identity;
   LogChurn(
       spdlog::level::info,
       fmt::format("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,
@@ -175,6 +185,21 @@ HubStatus Membership::FindLeaving(const proto::LeaveRequest& req, WorkerSlot** o
     return HubStatus::Error(Code::kUnauthenticated, kBadSession);
   *out = slot;
   return HubStatus::Ok();
+}
+
+bool Membership::Ban(const WorkerSlot& slot, const std::string& why) {
+  const bool was_full = bans_.full();
+  if (bans_.Ban(slot.session.identity, why)) return true;
+  if (!slot.session.identity.empty() && was_full) {
+    static RateLimitedLog log;
+    int64_t left_out = 0;
+    if (log.ShouldLog(&left_out))
+      spdlog::warn(
+          "{} identities are banned already, the most kept: worker {} ({}) is not ({} more "
+          "since the last such line)",
+          IdentityBans::kMaxBanned, slot.id, slot.name, left_out);
+  }
+  return false;
 }
 
 bool Membership::Remove(WorkerSlot* slot) {

@@ -14,6 +14,7 @@
 #include "hub.pb.h"
 #include "hub/departed_workers.h"
 #include "hub/hub_status.h"
+#include "hub/identity_bans.h"
 #include "hub/peer_limits.h"
 #include "hub/worker_slot.h"
 #include "proto/wire.h"
@@ -46,8 +47,15 @@ class Membership {
 
   explicit Membership(AdmissionRules rules) : rules_(std::move(rules)) {}
 
-  // A new slot for a worker that asks to join, or why not.
-  HubStatus Admit(const proto::JoinRequest& request, const std::string& peer, WorkerSlot** slot);
+  // A new slot for a worker that asks to join, or why not. `identity`: what
+  // the transport proved of the peer (hub/identity_bans.h), empty if nothing;
+  // one banned earlier in the run is refused with kPermissionDenied.
+  HubStatus Admit(const proto::JoinRequest& request, const std::string& peer, WorkerSlot** slot,
+                  const std::string& identity = "");
+  // The slot's worker was dropped for a hostile contribution (`why`): its
+  // identity may not join again this run. Returns whether it is banned now.
+  bool Ban(const WorkerSlot& slot, const std::string& why);
+  const IdentityBans& bans() const { return bans_; }
   // The worker's stream opened with Hello: it waits for the next step.
   HubStatus Attach(const proto::Hello& hello, WorkerLink* link, WorkerSlot** slot);
   // Slots whose Join went unanswered by a stream for kJoinExpiry: gone now,
@@ -121,6 +129,7 @@ class Membership {
   std::map<int, std::unique_ptr<WorkerSlot>> slots_;  // by worker id
   int next_id_ = 0;
   DepartedWorkers departed_;
+  IdentityBans bans_;
 };
 
 }  // namespace mt

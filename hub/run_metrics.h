@@ -52,6 +52,8 @@ struct RunMetrics {
   // each dropping its worker, and steps run again because of one.
   int64_t refused_contributions = 0;
   int64_t steps_refused = 0;
+  // Joins refused because their identity was dropped so (hub/identity_bans.h).
+  int64_t refused_rejoins = 0;
   // For the end-of-run check (hub/model_health.h).
   TrainLossTrend train_loss;
 

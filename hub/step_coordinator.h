@@ -78,8 +78,10 @@ class StepCoordinator {
                   HubEventSink* events);
 
   // ---- Events from the transport; thread-safe. ----
+  // `identity`: what the transport proved of the peer (the fingerprint of
+  // its mutual-TLS client certificate), empty when nothing (hub/identity_bans.h).
   HubStatus Join(const proto::JoinRequest& request, const std::string& peer,
-                 proto::JoinReply* reply);
+                 proto::JoinReply* reply, const std::string& identity = "");
   // The first message on a worker's stream.
   HubStatus Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id);
   // A refused chunk ends the stream: the transport closes it with the status.
@@ -180,6 +182,8 @@ class StepCoordinator {
   void ReleaseQuarantined();
   // Drops a worker whose contribution was refused, naming it and why.
   void Refuse(WorkerSlot* slot, const std::string& why);
+  // Its identity, if it has one, may not join again this run.
+  void BanIdentity(const WorkerSlot& slot, const std::string& why);
   // Frees the slots of workers gone for good (Membership::FreeDeparted),
   // but the step's participants and none once the run has finished.
   void FreeDeparted();

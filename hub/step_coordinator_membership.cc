@@ -31,7 +31,7 @@ void StepCoordinator::Emit(HubEvent::Kind kind, int worker, std::string detail) 
 }
 
 HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer,
-                                proto::JoinReply* reply) {
+                                proto::JoinReply* reply, const std::string& identity) {
   std::lock_guard<std::mutex> lock(mu_);
   for (WorkerSlot* gone : membership_.ExpireJoins(Clock::now())) {
     LogChurn(
@@ -42,7 +42,15 @@ HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string
   }
   FreeDeparted();
   WorkerSlot* slot = nullptr;
-  if (HubStatus s = membership_.Admit(req, peer, &slot); !s.ok()) return s;
+  if (HubStatus s = membership_.Admit(req, peer, &slot, identity); !s.ok()) {
+    if (s.code == Code::kPermissionDenied) {
+      ++metrics_.refused_rejoins;  // Admit logged it, at most once per 10 s
+      if (events_)
+        events_->OnEvent(HubEvent{HubEvent::Kind::kRejoinRefused, state_.step, -1, identity,
+                                  req.device().name()});
+    }
+    return s;
+  }
   Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
   messages_.FillJoinReply(*slot, trace_ != nullptr, reply);
   if (trace_) trace_->OnJoin(slot->id, slot->name);
@@ -87,7 +95,10 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
       return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   const bool first_chunk = slot->inbox.segments_received() == 0;
   if (std::string why = slot->inbox.Accept(chunk); !why.empty()) {
-    if (slot->inbox.refused_non_finite()) NoteNonFinite(slot, why);
+    if (slot->inbox.refused_non_finite()) {
+      BanIdentity(*slot, why);
+      NoteNonFinite(slot, why);
+    }
     return HubStatus::Error(Code::kInvalidArgument, std::move(why));
   }
   if (trace_) trace_->OnChunk(worker_id, chunk, first_chunk, arrived_us);
@@ -242,12 +253,19 @@ void StepCoordinator::Refuse(WorkerSlot* s, const std::string& why) {
            fmt::format("worker {} ({}) refused and dropped: {}", s->id, s->name, why));
   Emit(HubEvent::Kind::kWorkerDropped, s->id, why);
   ++metrics_.refused_contributions;
+  BanIdentity(*s, why);
   // A goodbye, so an honest worker caught by mistake stops cleanly instead
   // of waiting for a step that no longer includes it.
   s->Send(messages_.Stop("refused: " + why, state_.step, -1));
   membership_.Remove(s);
   controller_.Forget(s->id);
   cv_.notify_all();
+}
+
+void StepCoordinator::BanIdentity(const WorkerSlot& s, const std::string& why) {
+  if (!membership_.Ban(s, why)) return;
+  spdlog::warn("worker {} ({}): its client certificate {} may not join again this run", s.id,
+               s.name, s.session.identity);
 }
 
 }  // namespace mt

@@ -48,6 +48,9 @@ struct WorkerSession {
   // it closes, even after a Leave.
   bool stream_open = false;
   bool said_leave = false;
+  // What the transport proved of the worker (the SHA-256 fingerprint of its
+  // mutual-TLS client certificate), or empty: see hub/identity_bans.h.
+  std::string identity;
 };
 
 // The worker's link, which the transport detaches (under the lock) before

@@ -128,9 +128,16 @@ proto::JoinReply HubConnection::Join(const proto::JoinRequest& request, double t
       throw RunEnded("hub " + target_ + ": " + status.error_message());
     const bool retry = status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-    if (!retry)
+    // Final refusals (wrong token, PERMISSION_DENIED for a client certificate
+    // the hub dropped as hostile, ...): joining again would only repeat them.
+    if (!retry) {
+      if (events_)
+        events_->Write("join_refused", {{"hub", target_},
+                                        {"grpc_code", static_cast<int>(status.error_code())},
+                                        {"detail", status.error_message()}});
       throw std::runtime_error("hub " + target_ +
                                " refused to let this worker join: " + status.error_message());
+    }
     if (Clock::now() >= next_probe) {
       Diagnose();
       next_probe = Clock::now() + kProbeInterval;

@@ -10,6 +10,7 @@
 #include "hub/network_strings.h"
 #include "hub/step_coordinator.h"
 #include "proto/wire.h"
+#include "tls/certificate.h"
 
 namespace mt {
 namespace {
@@ -24,6 +25,17 @@ grpc::Status Guarded(const char* what, Fn&& fn) {
   }
 }
 
+// What mutual TLS proved of the peer: the SHA-256 fingerprint of the client
+// certificate it verified against --tls-client-ca, or "" without mutual TLS
+// (the hub then asks for no certificate, and none is presented).
+std::string PeerIdentity(const grpc::ServerContext& context) {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (!auth) return "";
+  const std::vector<grpc::string_ref> pem = auth->FindPropertyValues("x509_pem_cert");
+  if (pem.empty()) return "";
+  return tls::Fingerprint(std::string(pem.front().data(), pem.front().size()));
+}
+
 // See HubServer::HubServer.
 constexpr int kHandshakeTimeoutMs = 20'000;
 constexpr int kIdleConnectionMs = 60'000;
@@ -35,7 +47,7 @@ grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinReq
   return Guarded("Join", [&] {
     proto::JoinRequest bounded = *request;
     BoundStrings(&bounded);
-    return coordinator_.Join(bounded, context->peer(), reply);
+    return coordinator_.Join(bounded, context->peer(), reply, PeerIdentity(*context));
   });
 }
 

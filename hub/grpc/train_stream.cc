@@ -48,6 +48,7 @@ grpc::Status ToGrpc(const HubStatus& status) {
     case Code::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
     case Code::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case Code::kOutOfRange: code = grpc::StatusCode::OUT_OF_RANGE; break;
+    case Code::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case Code::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
     case Code::kInternal: code = grpc::StatusCode::INTERNAL; break;
   }
