@@ -4,13 +4,6 @@
 
 namespace mt {
 
-void PersistenceWatch::BeginStep() {
-  for (Entry& e : entries_) {
-    std::fill(e.step.begin(), e.step.end(), 0.0);
-    e.step_energy = 0;
-  }
-}
-
 PersistenceWatch::Entry& PersistenceWatch::At(int id) {
   const size_t i = static_cast<size_t>(id);
   if (i >= entries_.size()) entries_.resize(i + 1);
@@ -22,8 +15,18 @@ PersistenceWatch::Entry& PersistenceWatch::At(int id) {
   return e;
 }
 
-void PersistenceWatch::Add(int id, const float* sketch, double energy) {
+PersistenceWatch::Entry& PersistenceWatch::InThisStep(int id) {
   Entry& e = At(id);
+  if (e.summed_in != step_) {
+    std::fill(e.step.begin(), e.step.end(), 0.0);
+    e.step_energy = 0;
+    e.summed_in = step_;
+  }
+  return e;
+}
+
+void PersistenceWatch::Add(int id, const float* sketch, double energy) {
+  Entry& e = InThisStep(id);
   for (size_t b = 0; b < kBuckets; ++b) e.step[b] += sketch[b];
   e.step_energy += energy;
 }
@@ -31,7 +34,7 @@ void PersistenceWatch::Add(int id, const float* sketch, double energy) {
 int PersistenceWatch::EndStep(const int* ids, size_t n) {
   if (scratch_.size() < n) scratch_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    Entry& e = At(ids[i]);
+    Entry& e = InThisStep(ids[i]);
     // Running means from zero, divided by the weight they hold so far (as
     // Adam corrects its moments): the first steps are not taken for a
     // direction the worker keeps.

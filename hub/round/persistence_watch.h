@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "hub/robust_aggregate.h"
@@ -34,7 +35,9 @@ class PersistenceWatch {
   static constexpr double kRatio = 3;
 
   // A new step: this step's sums start again (the running means stay).
-  void BeginStep();
+  // Constant time: a worker's sums are cleared when the step first touches
+  // them, not for every worker ever seen.
+  void BeginStep() { ++step_; }
   // One segment's residual of worker `id`: its sketch (kBuckets floats)
   // and squared norm. Allocates only for an id never seen before.
   void Add(int id, const float* sketch, double energy);
@@ -54,9 +57,13 @@ class PersistenceWatch {
     double weight = 0;  // of the running means: 1 - (1 - kSmoothing)^steps
     double persistence = 0, peak = 0;
     int steps = 0;
+    uint64_t summed_in = 0;  // the step `step` and step_energy belong to
   };
   Entry& At(int id);
+  // At(id), with its step sums cleared if they are from an earlier step.
+  Entry& InThisStep(int id);
 
+  uint64_t step_ = 1;            // BeginStep's count (0: no entry's sums)
   std::vector<Entry> entries_;   // index = worker id
   std::vector<double> scratch_;  // the step's persistences, for their median
 };
