@@ -17,8 +17,8 @@ CIFAR-shaped data in a temporary directory.
 --build: an mt build tree, a folder holding mtworker or the binary; given
 twice (before, after), both builds run against the same PyTorch runs.
 --check: the issue's done-means for Mentee, judged on the last --build:
-speed >= 2x and peak RSS <= 1/3 of PyTorch's at every thread setting; exit 1
-if they fail.
+speed >= 2x and peak RSS <= 1/3 of PyTorch's, at the best settings and at
+every thread setting; exit 1 if they fail.
 """
 import os
 import sys

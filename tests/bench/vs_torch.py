@@ -286,20 +286,27 @@ def compare(mt_rows, torch_rows):
 
 
 def check(bench, cmp):
-    """(passed, line) for the issue's done-means; passed None when there are none."""
+    """(passed, line) for the issue's done-means; passed None when there are none.
+    RSS is judged at the best settings and at every setting alike."""
     if bench.done is None:
         return None, f"{bench.title}: no done-means (report only)"
     speed, rss = bench.done
-    ok_speed, ok_rss = cmp["speed_ratio"] >= speed, cmp["rss_ratio_max"] <= rss
+    # The larger of the RSS ratios: at the best settings and at each setting.
+    worst_rss = max(cmp["rss_ratio_best"], cmp["rss_ratio_max"])
+    ok_speed, ok_rss = cmp["speed_ratio"] >= speed, worst_rss <= rss
     return ok_speed and ok_rss, (
         f"{bench.title}: speed {cmp['speed_ratio']:.2f}x (needs >= {speed:g}x) {'ok' if ok_speed else 'FAILS'}; "
-        f"peak RSS mt / torch at most {cmp['rss_ratio_max']:.3f} over settings (needs <= {rss:.3f}) "
-        f"{'ok' if ok_rss else 'FAILS'}")
+        f"peak RSS mt / torch {worst_rss:.3f} at worst (needs <= {rss:.3f}) {'ok' if ok_rss else 'FAILS'}")
 
 
 def print_table(bench, a, settings, torch_rows, builds):
     print(f"\n{bench.title}: {torch_rows[0]['parameters']} parameters, batch {BATCH}, {a.steps} SGD steps, "
-          f"{a.data_label} data, median of {a.repeat}, {os.cpu_count()} cores")
+          f"{a.data_label} data, median of {a.repeat}, {os.cpu_count()} cores, load average "
+          f"{a.load[0]:.1f} before, {a.load[1]:.1f} after")
+    if not builds:
+        for t in torch_rows:
+            print(f"{t['threads']:>7} thread(s) | torch {t['samples_per_s']:.0f} samples/s, "
+                  f"peak RSS {t['peak_rss_mib']:.1f} MiB (mt skipped)")
     for b in builds:
         print(f"mt = {b['binary']}" + (f"  FAILED: {b['error']}" if b.get("error") else ""))
         if b.get("error"):
@@ -331,11 +338,14 @@ def run(bench, a):
         write_synthetic(data, train=max(BATCH * a.steps, 2048), test=256)
     data = os.path.abspath(data or FASHION_MNIST)
     a.data_label = "synthetic CIFAR-shaped" if tmp else data
+    load = os.getloadavg()[0]
     try:
         runs, errors = measure(bench, a, exes, data, settings)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+    # Other work on the machine skews PyTorch's multi-thread runs most: say how busy it was.
+    a.load = (load, os.getloadavg()[0])
 
     torch_rows = [median_row(runs["torch"][t]) for t in settings]
     builds_out = []
@@ -354,7 +364,7 @@ def run(bench, a):
     print_table(bench, a, settings, torch_rows, builds_out)
     result = {"model": bench.title, "mt_model": bench.mt_model, "torch_arch": bench.arch, "batch": BATCH,
               "steps": a.steps, "lr": LR, "momentum": MOMENTUM, "data": a.data_label, "cores": os.cpu_count(),
-              "repeat": a.repeat, "torch": torch_rows,
+              "repeat": a.repeat, "load_average_1min": a.load, "torch": torch_rows,
               "best_torch": {k: max(torch_rows, key=lambda r: r["samples_per_s"])[k]
                              for k in ("threads", "samples_per_s", "peak_rss_mib")},
               "builds": builds_out, "done_means": bench.done}

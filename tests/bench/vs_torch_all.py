@@ -1,22 +1,24 @@
 #!/usr/bin/python3
-"""LeNet-5, Mentee and the MobileNetV2-style model against PyTorch, one after
-another, and the markdown table for docs/benchmarks.md.
+"""LeNet-5, Mentee, the MobileNetV2-style model and mobilenet-tiny against
+PyTorch, one after another, and the markdown table for docs/benchmarks.md.
 
-Runs lenet_vs_torch.py, mentee_vs_torch.py and mobilenet_vs_torch.py (each
-alternating mt and PyTorch, fresh processes, thread settings 1, 2, nproc,
-median of --repeat; tests/bench/vs_torch.py) and prints one table row per
+Runs lenet_vs_torch.py, mentee_vs_torch.py and mobilenet_vs_torch.py (the
+.onnx fixture, then --model mobilenet-tiny), each alternating mt and
+PyTorch in fresh processes at thread settings 1, 2, nproc, median of
+--repeat (tests/bench/vs_torch.py), and prints one table row per
 model and mt build: best samples/s of each side with its thread setting, the
 speed ratio, peak RSS of each side at its best setting, and the RSS ratio
 there and the largest over settings.
 
   tests/bench/vs_torch_all.py [--repeat 3] [--scale 1] [--build DIR ...]
       [--threads 1,2,nproc] [--cifar DIR] [--idx DIR] [--out DIR] [--check]
+      [--only lenet,mentee,mobilenet,mobilenet-tiny]
 
 --scale: multiplies each bench's default steps (LeNet-5 900, Mentee 60,
-MobileNet 60); 0.05 for a quick look.
+MobileNets 60); 0.05 for a quick look.
 --build: as the benches take it; repeat (before first) to compare builds
 against the same PyTorch runs.
---out: where the three JSON results go (default: not kept).
+--out: where the JSON results go (one per model) (default: not kept).
 --check: judge the issue's done-means (on the last --build); exit 1 if any
 model fails them.
 """
@@ -42,6 +44,7 @@ def bench_runs(a):
         ("mentee", lambda argv: vs_torch.main(mentee_vs_torch.BENCH, mentee_vs_torch.__doc__, argv),
          mentee_vs_torch.BENCH.steps, a.cifar),
         ("mobilenet", mobilenet_vs_torch.main, 60, a.cifar),
+        ("mobilenet-tiny", lambda argv: mobilenet_vs_torch.main(argv + ["--model", "mobilenet-tiny"]), 60, a.cifar),
     ]
 
 
@@ -89,11 +92,14 @@ def main():
     ap.add_argument("--idx", help="Fashion-MNIST IDX directory (default: the benches')")
     ap.add_argument("--out", help="keep the JSON results here")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--only", help="comma list of lenet, mentee, mobilenet, mobilenet-tiny (default all)")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="mt-vs-torch-all-")
     os.makedirs(out, exist_ok=True)
     results, status = [], 0
     for name, run, steps, data in bench_runs(a):
+        if a.only and name not in a.only.split(","):
+            continue
         path = os.path.join(out, f"{name}.json")
         argv = ["--steps", str(max(1, round(steps * a.scale))), "--repeat", str(a.repeat),
                 "--threads", a.threads, "--json", path]
@@ -104,7 +110,8 @@ def main():
         with open(path) as f:
             results.append(json.load(f))
     print("\n" + markdown(results))
-    print(f"\n(JSON in {out})" if a.out else "")
+    if a.out:
+        print(f"\n(JSON in {out})")
     return status
 
 
