@@ -5,7 +5,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_twins import ARCHS, MobileNetV2Like, build, main, parameter_count  # noqa: E402,F401
+from torch_twins import ARCHS, MobileNetV2Like, build, main, parameter_count  # noqa: E402
+
+__all__ = ["ARCHS", "MobileNetV2Like", "build", "main", "parameter_count"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -36,7 +36,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vs_torch  # noqa: E402
-from vs_torch import train_files, write_synthetic  # noqa: E402,F401  (older callers import them here)
+from vs_torch import train_files, write_synthetic  # noqa: E402
+
+__all__ = ["main", "torch_arch", "train_files", "write_synthetic"]  # older callers import the data helpers here
 
 DEFAULT_MODEL = os.path.join(vs_torch.ROOT, "tests", "onnx", "fixtures", "mobilenet_v2_style.onnx")
 DONE = (3.0, 1 / 3)
