@@ -24,6 +24,7 @@ struct ProfileOptions {
   int64_t threads = 1;
   int64_t steps = 5;
   std::string json_path;
+  bool recompute = false;  // replay cheap layers instead of keeping their outputs
   int batch = 0;  // the child's one batch size
 };
 
