@@ -224,13 +224,16 @@ int RunProfile(const ProfileOptions& options) {
     std::printf("%6d  %10.2f  %10.1f  %13.1f  %13.1f  %11.1f  %13.1f  %12.1f  %+8.1f\n",
                 r["batch"].get<int>(), r["ms_per_step"].get<double>(),
                 r["samples_per_second"].get<double>(), r["baseline_rss"].get<double>() / kMiB,
-                r["model_bytes"].get<double>() / kMiB,
-                r["bytes_per_sample"].get<double>() / 1024, r["predicted_bytes"].get<double>() / kMiB,
-                r["peak_rss"].get<double>() / kMiB, 100 * r["error"].get<double>());
+                r["model_bytes"].get<double>() / kMiB, r["bytes_per_sample"].get<double>() / 1024,
+                r["predicted_bytes"].get<double>() / kMiB, r["peak_rss"].get<double>() / kMiB,
+                100 * r["error"].get<double>());
   if (!options.json_path.empty()) {
-    const json j = {{"model", loaded.spec.name()}, {"file", options.file},
-                    {"device", options.device},    {"threads", options.threads},
-                    {"steps", options.steps},      {"recompute", options.recompute},
+    const json j = {{"model", loaded.spec.name()},
+                    {"file", options.file},
+                    {"device", options.device},
+                    {"threads", options.threads},
+                    {"steps", options.steps},
+                    {"recompute", options.recompute},
                     {"batches", rows}};
     WriteFileAtomically(options.json_path, j.dump(2) + "\n");
   }

@@ -25,7 +25,7 @@ struct ProfileOptions {
   int64_t steps = 5;
   std::string json_path;
   bool recompute = false;  // replay cheap layers instead of keeping their outputs
-  int batch = 0;  // the child's one batch size
+  int batch = 0;           // the child's one batch size
 };
 
 struct ProfileCommands {

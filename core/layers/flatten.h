@@ -17,6 +17,7 @@ class Flatten : public Layer {
   bool InPlace() const override { return true; }
   bool BackwardNeedsInput() const override { return false; }
   bool BackwardNeedsOutput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Forward(const Tensor&, const Tensor&, const ForwardContext&) override {}
   void Backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {}
 };

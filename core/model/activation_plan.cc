@@ -79,8 +79,8 @@ ActivationPlan PlanActivations(const ActivationGraph& graph) {
   }
   const int logits = plan.group[n];
   for (int g = 1; g <= n; ++g)
-    dropped[g] = graph.recompute && plan.group[g] == g && g != logits && replayable[g] &&
-                 read_back[g];
+    dropped[g] =
+        graph.recompute && plan.group[g] == g && g != logits && replayable[g] && read_back[g];
 
   // The forward pass: layer i runs at time i, the loss at n.
   std::vector<int> begin(n + 1, 0), end(n + 1, 0), replay_begin(n + 1, -1), replay_end(n + 1, -1);

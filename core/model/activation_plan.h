@@ -27,7 +27,7 @@
 namespace mt {
 
 struct ActivationGraph {
-  struct Step {             // one layer; its output is value index + 1
+  struct Step {               // one layer; its output is value index + 1
     std::vector<int> inputs;  // value ids (0: the model's input)
     bool in_place = false;    // its output is its only input's storage
     bool runs_backward = false;

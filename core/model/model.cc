@@ -109,8 +109,8 @@ void Model::Reserve(int capacity) {
   if (capacity <= capacity_) return;
   const size_t n = layers_.size();
   for (size_t b = 0; b < backends_.size(); ++b)
-    backends_[b].activations = backends_[b].backend->Allocate(
-        std::max<size_t>(act_plan_.arena_floats[b] * capacity, 1));
+    backends_[b].activations =
+        backends_[b].backend->Allocate(std::max<size_t>(act_plan_.arena_floats[b] * capacity, 1));
   // Forward carries activations across, backward their gradients.
   size_t staging = std::max(staging_.size(), Mixed() ? max_activation_ * capacity : size_t{0});
   for (size_t i = 0; i < n; ++i)
