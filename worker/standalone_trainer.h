@@ -20,6 +20,7 @@ struct StandaloneConfig : RunSettings {
   DeviceChoice device = DeviceChoice::kCpu;
   std::string state_dir;  // "": DefaultStateDir()
   bool profile = false;   // per-layer times, memory, CPU and energy (core/profile/)
+  bool recompute = false;  // replay cheap layers instead of keeping their outputs
 };
 
 // Returns the process exit code; throws on errors the caller reports
