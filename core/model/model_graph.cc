@@ -228,8 +228,9 @@ void Model::PlanActivationMemory() {
     step.runs_backward = needs_grad_[i + 1];
     step.backward_needs_input = layer.BackwardNeedsInput();
     step.backward_needs_output = layer.BackwardNeedsOutput();
-    // A replay reads and writes where the layer runs: no bridges.
-    step.replayable = layer.Replayable() && !mixed_;
+    // A replay reads inputs from other backends through the bridges the
+    // forward pass filled, which stay until the next forward.
+    step.replayable = layer.Replayable();
     graph.steps.push_back(std::move(step));
   }
   act_plan_ = PlanActivations(graph);

@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
+#include "tests/support/test_backends.h"
 
 namespace mt {
 namespace {
@@ -55,11 +56,20 @@ struct TrainingRun {
   double eval_loss = 0;
 };
 
-// A few SGD steps on one synthetic batch, then an evaluation.
+// A few SGD steps on one synthetic batch, then an evaluation. With `cl`,
+// every layer runs there, or (mixed) only the convolutions.
 TrainingRun Train(const std::string& name, bool recompute,
-                  const std::vector<std::string>& frozen = {}) {
+                  const std::vector<std::string>& frozen = {}, kernels::Backend* cl = nullptr,
+                  bool mixed = false) {
   kernels::CpuBackend cpu(2);
-  auto model = BuildModel(Spec(name), cpu, {}, frozen);
+  const proto::ModelSpec spec = Spec(name);
+  std::vector<kernels::Backend*> placement;
+  if (cl) {
+    placement.assign(spec.layer_size(), cl);
+    for (int i = 0; i < spec.layer_size(); ++i)
+      if (mixed && !spec.layer(i).has_conv()) placement[i] = &cpu;
+  }
+  auto model = BuildModel(spec, cpu, placement, frozen);
   model->SetRecompute(recompute);
   const int n = 6;
   model->Reserve(n);
@@ -127,6 +137,19 @@ TEST(RecomputeFineTuning, FrozenLayersBelowTheHeadAreBitIdentical) {
   const std::vector<std::string> frozen{"stem",       "stem_bn",       "b1_dw",     "b1_dw_bn",
                                         "b1_project", "b1_project_bn", "b2_expand", "b2_expand_bn"};
   ExpectSameRuns(Train("mobilenet-tiny", false, frozen), Train("mobilenet-tiny", true, frozen));
+}
+
+// On OpenCL, and with convolutions on OpenCL and the rest on the CPU, where
+// replays read their inputs through the bridges between backends.
+TEST(RecomputePlaced, OpenClAndMixedPlacementsAreBitIdentical) {
+  auto cl = test_support::MakeTestBackend("opencl");
+  if (!cl) GTEST_SKIP() << test_support::kNoOpenCl;
+  for (const std::string name : {"residual", "mobilenet-tiny"})
+    for (bool mixed : {false, true}) {
+      SCOPED_TRACE(name + (mixed ? ", mixed" : ", opencl"));
+      ExpectSameRuns(Train(name, false, {}, cl.get(), mixed),
+                     Train(name, true, {}, cl.get(), mixed));
+    }
 }
 
 TEST(RecomputePlan, MobileNetReplaysAndNeedsFarLessMemoryPerSample) {
