@@ -29,10 +29,14 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   optimizer_ = MakeOptimizer(optimizer, backend_, model_->ParamCount());
   const auto trained = model_->TrainedRanges();
   if (!frozen_.empty()) optimizer_->set_trained_ranges(trained);
-  const size_t model_per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
+  // A worker recomputes when its budget would otherwise cut its batch
+  // (worker/local_trainer.cc), so budgets are judged by that figure.
+  const auto replaying = BuildModel(spec, backend_, {}, frozen_);
+  replaying->SetRecompute(true);
+  const size_t model_per_sample = replaying->MemoryBytes(2) - replaying->MemoryBytes(1);
   bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
   const size_t slots = optimizer_->SaveState().slots.size();
-  fixed_bytes_ = model_->MemoryBytes(1) - model_per_sample +
+  fixed_bytes_ = replaying->MemoryBytes(1) - model_per_sample +
                  2 * (model_->ParamCount() + slots) * sizeof(float);
   segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
                                      trained.empty() ? 0 : trained.front().first);

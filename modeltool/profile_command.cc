@@ -80,7 +80,7 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
   CLI::App* cmd = app.add_subcommand("profile", "time and memory of training steps per batch size");
   cli::Configure(*cmd,
                  "mtmodel profile FILE [--batches 16,32,64,128] [--device cpu|opencl] "
-                 "[--threads N] [--steps N] [--json FILE]");
+                 "[--threads N] [--steps N] [--recompute] [--json FILE]");
   cmd->description(
       "Trains FILE on synthetic data (random inputs of the model's shape, the daemons' default "
       "optimizer: Adam) for "
@@ -102,6 +102,9 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
       ->transform(cli::Integer(1, 10000));
   cmd->add_option("--json", options.json_path, "also write the figures here as JSON")
       ->type_name("FILE");
+  cmd->add_flag("--recompute", options.recompute,
+                "replay cheap layers (batch norm, activations, adds, narrow 1x1 convs) in the "
+                "backward pass instead of keeping their outputs: less memory, more time");
   cmd->set_help_flag("-h,--help", "this text");
 
   // The child of each batch size; not for users, so not in --help.
@@ -112,6 +115,7 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
   measure->add_option("--device", options.device);
   measure->add_option("--threads", options.threads);
   measure->add_option("--steps", options.steps);
+  measure->add_flag("--recompute", options.recompute);
   return {cmd, measure};
 }
 
@@ -133,6 +137,7 @@ int RunMeasureBatch(const ProfileOptions& options) {
   std::vector<kernels::Backend*> placement;
   if (opencl) placement.assign(static_cast<size_t>(loaded.spec.layer_size()), opencl.get());
   const std::unique_ptr<Model> model = BuildModel(loaded.spec, cpu, placement);
+  model->SetRecompute(options.recompute);
   model->Reserve(batch);
   model->InitParams(1);
   const std::unique_ptr<Optimizer> optimizer =
@@ -157,11 +162,18 @@ int RunMeasureBatch(const ProfileOptions& options) {
   const MemoryBreakdown m = PredictTrainingMemory(*model, batch, optimizer->slot_values());
   const double step = Median(step_seconds);
   const int64_t predicted = baseline + m.Total();
+  // What one more sample costs: the figure the batch caps divide by.
+  const int64_t per_sample_bytes =
+      PredictTrainingMemory(*model, 2, optimizer->slot_values()).Total() -
+      PredictTrainingMemory(*model, 1, optimizer->slot_values()).Total();
   json j = {{"batch", batch},
             {"ms_per_step", 1e3 * step},
             {"samples_per_second", step > 0 ? batch / step : 0.0},
             {"baseline_rss", baseline},
             {"model_bytes", m.Total()},
+            {"bytes_per_sample", per_sample_bytes},
+            {"recompute", options.recompute},
+            {"replayed_layers", model->ReplayedLayers()},
             {"predicted_bytes", predicted},
             {"peak_rss", rss.peak_bytes},
             {"error", static_cast<double>(predicted - rss.peak_bytes) /
@@ -186,28 +198,43 @@ int RunProfile(const ProfileOptions& options) {
   const LoadedModel loaded = LoadModelFile(options.file);  // a bad file fails here, once
   json rows = json::array();
   for (int batch : options.batches) {
-    const std::string out =
-        RunChild({self, "measure-batch", options.file, "--batch", std::to_string(batch), "--device",
-                  options.device, "--threads", std::to_string(options.threads), "--steps",
-                  std::to_string(options.steps)});
-    rows.push_back(json::parse(out));
+    std::vector<std::string> args{self,
+                                  "measure-batch",
+                                  options.file,
+                                  "--batch",
+                                  std::to_string(batch),
+                                  "--device",
+                                  options.device,
+                                  "--threads",
+                                  std::to_string(options.threads),
+                                  "--steps",
+                                  std::to_string(options.steps)};
+    if (options.recompute) args.push_back("--recompute");
+    rows.push_back(json::parse(RunChild(args)));
   }
-  std::printf("model %s, device %s, %lld thread(s), median of %lld steps per batch size\n",
+  std::printf("model %s, device %s, %lld thread(s), median of %lld steps per batch size%s\n",
               loaded.spec.name().c_str(), options.device.c_str(),
-              static_cast<long long>(options.threads), static_cast<long long>(options.steps));
-  std::printf("%6s  %10s  %10s  %13s  %13s  %13s  %12s  %8s\n", "batch", "ms/step", "samples/s",
-              "baseline MiB", "model MiB", "predicted MiB", "measured MiB", "error %");
+              static_cast<long long>(options.threads), static_cast<long long>(options.steps),
+              options.recompute ? ", recomputing" : "");
+  std::printf("%6s  %10s  %10s  %13s  %13s  %11s  %13s  %12s  %8s\n", "batch", "ms/step",
+              "samples/s", "baseline MiB", "model MiB", "KiB/sample", "predicted MiB",
+              "measured MiB", "error %");
   constexpr double kMiB = 1 << 20;
   for (const json& r : rows)
-    std::printf("%6d  %10.2f  %10.1f  %13.1f  %13.1f  %13.1f  %12.1f  %+8.1f\n",
+    std::printf("%6d  %10.2f  %10.1f  %13.1f  %13.1f  %11.1f  %13.1f  %12.1f  %+8.1f\n",
                 r["batch"].get<int>(), r["ms_per_step"].get<double>(),
                 r["samples_per_second"].get<double>(), r["baseline_rss"].get<double>() / kMiB,
-                r["model_bytes"].get<double>() / kMiB, r["predicted_bytes"].get<double>() / kMiB,
-                r["peak_rss"].get<double>() / kMiB, 100 * r["error"].get<double>());
+                r["model_bytes"].get<double>() / kMiB, r["bytes_per_sample"].get<double>() / 1024,
+                r["predicted_bytes"].get<double>() / kMiB, r["peak_rss"].get<double>() / kMiB,
+                100 * r["error"].get<double>());
   if (!options.json_path.empty()) {
-    const json j = {{"model", loaded.spec.name()}, {"file", options.file},
-                    {"device", options.device},    {"threads", options.threads},
-                    {"steps", options.steps},      {"batches", rows}};
+    const json j = {{"model", loaded.spec.name()},
+                    {"file", options.file},
+                    {"device", options.device},
+                    {"threads", options.threads},
+                    {"steps", options.steps},
+                    {"recompute", options.recompute},
+                    {"batches", rows}};
     WriteFileAtomically(options.json_path, j.dump(2) + "\n");
   }
   return 0;

@@ -24,7 +24,8 @@ struct ProfileOptions {
   int64_t threads = 1;
   int64_t steps = 5;
   std::string json_path;
-  int batch = 0;  // the child's one batch size
+  bool recompute = false;  // replay cheap layers instead of keeping their outputs
+  int batch = 0;           // the child's one batch size
 };
 
 struct ProfileCommands {

@@ -65,6 +65,7 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
                                                    : join.global_batch());
   spec.seed = join.seed();
   spec.memory_budget_bytes = cfg.memory_budget_bytes;
+  spec.recompute = cfg.recompute;
   spec.frozen.assign(join.frozen_layers().begin(), join.frozen_layers().end());
   // Read as the hub reads, whether its dataset or this worker's --data.
   spec.data.test_fraction = join.data().test_fraction();
@@ -121,6 +122,8 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.details["reconnects"] = totals.reconnects;
   r.details["slowdown"] = cfg.slowdown;
   r.details["max_batch"] = trainer.capacity();
+  r.details["recompute"] = trainer.recomputes();
+  r.details["recompute_for_budget"] = trainer.recomputes_for_budget();
   r.details["history"] = totals.history.ToJson();
   if (!totals.share_classes.empty()) r.details["partition_share"] = totals.share_classes;
   if (const TrainingProfiler* profiler = trainer.profiler()) profiler->AddTo(r.details);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "core/cli/common_options.h"
@@ -23,15 +24,30 @@ void CheckDataFitsModel(const Model& model, const Dataset& data, const std::stri
                              std::to_string(model.num_classes()));
 }
 
-void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
-  const double limit = budget_bytes > 0
-                           ? static_cast<double>(budget_bytes)
-                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+namespace {
+
+double MemoryLimit(int64_t budget_bytes) {
+  return budget_bytes > 0 ? static_cast<double>(budget_bytes)
+                          : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+}
+
+double BatchNeeds(const Model& model, int capacity) {
   // In doubles: a hostile capacity must not overflow the sum it is judged by.
   const double per_sample = static_cast<double>(model.MemoryBytes(2) - model.MemoryBytes(1)) +
                             static_cast<double>(model.input_shape().count() + 1) * sizeof(float);
   const double fixed = static_cast<double>(model.MemoryBytes(1)) - per_sample;
-  const double need = fixed + per_sample * capacity;
+  return fixed + per_sample * capacity;
+}
+
+}  // namespace
+
+bool BatchFits(const Model& model, int capacity, int64_t budget_bytes) {
+  return capacity >= 1 && BatchNeeds(model, capacity) <= MemoryLimit(budget_bytes);
+}
+
+void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
+  const double limit = MemoryLimit(budget_bytes);
+  const double need = BatchNeeds(model, capacity);
   if (capacity < 1 || need > limit)
     throw std::runtime_error(
         "batches of " + std::to_string(capacity) + " samples need " +
@@ -48,8 +64,22 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
                       cli::ReadOptionsFor(spec.dataset, spec.data, spec.model));
   augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
   {
-    const auto probe = BuildModel(spec.model, home);
+    const auto probe = BuildModel(spec.model, home, {}, spec.frozen);
     CheckDataFitsModel(*probe, *data_, spec.dataset);
+    if (!spec_.recompute && spec.memory_budget_bytes > 0 &&
+        !BatchFits(*probe, spec.capacity, spec.memory_budget_bytes)) {
+      const auto replaying = BuildModel(spec.model, home, {}, spec.frozen);
+      replaying->SetRecompute(true);
+      if (BatchFits(*replaying, spec.capacity, spec.memory_budget_bytes)) {
+        spec_.recompute = for_budget_ = true;
+        spdlog::info(
+            "--memory-budget: batches of {} fit only with recomputation ({} KiB per sample "
+            "instead of {}): recomputing",
+            spec.capacity, (replaying->MemoryBytes(2) - replaying->MemoryBytes(1)) >> 10,
+            (probe->MemoryBytes(2) - probe->MemoryBytes(1)) >> 10);
+      }
+    }
+    probe->SetRecompute(spec_.recompute);
     CheckBatchFits(*probe, spec.capacity, spec.memory_budget_bytes);
   }
   batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), spec.capacity);
@@ -62,6 +92,7 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
   model_ = BuildModel(spec.model, home,
                       devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed),
                       spec.frozen);
+  model_->SetRecompute(spec_.recompute);
   model_->Reserve(spec.capacity);
   model_->InitParams(spec.seed);
   // Parameters, gradients and the optimizer stay on the CPU whatever the

@@ -30,6 +30,9 @@ struct TrainerSpec {
   // What the model and a full batch may take here (0: this machine's
   // physical memory): a capacity beyond it is refused before allocating.
   int64_t memory_budget_bytes = 0;
+  // Replay cheap layers instead of keeping their outputs (Model::SetRecompute);
+  // turned on when the budget would not hold `capacity` samples without.
+  bool recompute = false;
   // Layers whose parameters stay as they are (fine-tuning the rest).
   std::vector<std::string> frozen;
   // How the dataset is read, and training samples augmented (auto: as
@@ -55,6 +58,9 @@ class LocalTrainer {
   const Dataset& data() const { return *data_; }
   const Augmentation& augment() const { return augment_; }
   int capacity() const { return spec_.capacity; }
+  bool recomputes() const { return spec_.recompute; }
+  // Whether the memory budget turned recomputation on (not --recompute).
+  bool recomputes_for_budget() const { return for_budget_; }
   const std::string& dataset() const { return spec_.dataset; }
   const std::string& model_name() const { return spec_.model.name(); }
 
@@ -82,6 +88,7 @@ class LocalTrainer {
  private:
   ComputeDevices& devices_;
   TrainerSpec spec_;
+  bool for_budget_ = false;
   std::string spec_text_;
   std::unique_ptr<Dataset> data_;
   Augmentation augment_;  // spec.data.augment, resolved for data_
@@ -99,5 +106,6 @@ void CheckDataFitsModel(const Model& model, const Dataset& data, const std::stri
 // Throws unless `capacity` samples of the model's input, with the model's
 // memory at that batch, fit in `budget_bytes` (0: physical memory).
 void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes);
+bool BatchFits(const Model& model, int capacity, int64_t budget_bytes);
 
 }  // namespace mt

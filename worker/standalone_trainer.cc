@@ -180,6 +180,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   TrainerSpec trainer_spec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed};
   trainer_spec.frozen = run.frozen;
   trainer_spec.data = cfg.data;
+  trainer_spec.recompute = cfg.recompute;
   LocalTrainer trainer(devices, trainer_spec);
   const auto test = LoadDataset(cfg.dataset, Split::kTest, read);
   CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
@@ -210,6 +211,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.seed = cfg.seed;
   summary.parameters = static_cast<int64_t>(model.ParamCount());
   summary.details["batch"] = cfg.batch;
+  summary.details["recompute"] = trainer.recomputes();
   summary.details["opencl_device"] = devices.opencl_name();
 
   summary.details["frozen_layers"] = run.frozen;

@@ -18,8 +18,9 @@ struct StandaloneConfig : RunSettings {
   // Samples per step on this device (the hub's is a global batch, split).
   int64_t batch = 64;
   DeviceChoice device = DeviceChoice::kCpu;
-  std::string state_dir;  // "": DefaultStateDir()
-  bool profile = false;   // per-layer times, memory, CPU and energy (core/profile/)
+  std::string state_dir;   // "": DefaultStateDir()
+  bool profile = false;    // per-layer times, memory, CPU and energy (core/profile/)
+  bool recompute = false;  // replay cheap layers instead of keeping their outputs
 };
 
 // Returns the process exit code; throws on errors the caller reports

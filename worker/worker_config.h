@@ -36,6 +36,9 @@ struct WorkerConfig {
   bool read_system_device_state = true;
   double log_every_seconds = 5.0;
   bool profile = false;  // per-layer times, memory, CPU and energy (core/profile/)
+  // Replay cheap layers instead of keeping their outputs; on anyway when
+  // the memory budget would otherwise not hold the hub's batch.
+  bool recompute = false;
 };
 
 class WorkerControl;

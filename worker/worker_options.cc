@@ -136,6 +136,11 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   app.add_option("--log-every", alone.log_every_seconds,
                  "seconds between progress lines (at least 1 in hub mode)")
       ->check(Real(0.1, 3600));
+  app.add_flag("--recompute", alone.recompute,
+               "keep fewer activations: replay batch norms, activations, adds and narrow 1x1 "
+               "convs in the backward pass instead (about half the memory per sample for "
+               "MobileNet-style models, some more time; same gradients); with --memory-budget "
+               "it turns itself on when the budget would otherwise cut the batch");
   app.add_flag("--profile", alone.profile,
                "time every step layer by layer and show, at the end, per layer forward and "
                "backward ms, GFLOP/s and share of the device's peak, the memory breakdown against "
@@ -194,6 +199,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       hub_mode.log_every_seconds = std::max(alone.log_every_seconds, 1.0);
       hub_mode.trace_path = alone.trace_path;
       hub_mode.profile = alone.profile;
+      hub_mode.recompute = alone.recompute;
     }
     cli::ApplyLogLevel(options.log_level);
     cli::WarnIfMoreThreadsThanCores(alone.threads);

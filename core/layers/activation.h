@@ -20,6 +20,8 @@ class ActivationLayer : public Layer {
   }
   Shape Setup(const Shape& in_sample) override { return in_sample; }
   // Not in place: the backward pass reads the input.
+  bool BackwardNeedsOutput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
     backend().ActivationForward(f_, p_, in.view, out.view);
   }

@@ -15,6 +15,9 @@ class Add : public Layer {
   const char* Type() const override { return "add"; }
   kernels::OpSet Ops() const override { return {kernels::Op::kAxpy}; }
   bool TakesInputs(int count) const override { return count >= 2; }
+  bool BackwardNeedsInput() const override { return false; }
+  bool BackwardNeedsOutput() const override { return false; }
+  bool Replayable() const override { return true; }
 
   Shape Setup(const Shape& in_sample) override { return in_sample; }
   Shape SetupInputs(const std::vector<Shape>& in) override {

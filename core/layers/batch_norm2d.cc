@@ -77,7 +77,8 @@ void BatchNorm2D::Reshape(int) {
 void BatchNorm2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) {
   if (running_mean_.empty() || !saved_)
     throw std::logic_error("batchnorm: running statistics or workspace missing (" + name() + ")");
-  const kernels::BatchNormGeometry g = GeometryFor(in.batch());
+  kernels::BatchNormGeometry g = GeometryFor(in.batch());
+  if (ctx.replay) g.momentum = 0.0f;  // running = 1 * running + 0 * batch: unchanged
   used_batch_stats_ = ctx.training && !frozen();
   if (used_batch_stats_) {
     backend().BatchNormForwardTraining(g, in.view, scale_, shift_, running_mean_, running_var_,

@@ -35,6 +35,15 @@ class BatchNorm2D : public Layer {
   void Reshape(int capacity) override;
   // The saved mean and 1 / sqrt(var + eps), whatever the batch.
   size_t StateBytes(int capacity) const override { return ParamCount() * sizeof(float); }
+  // Only what BackwardReadsOutput says (a fused clip reads its own output).
+  bool BackwardNeedsOutput() const override { return BackwardReadsOutput(); }
+  // A replay recomputes the same statistics from the same input with
+  // momentum 0, so the running statistics stay exactly as they are.
+  bool Replayable() const override { return true; }
+  // Both backends' kernels finish a channel's sums before writing its d_x,
+  // element for element from d_y (kernels/cpu/batch_norm.cc, batch_norm.cl);
+  // a kernel fused with a clip must allow it too.
+  bool GradientInPlace() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -32,6 +32,14 @@ class Conv2D : public Layer {
   }
   void Reshape(int capacity) override;
   size_t StateBytes(int capacity) const override;
+  bool BackwardNeedsOutput() const override { return false; }
+  // A pointwise conv over few channels (MobileNet's expansions) costs at most
+  // kMaxReplayPatch multiply-adds per output value, about what batch norm
+  // costs, and its output is among the widest: worth recomputing.
+  static constexpr int kMaxReplayPatch = 32;
+  bool Replayable() const override {
+    return geom_.kernel == 1 && geom_.groups == 1 && geom_.patch() <= kMaxReplayPatch;
+  }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -21,6 +21,7 @@ class Dense : public Layer {
   std::vector<ParamMatrix> ParamMatrices() const override {
     return {{0, static_cast<size_t>(units_), static_cast<size_t>(inputs_)}};
   }
+  bool BackwardNeedsOutput() const override { return false; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;

@@ -18,6 +18,11 @@ class Dropout : public Layer {
   }
   Shape Setup(const Shape& in_sample) override;
   bool InPlace() const override { return true; }
+  // Backward reads only its mask; a replay draws the same mask (the seed is
+  // the step's and the layer's).
+  bool BackwardNeedsInput() const override { return false; }
+  bool BackwardNeedsOutput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Reshape(int capacity) override;
   size_t StateBytes(int capacity) const override { return capacity * per_sample_ * sizeof(float); }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) override;

@@ -15,6 +15,9 @@ class Flatten : public Layer {
     return Shape{static_cast<int>(in_sample.count())};
   }
   bool InPlace() const override { return true; }
+  bool BackwardNeedsInput() const override { return false; }
+  bool BackwardNeedsOutput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Forward(const Tensor&, const Tensor&, const ForwardContext&) override {}
   void Backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&) override {}
 };

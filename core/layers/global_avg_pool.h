@@ -21,6 +21,9 @@ class GlobalAvgPool : public Layer {
     inner_ = in[1] * in[2];
     return Shape{channels_};
   }
+  // Backward reads only the input's batch size, not its values.
+  bool BackwardNeedsInput() const override { return false; }
+  bool BackwardNeedsOutput() const override { return false; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
     backend().GlobalAvgPoolForward(in.view, out.view, in.batch() * channels_, inner_);
   }

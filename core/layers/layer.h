@@ -23,6 +23,10 @@ class Rng;
 struct ForwardContext {
   bool training = true;
   uint64_t seed = 0;  // per-step seed for stochastic layers (dropout)
+  // A second run of this step's training forward (recomputation, before the
+  // backward pass needs a dropped output): same inputs, same seed, and it
+  // must give the same output without moving state (running statistics).
+  bool replay = false;
 };
 
 class Layer {
@@ -80,6 +84,19 @@ class Layer {
   // ReLU reads its output too but only its sign, which an in-place layer
   // after it (dropout, flatten) keeps where the gradient is not zero.
   virtual bool BackwardReadsOutput() const { return false; }
+  // What Backward reads besides the output gradient, for the activation
+  // plan (core/model/activation_plan.h): a value nothing's backward reads is
+  // freed after its last forward reader. Conservative defaults.
+  virtual bool BackwardNeedsInput() const { return true; }
+  virtual bool BackwardNeedsOutput() const { return true; }
+  // Whether Forward may run again in training with ForwardContext::replay
+  // and give bit-identical output and state, cheaply enough that its output
+  // is worth recomputing rather than keeping (--recompute).
+  virtual bool Replayable() const { return false; }
+  // Whether Backward may write its input gradient over its output gradient
+  // (on every backend that has its ops): the model then hands the output
+  // gradient's buffer down, as for an in-place layer.
+  virtual bool GradientInPlace() const { return false; }
   virtual void Reshape(int capacity) {}
   // Bytes of state this layer keeps besides its output (masks, workspaces)
   // for batches of `capacity` samples, for memory budgeting.

@@ -12,6 +12,8 @@ class ReLU : public Layer {
   }
   Shape Setup(const Shape& in_sample) override { return in_sample; }
   bool InPlace() const override { return true; }
+  bool BackwardNeedsInput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
     backend().ReluForward(in.view, out.view);
   }

@@ -18,6 +18,8 @@ class ReLU6 : public Layer {
   Shape Setup(const Shape& in_sample) override { return in_sample; }
   bool InPlace() const override { return true; }
   bool BackwardReadsOutput() const override { return true; }
+  bool BackwardNeedsInput() const override { return false; }
+  bool Replayable() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
     backend().ClipForward(in.view, out.view, 0.0f, kCeiling);
   }

@@ -31,6 +31,7 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
   ConnectInputs(std::move(inputs));
   PlaceAndShape(input_sample);
   PlanGradients();
+  PlanActivationMemory();
   BindParamsAndStats();
 }
 
@@ -107,11 +108,9 @@ void Model::SetRunningStats(const float* host) {
 void Model::Reserve(int capacity) {
   if (capacity <= capacity_) return;
   const size_t n = layers_.size();
-  for (size_t v = 0; v <= n; ++v) {
-    if (v > 0 && in_place_[v - 1]) continue;  // shares its input's buffer
-    act_buffers_[act_slot_[v]] =
-        act_backend_[act_slot_[v]]->Allocate(shapes_[v].count() * capacity);
-  }
+  for (size_t b = 0; b < backends_.size(); ++b)
+    backends_[b].activations =
+        backends_[b].backend->Allocate(std::max<size_t>(act_plan_.arena_floats[b] * capacity, 1));
   // Forward carries activations across, backward their gradients.
   size_t staging = std::max(staging_.size(), Mixed() ? max_activation_ * capacity : size_t{0});
   for (size_t i = 0; i < n; ++i)
@@ -147,8 +146,7 @@ void Model::Reserve(int capacity) {
 size_t Model::MemoryBytes(int capacity) const {
   const size_t n = layers_.size();
   size_t per_sample = 2;  // labels, predictions
-  for (size_t v = 0; v <= n; ++v)
-    if (v == 0 || !in_place_[v - 1]) per_sample += shapes_[v].count();
+  for (size_t floats : act_plan_.arena_floats) per_sample += floats;
   for (size_t i = 0; i < n; ++i)
     for (int v : input_values_[i])
       if (&ValueBackend(v) != placement_[i]) per_sample += shapes_[v].count();
@@ -167,7 +165,10 @@ size_t Model::MemoryBytes(int capacity) const {
 
 Tensor Model::Activation(int v, int n) const {
   const Shape s = shapes_[v].WithBatch(n);
-  return Tensor{s, kernels::View{act_buffers_[act_slot_[v]].get(), 0, s.count()}};
+  const bool replayed = replaying_ && act_plan_.dropped[v];
+  const size_t at = (replayed ? act_plan_.replay_at[v] : act_plan_.forward_at[v]) * capacity_;
+  const BackendBuffers& arena = backends_[BackendIndex(&ValueBackend(v))];
+  return Tensor{s, kernels::View{arena.activations.get(), at, s.count()}};
 }
 
 Tensor Model::LayerInput(size_t i, size_t k, int n) const {
@@ -233,6 +234,7 @@ void Model::SetBatch(const float* images, const int32_t* labels, int n) {
 double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   Clock::time_point t;
   if (times) t = Clock::now();
+  replaying_ = false;
   UploadMirrors();
   if (times) times->transfer += Since(t);
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -274,6 +276,23 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
   return loss;
 }
 
+void Model::Replay(size_t i, uint64_t seed, LayerTimes* times) {
+  for (int j : act_plan_.replays[i]) {
+    Clock::time_point t;
+    if (times) {
+      placement_[j]->Synchronize();
+      t = Clock::now();
+    }
+    ForwardContext ctx{true, kernels::MixBits(seed) ^ kernels::MixBits(j + 1), true};
+    for (size_t k = 0; k < in_tensors_[j].size(); ++k) in_tensors_[j][k] = LayerInput(j, k, batch_);
+    layers_[j]->ForwardInputs(in_tensors_[j], Activation(j + 1, batch_), ctx);
+    if (times) {  // a replay counts as forward time of the layer replayed
+      placement_[j]->Synchronize();
+      times->forward[j] += Since(t);
+    }
+  }
+}
+
 void Model::RouteInputGrads(size_t i) {
   for (size_t k = 0; k < routes_[i].size(); ++k) {
     const int v = input_values_[i][k];
@@ -309,10 +328,12 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
     times->loss = times->transfer = 0;
   }
   const double loss = ForwardAndLoss(ForwardContext{true, seed}, times);
+  replaying_ = true;
   Clock::time_point t;
   for (size_t i = layers_.size(); i-- > 0;) {
     Layer& layer = *layers_[i];
     if (needs_grad_[i + 1]) {
+      Replay(i, seed, times);
       kernels::Backend& on = *placement_[i];
       BackendBuffers& here = backends_[BackendIndex(&on)];
       for (size_t k = 0; k < routes_[i].size(); ++k) {

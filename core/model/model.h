@@ -12,6 +12,13 @@
 // and a residual block three. A layer whose output leads to nothing that
 // trains (frozen layers below the trained head) runs no backward pass.
 //
+// Activations: one arena per backend, laid out once by the activation plan
+// (activation_plan.h): a value keeps its place only while a forward reader
+// or a backward step still needs it. With recomputation (SetRecompute) the
+// outputs of cheap replayable layers are not kept for the backward pass but
+// replayed just before it needs them; gradients are bit-identical either way.
+// Batch norm's input gradient overwrites its output gradient.
+//
 // Placement: each layer runs on the backend chosen for it; the parameters,
 // gradients and optimizer live on the model's home backend. A layer placed
 // elsewhere works on a mirror of its parameters on its own backend; the
@@ -35,6 +42,7 @@
 #include <vector>
 
 #include "core/layers/layer.h"
+#include "core/model/activation_plan.h"
 #include "kernels/backend.h"
 
 namespace mt {
@@ -126,6 +134,13 @@ class Model {
   void GetRunningStats(float* host) const;
   void SetRunningStats(const float* host);
 
+  // Recomputation: keep fewer activations and replay cheap layers in the
+  // backward pass instead (more time, less memory). Only before Reserve.
+  void SetRecompute(bool on);
+  bool recompute() const { return recompute_; }
+  // Layer forwards replayed per training step (0 without recomputation).
+  size_t ReplayedLayers() const;
+
   // Makes room for batches of up to `capacity` samples (never shrinks).
   void Reserve(int capacity);
   int capacity() const { return capacity_; }
@@ -179,6 +194,7 @@ class Model {
     kernels::Backend* backend;
     std::vector<std::unique_ptr<kernels::Buffer>> grads;    // the pool
     std::vector<std::unique_ptr<kernels::Buffer>> scratch;  // per input position
+    std::unique_ptr<kernels::Buffer> activations;           // the plan's arena
     // What the plan needs: floats per sample of each buffer (a scratch
     // buffer's index is the input position it serves; 0: unused).
     std::vector<size_t> grad_sizes, scratch_sizes;
@@ -199,10 +215,13 @@ class Model {
   void ConnectInputs(std::vector<std::vector<int>> inputs);
   void PlaceAndShape(const Shape& input_sample);
   void PlanGradients();
+  void PlanActivationMemory();
   void BindParamsAndStats();
   // Copies layer i's inputs made on other backends onto its backend.
   void BridgeIn(size_t i, LayerTimes* times);
   double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times);
+  // Runs again the forwards the plan replays before layer i's backward.
+  void Replay(size_t i, uint64_t seed, LayerTimes* times);
   // Routes layer i's input gradients to their values after its Backward.
   void RouteInputGrads(size_t i);
   void UploadMirrors();
@@ -219,15 +238,13 @@ class Model {
   std::vector<std::vector<int>> input_values_;  // the same as value ids
   std::vector<int> consumers_;                  // per value: how many inputs read it
   std::vector<Shape> shapes_;                   // per value, per sample
-  std::vector<int> act_slot_;                   // per value: which activation buffer
   std::vector<char> in_place_;                  // per layer
   std::vector<char> needs_grad_;                // per value
   std::vector<GradSlot> grad_slot_;             // per value
   std::vector<std::vector<GradRoute>> routes_;  // per layer, per input
   std::vector<size_t> param_offset_;            // per layer
   std::vector<size_t> stat_offset_;             // per layer
-  std::vector<std::unique_ptr<kernels::Buffer>> act_buffers_;
-  std::vector<kernels::Backend*> act_backend_;  // per activation buffer
+  ActivationPlan act_plan_;
   // bridges_[i][k]: layer i's input k copied onto its backend (null when the
   // value lives there already); loss_bridge_ likewise for the logits.
   std::vector<std::vector<std::unique_ptr<kernels::Buffer>>> bridges_;
@@ -246,6 +263,8 @@ class Model {
   int capacity_ = 0;
   int batch_ = 0;
   bool mixed_ = false;
+  bool recompute_ = false;
+  bool replaying_ = false;  // in the backward pass: dropped values are at their replay places
 };
 
 }  // namespace mt

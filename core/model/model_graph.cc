@@ -69,10 +69,7 @@ void Model::PlaceAndShape(const Shape& input_sample) {
   CheckInputShape(input_sample);
   const size_t n = layers_.size();
   shapes_.assign(1, input_sample);
-  act_slot_.assign(1, 0);
-  act_backend_.assign(1, placement_[0]);
   in_place_.assign(n, 0);
-  int slots = 1;
   std::vector<Shape> in_shapes;
   for (size_t i = 0; i < n; ++i) {
     Layer& layer = *layers_[i];
@@ -97,12 +94,6 @@ void Model::PlaceAndShape(const Shape& input_sample) {
     in_place_[i] = layer.InPlace() && input_values_[i].size() == 1 && consumers_[first] == 1 &&
                    &ValueBackend(first) == placement_[i] &&
                    !(first > 0 && layers_[first - 1]->BackwardReadsOutput());
-    if (in_place_[i]) {
-      act_slot_.push_back(act_slot_[first]);
-    } else {
-      act_slot_.push_back(slots++);
-      act_backend_.push_back(placement_[i]);
-    }
     param_offset_.push_back(param_count_);
     param_count_ += layer.ParamCount();
     stat_offset_.push_back(stat_count_);
@@ -114,10 +105,8 @@ void Model::PlaceAndShape(const Shape& input_sample) {
   if (param_count_ > static_cast<size_t>(kMaxModelParams))
     throw std::invalid_argument("model: " + std::to_string(param_count_) +
                                 " parameters, more than the 2^26 this build trains");
-  act_backend_[0] = placement_[0];  // the first layer's, settled now
   for (const Shape& s : shapes_) max_activation_ = std::max(max_activation_, s.count());
   loss_backend_ = Supporting(placement_.back(), kLossOps, n, "loss");
-  act_buffers_.resize(slots);
 }
 
 int Model::BackendIndex(const kernels::Backend* b) const {
@@ -133,7 +122,7 @@ void Model::PlanGradients() {
   const size_t n = layers_.size();
   for (size_t i = 0; i <= n; ++i) {
     kernels::Backend* b = i < n ? placement_[i] : loss_backend_;
-    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}});
+    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}, {}});
   }
   // A value needs a gradient when the layer that made it trains or reads one
   // that does; the model's input never does.
@@ -180,6 +169,7 @@ void Model::PlanGradients() {
   routes_.assign(n, {});
   if (needs_grad_[n]) grad_slot_[n] = take(&ValueBackend(static_cast<int>(n)), shapes_[n].count());
   for (size_t i = n; i-- > 0;) {
+    const Layer& layer = *layers_[i];
     routes_[i].assign(input_values_[i].size(), GradRoute::kNone);
     if (!needs_grad_[i + 1]) continue;
     bool handed_down = false;  // d_out's buffer became the input's (in place)
@@ -189,7 +179,8 @@ void Model::PlanGradients() {
       GradRoute& route = routes_[i][k];
       if (grad_slot_[v].backend >= 0) {
         route = GradRoute::kAccumulate;
-      } else if (in_place_[i]) {
+      } else if (in_place_[i] || (layer.GradientInPlace() && input_values_[i].size() == 1 &&
+                                  &ValueBackend(v) == placement_[i])) {
         route = GradRoute::kInPlace;
         grad_slot_[v] = grad_slot_[i + 1];
         size_t& size = backends_[grad_slot_[v].backend].grad_sizes[grad_slot_[v].index];
@@ -218,6 +209,43 @@ void Model::PlanGradients() {
     d_in_tensors_[i].resize(input_values_[i].size());
     bridges_[i].resize(input_values_[i].size());
   }
+}
+
+void Model::PlanActivationMemory() {
+  const size_t n = layers_.size();
+  ActivationGraph graph;
+  graph.recompute = recompute_;
+  graph.arenas = static_cast<int>(backends_.size());
+  for (size_t v = 0; v <= n; ++v) {
+    graph.floats.push_back(shapes_[v].count());
+    graph.arena.push_back(BackendIndex(&ValueBackend(static_cast<int>(v))));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Layer& layer = *layers_[i];
+    ActivationGraph::Step step;
+    step.inputs = input_values_[i];
+    step.in_place = in_place_[i];
+    step.runs_backward = needs_grad_[i + 1];
+    step.backward_needs_input = layer.BackwardNeedsInput();
+    step.backward_needs_output = layer.BackwardNeedsOutput();
+    // A replay reads inputs from other backends through the bridges the
+    // forward pass filled, which stay until the next forward.
+    step.replayable = layer.Replayable();
+    graph.steps.push_back(std::move(step));
+  }
+  act_plan_ = PlanActivations(graph);
+}
+
+void Model::SetRecompute(bool on) {
+  if (capacity_ > 0) throw std::logic_error("model: recomputation is chosen before Reserve");
+  recompute_ = on;
+  PlanActivationMemory();
+}
+
+size_t Model::ReplayedLayers() const {
+  size_t count = 0;
+  for (const std::vector<int>& r : act_plan_.replays) count += r.size();
+  return count;
 }
 
 void Model::BindParamsAndStats() {

@@ -1,0 +1,68 @@
+// A worker's memory budget turns recomputation on when, and only when, it is
+// what makes the hub's batch fit; --recompute turns it on always.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "core/model/model_spec.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/support/cifar_writer.h"
+#include "tests/support/files.h"
+#include "worker/compute_devices.h"
+#include "worker/local_trainer.h"
+
+namespace mt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a batch of `capacity` needs as the worker judges it: the fixed part
+// and the growth per sample, extrapolated (CheckBatchFits).
+int64_t Needs(bool recompute, int capacity) {
+  kernels::CpuBackend cpu(1);
+  auto model = BuildModel(LoadModelSpec("mobilenet-tiny"), cpu);
+  model->SetRecompute(recompute);
+  const int64_t one = static_cast<int64_t>(model->MemoryBytes(1));
+  const int64_t per_sample =
+      static_cast<int64_t>(model->MemoryBytes(2)) - one +
+      static_cast<int64_t>((model->input_shape().count() + 1) * sizeof(float));
+  return one + per_sample * (capacity - 1);
+}
+
+TEST(RecomputeBudget, TurnsOnOnlyWhenItMakesTheBatchFit) {
+  const fs::path dir = test_support::FreshTempDir("recompute-budget");
+  test_support::WriteCifarDataset(dir, 32, 8, 3);
+  ComputeDevices devices(DeviceChoice::kCpu, 1);
+  const int capacity = 16;
+  const int64_t plain = Needs(false, capacity), replaying = Needs(true, capacity);
+  ASSERT_LT(replaying, plain);
+  auto trainer = [&](int64_t budget, bool asked) {
+    TrainerSpec spec{LoadModelSpec("mobilenet-tiny"), dir.string(), OptimizerConfig{}, capacity, 1};
+    spec.memory_budget_bytes = budget;
+    spec.recompute = asked;
+    return std::make_unique<LocalTrainer>(devices, spec);
+  };
+  {
+    auto t = trainer((plain + replaying) / 2, false);
+    EXPECT_TRUE(t->recomputes());
+    EXPECT_TRUE(t->recomputes_for_budget());
+    EXPECT_TRUE(t->model().recompute());
+    EXPECT_GT(t->model().ReplayedLayers(), 0u);
+  }
+  {
+    auto t = trainer(plain + (1 << 20), false);
+    EXPECT_FALSE(t->recomputes());
+    EXPECT_FALSE(t->model().recompute());
+  }
+  {
+    auto t = trainer(0, true);  // asked for, no budget
+    EXPECT_TRUE(t->model().recompute());
+    EXPECT_FALSE(t->recomputes_for_budget());
+  }
+  EXPECT_THROW(trainer(replaying - (1 << 20), false), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mt
