@@ -23,7 +23,7 @@ constexpr bool kManyRegisters = simd::kRegisters >= 32;
 // load-bound.
 constexpr int kMaxAcc = kManyRegisters ? 24 : 12;
 constexpr int kMaxOutVectors = kManyRegisters ? 4 : 2;  // output vectors per conv block
-constexpr int kMaxPositions = kManyRegisters ? 12 : 6;  // positions per conv block
+constexpr int kMaxPositions = kManyRegisters ? 8 : 6;  // positions per conv block
 constexpr int kMaxGradVectors = kManyRegisters ? 3 : 1;  // 9 taps x this many accumulators
 
 // out[x * ld_out + v * L..] = init + sum over channels c and taps t of
