@@ -49,8 +49,8 @@ Plan MakePlan(const ConvGeometry& g) {
   l.x = 0;
   l.g = l.x + l.in_c * l.ps;
   l.stage = l.g + l.oc * l.gs;
-  l.part = l.stage +
-           RoundUp16(std::max(size_t(l.oh) * l.ow * l.oc, size_t(l.in_h) * l.in_w * l.in_c));
+  l.part =
+      l.stage + RoundUp16(std::max(size_t(l.oh) * l.ow * l.oc, size_t(l.in_h) * l.in_w * l.in_c));
   l.db = l.part + RoundUp16(weights);
   l.per_chunk = l.db + RoundUp16(l.oc);
   return l;
@@ -184,8 +184,14 @@ void Conv3x3Backward(ThreadPool& pool, const ConvGeometry& g, const float* in, c
         for (int vb = 0; vb < grad_vectors.parts; ++vb) {
           const int ob = grad_vectors.Size(vb), o0 = grad_vectors.Begin(vb) * kLanes;
           for (int c = 0; c < l.in_c; ++c) {
-            const conv3x3::GradArgs a{x + c * l.ps, l.wp, stage + o0, l.oc, l.oh, l.ow,
-                                      part + size_t(c) * kTaps * l.oc + o0, l.oc};
+            const conv3x3::GradArgs a{x + c * l.ps,
+                                      l.wp,
+                                      stage + o0,
+                                      l.oc,
+                                      l.oh,
+                                      l.ow,
+                                      part + size_t(c) * kTaps * l.oc + o0,
+                                      l.oc};
             conv3x3::kGradTable[ob - 1](a);
           }
         }

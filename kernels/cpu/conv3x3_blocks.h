@@ -22,8 +22,8 @@ constexpr bool kManyRegisters = simd::kRegisters >= 32;
 // in the register file, or the compiler spills and the block turns
 // load-bound.
 constexpr int kMaxAcc = kManyRegisters ? 24 : 12;
-constexpr int kMaxOutVectors = kManyRegisters ? 4 : 2;  // output vectors per conv block
-constexpr int kMaxPositions = kManyRegisters ? 8 : 6;  // positions per conv block
+constexpr int kMaxOutVectors = kManyRegisters ? 4 : 2;   // output vectors per conv block
+constexpr int kMaxPositions = kManyRegisters ? 8 : 6;    // positions per conv block
 constexpr int kMaxGradVectors = kManyRegisters ? 3 : 1;  // 9 taps x this many accumulators
 
 // out[x * ld_out + v * L..] = init + sum over channels c and taps t of

@@ -13,8 +13,8 @@
 
 #include "kernels/cpu/avg_pool.h"
 #include "kernels/cpu/batch_norm.h"
-#include "kernels/cpu/depthwise_conv.h"
 #include "kernels/cpu/dense_conv.h"
+#include "kernels/cpu/depthwise_conv.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grouped_conv.h"
 #include "kernels/cpu/padded_pool.h"

@@ -2,18 +2,18 @@
 // direction at a time: forward, input gradient (d_in only) and weight
 // gradient (d_weight and d_bias only), through CpuBackend so each direction
 // runs the path a layer would get, against the paths it had before the
-// channel-vectorised kernel (direct_conv.h, else gemm_conv.h). Prints GFLOP/s and the percentage of the
-// measured peak, which is found as the profiler finds it: the fastest
-// 256x256x256 GEMM on the same pool (core/profile/peak_rate.cc).
+// channel-vectorised kernel (direct_conv.h, else gemm_conv.h). Prints GFLOP/s and the percentage of
+// the measured peak, which is found as the profiler finds it: the fastest 256x256x256 GEMM on the
+// same pool (core/profile/peak_rate.cc).
 //
 //   conv3x3_bench [threads (default 1)] [reps (default 20)] [batch (default 64)]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <random>
-#include <ctime>
 #include <vector>
 
 #include "kernels/cpu/conv3x3.h"
@@ -135,8 +135,8 @@ void Run(CpuBackend& cpu, const Layer& l, int batch, int reps, double peak) {
   const View dw = b.Zeros(g.weight_count()), db = b.Zeros(g.out_c);
   const int threads = cpu.pool().size();
   const size_t ws_new = cpu.ConvWorkspaceCount(g);
-  const size_t ws_old = std::max(DirectConvWorkspaceFloats(g, threads),
-                                 GemmConvWorkspaceFloats(g, threads));
+  const size_t ws_old =
+      std::max(DirectConvWorkspaceFloats(g, threads), GemmConvWorkspaceFloats(g, threads));
   const View ws = b.Zeros(std::max(ws_new, ws_old));
   // What the backend ran before the 3x3 kernel: direct where it was
   // measured faster, else im2col + GEMM.
@@ -181,16 +181,16 @@ int main(int argc, char** argv) {
   mt::kernels::g_cpu_time = threads == 1;
   mt::kernels::CpuBackend cpu(threads);
   const double peak = mt::kernels::PeakGflops(cpu);
-  std::printf("3x3 conv, stride 1, padding 1, batch %d, %d thread(s), fastest of %d; peak %.1f "
-              "GFLOP/s (fastest 256^3 GEMM); %s time\n",
-              batch, threads, reps, peak, threads == 1 ? "thread CPU" : "wall");
+  std::printf(
+      "3x3 conv, stride 1, padding 1, batch %d, %d thread(s), fastest of %d; peak %.1f "
+      "GFLOP/s (fastest 256^3 GEMM); %s time\n",
+      batch, threads, reps, peak, threads == 1 ? "thread CPU" : "wall");
   std::printf("%-18s %-11s | %-32s | %-32s | %-32s |\n", "layer", "path", "forward",
               "input gradient", "weight gradient");
   // Mentee's layers first (conv2..conv5), then the square C x C grid.
   const mt::kernels::Layer layers[] = {
-      {32, 32, 32}, {32, 64, 16},  {64, 64, 16},   {64, 128, 8},  {32, 32, 16},
-      {32, 32, 8},  {64, 64, 32},  {64, 64, 8},    {128, 128, 32}, {128, 128, 16},
-      {128, 128, 8},
+      {32, 32, 32}, {32, 64, 16}, {64, 64, 16},   {64, 128, 8},   {32, 32, 16},  {32, 32, 8},
+      {64, 64, 32}, {64, 64, 8},  {128, 128, 32}, {128, 128, 16}, {128, 128, 8},
   };
   for (const auto& l : layers) mt::kernels::Run(cpu, l, batch, reps, peak);
   return 0;
