@@ -110,8 +110,11 @@ void ConvRows(const float* in, int channels, size_t plane, int wp, const float* 
 
 bool Conv3x3Handles(const ConvGeometry& g) {
   return g.groups == 1 && g.kernel == kK && g.stride == 1 && g.pad <= kK - 1 &&
-         g.in_c % kLanes == 0 && g.out_c % kLanes == 0 && g.in_c > 0 && g.out_c > 0 &&
-         g.out_h() >= 1 && g.out_w() >= 1;
+         g.out_c % kLanes == 0 && g.in_c > 0 && g.out_c > 0 && g.out_h() >= 1 && g.out_w() >= 1;
+}
+
+bool Conv3x3HandlesInputGradient(const ConvGeometry& g) {
+  return Conv3x3Handles(g) && g.in_c % kLanes == 0;
 }
 
 size_t Conv3x3WorkspaceFloats(const ConvGeometry& g, int threads) {

@@ -24,16 +24,20 @@ namespace mt::kernels {
 
 class ThreadPool;
 
-// Ungrouped 3x3 kernels, stride 1, padding at most 2, and channel counts
-// (in and out) that are multiples of the vector width.
+// Ungrouped 3x3 kernels, stride 1, padding at most 2, and output channels
+// in whole vectors: forward and weight gradient.
 bool Conv3x3Handles(const ConvGeometry& g);
+// The input gradient, whose vectors run along the input channels, needs
+// those in whole vectors too (an RGB first layer has none to compute).
+bool Conv3x3HandlesInputGradient(const ConvGeometry& g);
 
 size_t Conv3x3WorkspaceFloats(const ConvGeometry& g, int threads);
 
 void Conv3x3Forward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
                     const float* bias, float* out, float* workspace);
 
-// Same contract as GemmConvBackward in gemm_conv.h.
+// Same contract as GemmConvBackward in gemm_conv.h; d_in must be null
+// unless Conv3x3HandlesInputGradient(g).
 void Conv3x3Backward(ThreadPool& pool, const ConvGeometry& g, const float* in, const float* weight,
                      const float* d_out, float* d_in, float* d_weight, float* d_bias,
                      float* workspace);
