@@ -190,9 +190,9 @@ int main(int argc, char** argv) {
   // Mentee's layers first (conv2..conv5), then the square C x C grid, then
   // one vector of channels (on AVX-512), the narrowest the 3x3 kernel takes.
   const mt::kernels::Layer layers[] = {
-      {32, 32, 32},  {32, 64, 16},  {64, 64, 16},   {64, 128, 8},   {32, 32, 16},
-      {32, 32, 8},   {64, 64, 32},  {64, 64, 8},    {128, 128, 32}, {128, 128, 16},
-      {128, 128, 8}, {16, 16, 32},  {16, 32, 16},
+      {32, 32, 32},  {32, 64, 16}, {64, 64, 16}, {64, 128, 8},   {32, 32, 16},
+      {32, 32, 8},   {64, 64, 32}, {64, 64, 8},  {128, 128, 32}, {128, 128, 16},
+      {128, 128, 8}, {16, 16, 32}, {16, 32, 16},
   };
   for (const auto& l : layers) mt::kernels::Run(cpu, l, batch, reps, peak);
   return 0;
