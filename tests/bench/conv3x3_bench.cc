@@ -135,9 +135,12 @@ void Run(CpuBackend& cpu, const Layer& l, int batch, int reps, double peak) {
   const View dw = b.Zeros(g.weight_count()), db = b.Zeros(g.out_c);
   const int threads = cpu.pool().size();
   const size_t ws_new = cpu.ConvWorkspaceCount(g);
+  const bool direct_fwd = DirectConvFasterForward(g), direct_bwd = DirectConvFasterBackward(g);
   const size_t ws_old =
-      std::max(DirectConvWorkspaceFloats(g, threads), GemmConvWorkspaceFloats(g, threads));
-  const View ws = b.Zeros(std::max(ws_new, ws_old));
+      std::max(direct_fwd || direct_bwd ? DirectConvWorkspaceFloats(g, threads) : 0,
+               !direct_fwd || !direct_bwd ? GemmConvWorkspaceFloats(g, threads) : 0);
+  const View ws = b.Zeros(std::max(
+      {ws_new, DirectConvWorkspaceFloats(g, threads), GemmConvWorkspaceFloats(g, threads)}));
   // What the backend ran before the 3x3 kernel: direct where it was
   // measured faster, else im2col + GEMM.
   auto old_fwd = [&] {
