@@ -98,7 +98,6 @@ void ConvRows(const float* in, int channels, size_t plane, int wp, const float* 
                                   w + o0,
                                   outs,
                                   bias ? bias + o0 : nullptr,
-                                  false,
                                   stage + (size_t(y) * cols + x0) * outs + o0,
                                   outs};
         conv3x3::kConvTable[(ob - 1) * conv3x3::kMaxPositions + (xs.Size(xb) - 1)](a);

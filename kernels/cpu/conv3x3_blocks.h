@@ -28,8 +28,8 @@ constexpr int kMaxGradVectors = kManyRegisters ? 3 : 1;  // 9 taps x this many a
 
 // out[x * ld_out + v * L..] = init + sum over channels c and taps t of
 // w[(c * 9 + t) * ld_w + v * L..] * in[c * plane + (t / 3) * wp + t % 3 + x]
-// for X positions and OB output vectors, where init is the bias vectors (or
-// zero when bias is null), or out itself when accumulate.
+// for X positions and OB output vectors, where init is the bias vectors, or
+// zero when bias is null.
 struct ConvArgs {
   const float* in;
   int channels;
@@ -38,7 +38,6 @@ struct ConvArgs {
   const float* w;
   int ld_w;
   const float* bias;
-  bool accumulate;
   float* out;
   int ld_out;
 };
@@ -50,9 +49,7 @@ void ConvBlock(const ConvArgs& a) {
   for (int x = 0; x < X; ++x) {
 #pragma GCC unroll 4
     for (int v = 0; v < OB; ++v) {
-      acc[x][v] = a.accumulate ? simd::Load(a.out + x * a.ld_out + v * kLanes)
-                  : a.bias     ? simd::Load(a.bias + v * kLanes)
-                               : Vec{};
+      acc[x][v] = a.bias ? simd::Load(a.bias + v * kLanes) : Vec{};
     }
   }
   const float* src = a.in;
