@@ -13,10 +13,9 @@
 
 #include "kernels/cpu/avg_pool.h"
 #include "kernels/cpu/batch_norm.h"
+#include "kernels/cpu/dense_conv.h"
 #include "kernels/cpu/depthwise_conv.h"
-#include "kernels/cpu/direct_conv.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_conv.h"
 #include "kernels/cpu/grouped_conv.h"
 #include "kernels/cpu/padded_pool.h"
 #include "kernels/cpu/pool.h"
@@ -128,11 +127,7 @@ size_t CpuBackend::ConvWorkspaceCount(const ConvGeometry& g) const {
     return DepthwiseConvHandles(g) ? DepthwiseConvWorkspaceFloats(g, pool_.size())
                                    : GroupedConvWorkspaceFloats(g, pool_.size());
   }
-  const bool direct_fwd = DirectConvFasterForward(g), direct_bwd = DirectConvFasterBackward(g);
-  size_t count = 0;
-  if (direct_fwd || direct_bwd) count = DirectConvWorkspaceFloats(g, pool_.size());
-  if (!direct_fwd || !direct_bwd) count = std::max(count, GemmConvWorkspaceFloats(g, pool_.size()));
-  return count;
+  return DenseConvWorkspaceFloats(g, pool_.size());
 }
 
 void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out,
@@ -146,11 +141,7 @@ void CpuBackend::Conv2dForward(const ConvGeometry& g, View in, View weight, View
     }
     return;
   }
-  if (DirectConvFasterForward(g)) {
-    DirectConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
-  } else {
-    GemmConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
-  }
+  DenseConvForward(pool_, g, Data(in), Data(weight), b, Data(out), Data(workspace));
 }
 
 void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,
@@ -170,11 +161,7 @@ void CpuBackend::Conv2dBackward(const ConvGeometry& g, View in, View weight, Vie
     }
     return;
   }
-  if (DirectConvFasterBackward(g)) {
-    DirectConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db, Data(workspace));
-  } else {
-    GemmConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db, Data(workspace));
-  }
+  DenseConvBackward(pool_, g, Data(in), Data(weight), Data(d_out), dx, dw, db, Data(workspace));
 }
 
 void CpuBackend::MaxPoolForward(const PoolGeometry& g, View in, View out, View argmax) {

@@ -50,6 +50,18 @@ TEST_P(LayerGradients, Conv2DBatchOneLeNetFirstLayer) {
   CheckLayerGradients(conv, Shape{1, 12, 12}, 1, backend(), RandomVector(144, 5));
 }
 
+// Whole vectors of channels in and out: the CPU backend's 3x3 kernel.
+TEST_P(LayerGradients, Conv2DChannelVectors) {
+  Conv2D conv(16, 3, 1, 1);
+  CheckLayerGradients(conv, Shape{16, 5, 7}, 3, backend(), RandomVector(3 * 16 * 5 * 7, 7));
+}
+
+// RGB in: the 3x3 kernel's weight gradient, another path's input gradient.
+TEST_P(LayerGradients, Conv2DRgbToChannelVectors) {
+  Conv2D conv(16, 3, 1, 1);
+  CheckLayerGradients(conv, Shape{3, 6, 5}, 2, backend(), RandomVector(2 * 3 * 6 * 5, 8));
+}
+
 TEST_P(LayerGradients, Dense) {
   Dense dense(7);
   CheckLayerGradients(dense, Shape{13}, 4, backend(), RandomVector(4 * 13, 6));
