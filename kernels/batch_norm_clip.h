@@ -3,7 +3,8 @@
 // clipped to [lo, hi] (ReLU: 0, +inf; ReLU6: 0, 6) as it is written, and
 // the backward pass masking the output's gradient where lo < y < hi, with
 // y the clipped output the forward pass wrote. A backend without them runs
-// the pair unfused. The CPU's are in kernels/cpu/ops/batch_norm_clip.cc.
+// the pair unfused. The CPU's are in kernels/cpu/ops/batch_norm_clip.cc,
+// OpenCL's in kernels/opencl/opencl_batch_norm_pool.cc.
 #pragma once
 
 #include "kernels/buffer.h"

@@ -1,8 +1,8 @@
 // Batch norm fused with a clip (kernels/batch_norm_clip.h) against the
 // unfused sequence on the same backend: batch norm, ClipForward, then
-// ClipBackward and batch norm's backward pass. Every backend that has the
-// fused ops (the CPU one on 1 and 3 threads) must give the same numbers
-// bit for bit, with d_x written over d_y as the model calls it: the fused
+// ClipBackward and batch norm's backward pass. Every backend (the CPU one
+// on 1 and 3 threads, OpenCL where there is one) must give the same
+// numbers bit for bit, with d_x written over d_y as the model calls it: the fused
 // passes are the unfused ones' float operations in the same order.
 #include <gtest/gtest.h>
 
