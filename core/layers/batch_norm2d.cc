@@ -109,7 +109,7 @@ void BatchNorm2D::Forward(const Tensor& in, const Tensor& out, const ForwardCont
   }
 }
 
-void BatchNorm2D::Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
+void BatchNorm2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out,
                            const Tensor& d_in) {
   // A frozen layer's parameter gradients stay as they are (zero).
   const bool params = !frozen();
@@ -119,9 +119,9 @@ void BatchNorm2D::Backward(const Tensor& in, const Tensor& out, const Tensor& d_
   const kernels::View d_scale = params ? d_scale_ : kernels::View{};
   const kernels::View d_shift = params ? d_shift_ : kernels::View{};
   if (clips_) {
-    kernels::kBatchNormClipBackward(backend(), GeometryFor(in.batch()), in.view, out.view,
-                                    d_out.view, scale_, mean, save_invstd_, used_batch_stats_,
-                                    d_in.view, d_scale, d_shift, clip_lo_, clip_hi_);
+    kernels::kBatchNormClipBackward(backend(), GeometryFor(in.batch()), in.view, d_out.view, scale_,
+                                    shift_, mean, save_invstd_, used_batch_stats_, d_in.view,
+                                    d_scale, d_shift, clip_lo_, clip_hi_);
     return;
   }
   backend().BatchNormBackward(GeometryFor(in.batch()), in.view, d_out.view, scale_, mean,

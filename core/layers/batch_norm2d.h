@@ -39,12 +39,11 @@ class BatchNorm2D : public Layer {
   // Fuses the ReLU (lo 0, hi +inf) or ReLU6 (lo 0, hi 6) that runs in place
   // over this layer's output (core/model/fusion.cc): Forward writes the
   // clipped output, and Backward takes the gradient of the clipped output
-  // and reads the output (which must reach it unchanged) for the mask. Needs
+  // and masks it from its input (the output is not read, so a layer after
+  // the activation may still run in place over it). Needs
   // kernels::BatchNormClipOps() on the layer's backend.
   void FuseClip(float lo, float hi);
   bool clips() const { return clips_; }
-  // The output gradient depends on it once fused; an unfused one reads only its input.
-  bool BackwardReadsOutput() const override { return clips_; }
 
   float epsilon() const { return geom_.epsilon; }
   float momentum() const { return geom_.momentum; }

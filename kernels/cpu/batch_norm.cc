@@ -126,13 +126,25 @@ struct Clip {
     const Vec up = v > lo ? v : lo;
     return up < hi ? up : hi;
   }
-  // g where lo < y < hi (ClipBackward's mask), else 0.
-  Vec Mask(Vec y, Vec g) const {
+  // g where lo < v < hi, else 0: ClipBackward's mask, for v the value
+  // before the clip (lo < clip(v) < hi exactly when lo < v < hi, NaN included).
+  Vec Mask(Vec v, Vec g) const {
     if constexpr (!kClip) return g;
-    return (y > lo) & (y < hi) ? g : Vec{};
+    return (v > lo) & (v < hi) ? g : Vec{};
   }
   Vec lo, hi;
 };
+
+// The affine map y = x * a + b the forward pass applies to a channel, from
+// the statistics it saves (rounded to float), so the backward pass can form
+// the same a and b again and, from x, the same pre-clip values bit for bit.
+struct Affine {
+  float a, b;
+};
+inline Affine AffineOf(float scale, float shift, float mean, float invstd) {
+  const double scaled = static_cast<double>(scale) * invstd;
+  return {static_cast<float>(scaled), static_cast<float>(shift - mean * scaled)};
+}
 
 // y = clip(x * a + b) over [0..n); y may be x.
 template <bool kClip>
@@ -143,29 +155,34 @@ void AffineRow(const float* x, int n, float a, float b, const Clip<kClip>& clip,
   if (i < n) StorePartial(y + i, n - i, clip.Apply(LoadPartial(x + i, n - i, Vec{}) * av + bv));
 }
 
-// dx = mask(dy) * a + (x - mean) * b + c over [0..n), mask from the
-// clipped output y (unread without a clip); dx may be dy.
+// dx = mask(dy) * a + (x - mean) * b + c over [0..n), the mask from the
+// forward pass's pre-clip values x * f.a + f.b (unused without a clip);
+// dx may be dy.
 template <bool kClip>
-void BackwardRow(const float* x, const float* y, const float* dy, int n, float a, float b,
-                 float mean, float c, const Clip<kClip>& clip, float* dx) {
+void BackwardRow(const float* x, const float* dy, int n, float a, float b, float mean, float c,
+                 Affine f, const Clip<kClip>& clip, float* dx) {
   const Vec av = simd::Splat(a), bv = simd::Splat(b), mv = simd::Splat(mean), cv = simd::Splat(c);
+  const Vec fa = simd::Splat(f.a), fb = simd::Splat(f.b);
   auto at = [&](int i, int lanes) {
+    const Vec xv = LoadLanes(x + i, lanes, mv);
     Vec g = LoadLanes(dy + i, lanes, Vec{});
-    if constexpr (kClip) g = clip.Mask(LoadLanes(y + i, lanes, Vec{}), g);
-    return g * av + (LoadLanes(x + i, lanes, mv) - mv) * bv + cv;
+    if constexpr (kClip) g = clip.Mask(xv * fa + fb, g);
+    return g * av + (xv - mv) * bv + cv;
   };
   int i = 0;
   for (; i + kLanes <= n; i += kLanes) simd::Store(dx + i, at(i, kLanes));
   if (i < n) StorePartial(dx + i, n - i, at(i, n - i));
 }
 
-// dx = mask(dy) * a over [0..n): the affine map's gradient; dx may be dy.
+// dx = mask(dy) * a over [0..n): the affine map's gradient, the mask as in
+// BackwardRow; dx may be dy.
 template <bool kClip>
-void ScaleRow(const float* y, const float* dy, int n, float a, const Clip<kClip>& clip, float* dx) {
-  const Vec av = simd::Splat(a);
+void ScaleRow(const float* x, const float* dy, int n, float a, Affine f, const Clip<kClip>& clip,
+              float* dx) {
+  const Vec av = simd::Splat(a), fa = simd::Splat(f.a), fb = simd::Splat(f.b);
   auto at = [&](int i, int lanes) {
     Vec g = LoadLanes(dy + i, lanes, Vec{});
-    if constexpr (kClip) g = clip.Mask(LoadLanes(y + i, lanes, Vec{}), g);
+    if constexpr (kClip) g = clip.Mask(LoadLanes(x + i, lanes, Vec{}) * fa + fb, g);
     return g * av;
   };
   int i = 0;
@@ -246,9 +263,9 @@ void ForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, const float* 
         save_invstd[c] = static_cast<float>(invstd);
         running_mean[c] = static_cast<float>((1.0 - m) * running_mean[c] + m * mean);
         running_var[c] = static_cast<float>((1.0 - m) * running_var[c] + m * var * unbias);
-        const double scaled = scale[c] * invstd;
-        a[c - t0] = static_cast<float>(scaled);
-        b[c - t0] = static_cast<float>(shift[c] - mean * scaled);
+        const Affine f = AffineOf(scale[c], shift[c], save_mean[c], save_invstd[c]);
+        a[c - t0] = f.a;
+        b[c - t0] = f.b;
       }
       AffineTile(g, t0, t1, x, a, b, clip, y);
     });
@@ -266,9 +283,9 @@ void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float*
       for (int c = t0; c < t1; ++c) {
         const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon);
         save_invstd[c] = static_cast<float>(invstd);
-        const double scaled = scale[c] * invstd;
-        a[c - t0] = static_cast<float>(scaled);
-        b[c - t0] = static_cast<float>(shift[c] - running_mean[c] * scaled);
+        const Affine f = AffineOf(scale[c], shift[c], running_mean[c], save_invstd[c]);
+        a[c - t0] = f.a;
+        b[c - t0] = f.b;
       }
       AffineTile(g, t0, t1, x, a, b, clip, y);
     });
@@ -276,29 +293,36 @@ void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float*
 }
 
 template <bool kClip>
-void Backward(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* y,
-              const float* d_y, const float* scale, const float* save_mean,
+void Backward(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* d_y,
+              const float* scale, const float* shift, const float* save_mean,
               const float* save_invstd, bool batch_stats, const Clip<kClip>& clip, float* d_x,
               float* d_scale, float* d_shift) {
   const bool need_sums = batch_stats || d_scale != nullptr || d_shift != nullptr;
   const double count = g.per_channel();
-  const int tile = TileChannels(g, kClip ? 3 : 2);
+  const int tile = TileChannels(g, 2);
   ForChannels(pool, g, [&](int begin, int end) {
     ForTiles(begin, end, tile, [&](int t0, int t1) {
+      // The forward pass's affine maps, for the clip's mask.
+      Affine f[kMaxTile] = {};
+      if (kClip)
+        for (int c = t0; c < t1; ++c)
+          f[c - t0] = AffineOf(scale[c], shift[c], save_mean[c], save_invstd[c]);
       // Sums of dz and of dz * (x - mean), dz = mask(d_y).
       BlockSums sums[kMaxTile];
       if (need_sums) {
         for (int n = 0; n < g.batch; ++n) {
           for (int c = t0; c < t1; ++c) {
             const size_t at = RowOffset(g, n, c);
-            const float *dy_row = d_y + at, *x_row = x + at, *y_row = kClip ? y + at : nullptr;
+            const float *dy_row = d_y + at, *x_row = x + at;
             const Vec mv = simd::Splat(save_mean[c]);
+            const Vec fa = simd::Splat(f[c - t0].a), fb = simd::Splat(f[c - t0].b);
             // Padding lanes: d_y 0, x the mean.
             sums[c - t0].AddRow(g.inner, [&](int i, int lanes, Vec& a, Vec& b) {
+              const Vec xv = LoadLanes(x_row + i, lanes, mv);
               Vec dz = LoadLanes(dy_row + i, lanes, Vec{});
-              if constexpr (kClip) dz = clip.Mask(LoadLanes(y_row + i, lanes, Vec{}), dz);
+              if constexpr (kClip) dz = clip.Mask(xv * fa + fb, dz);
               a += dz;
-              b += dz * (LoadLanes(x_row + i, lanes, mv) - mv);
+              b += dz * (xv - mv);
             });
           }
         }
@@ -323,12 +347,11 @@ void Backward(ThreadPool& pool, const BatchNormGeometry& g, const float* x, cons
       for (int n = 0; n < g.batch; ++n) {
         for (int c = t0; c < t1; ++c) {
           const size_t at = RowOffset(g, n, c);
-          const float* y_row = kClip ? y + at : nullptr;
           if (batch_stats) {
-            BackwardRow(x + at, y_row, d_y + at, g.inner, a[c - t0], b[c - t0], save_mean[c],
-                        off[c - t0], clip, d_x + at);
+            BackwardRow(x + at, d_y + at, g.inner, a[c - t0], b[c - t0], save_mean[c], off[c - t0],
+                        f[c - t0], clip, d_x + at);
           } else {
-            ScaleRow(y_row, d_y + at, g.inner, a[c - t0], clip, d_x + at);
+            ScaleRow(x + at, d_y + at, g.inner, a[c - t0], f[c - t0], clip, d_x + at);
           }
         }
       }
@@ -365,13 +388,13 @@ void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, con
 void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
                        const float* d_y, const float* scale, const float* save_mean,
                        const float* save_invstd, bool batch_stats, float* d_x, float* d_scale,
-                       float* d_shift, OutputClip clip, const float* y) {
+                       float* d_shift, OutputClip clip, const float* shift) {
   if (clip.active)
-    Backward(pool, g, x, y, d_y, scale, save_mean, save_invstd, batch_stats, Clip<true>(clip), d_x,
-             d_scale, d_shift);
+    Backward(pool, g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, Clip<true>(clip),
+             d_x, d_scale, d_shift);
   else
-    Backward(pool, g, x, y, d_y, scale, save_mean, save_invstd, batch_stats, Clip<false>(clip), d_x,
-             d_scale, d_shift);
+    Backward(pool, g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, Clip<false>(clip),
+             d_x, d_scale, d_shift);
 }
 
 }  // namespace mt::kernels

@@ -11,8 +11,10 @@
 //
 // An OutputClip fuses a ReLU (lo 0, hi +inf) or ReLU6 (lo 0, hi 6) into the
 // pass that writes y, and into the backward pass, which then reads the
-// gradient of the clipped output and masks it where lo < y < hi (y the
-// clipped output the forward pass wrote), so neither activation pass runs.
+// gradient of the clipped output and masks it where lo < v < hi, v the
+// forward pass's value before the clip, formed again from x and the saved
+// statistics bit for bit (so y is not read: one stream less per pass), so
+// neither activation pass runs.
 #pragma once
 
 #include "kernels/geometry.h"
@@ -39,11 +41,12 @@ void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, con
                                OutputClip clip = {});
 
 // d_x, d_scale and d_shift may each be null (not wanted). With an active
-// clip, y is the clipped output and d_y the gradient with respect to it;
-// d_x may be d_y.
+// clip, d_y is the gradient of the clipped output, and shift the forward
+// pass's (save_mean the running mean after an evaluation-mode pass, as
+// always); d_x may be d_y.
 void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
                        const float* d_y, const float* scale, const float* save_mean,
                        const float* save_invstd, bool batch_stats, float* d_x, float* d_scale,
-                       float* d_shift, OutputClip clip = {}, const float* y = nullptr);
+                       float* d_shift, OutputClip clip = {}, const float* shift = nullptr);
 
 }  // namespace mt::kernels

@@ -81,7 +81,7 @@ class OpenClBackend : public Backend {
   void BatchNormClipForwardInference(const BatchNormGeometry& g, View x, View scale, View shift,
                                      View running_mean, View running_var, View save_invstd, View y,
                                      float lo, float hi);
-  void BatchNormClipBackward(const BatchNormGeometry& g, View x, View y, View d_y, View scale,
+  void BatchNormClipBackward(const BatchNormGeometry& g, View x, View d_y, View scale, View shift,
                              View save_mean, View save_invstd, bool batch_stats, View d_x,
                              View d_scale, View d_shift, float lo, float hi);
 
@@ -105,14 +105,14 @@ class OpenClBackend : public Backend {
   cl_command_queue queue() const { return queue_.get(); }
   const std::string& device_name() const { return runtime_->device_name(); }
   // The batch-norm kernels; clip false writes (and differentiates) the
-  // normalised values unclipped, and y is then not read.
+  // normalised values unclipped, and the backward pass then reads no shift.
   void BatchNormTrainingCall(const BatchNormGeometry& g, View x, View scale, View shift,
                              View running_mean, View running_var, View save_mean, View save_invstd,
                              View y, bool clip, float lo, float hi);
   void BatchNormInferenceCall(const BatchNormGeometry& g, View x, View scale, View shift,
                               View running_mean, View running_var, View save_invstd, View y,
                               bool clip, float lo, float hi);
-  void BatchNormBackwardCall(const BatchNormGeometry& g, View x, View y, View d_y, View scale,
+  void BatchNormBackwardCall(const BatchNormGeometry& g, View x, View d_y, View scale, View shift,
                              View save_mean, View save_invstd, bool batch_stats, View d_x,
                              View d_scale, View d_shift, bool clip, float lo, float hi);
   // Conv2dForward/Backward for groups > 1 (opencl_grouped_conv.cc).

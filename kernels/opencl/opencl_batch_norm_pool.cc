@@ -121,15 +121,15 @@ void OpenClBackend::BatchNormInferenceCall(const BatchNormGeometry& g, View x, V
       .Run(queue(), total);
 }
 
-void OpenClBackend::BatchNormBackwardCall(const BatchNormGeometry& g, View x, View y, View d_y,
-                                          View scale, View save_mean, View save_invstd,
+void OpenClBackend::BatchNormBackwardCall(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                          View shift, View save_mean, View save_invstd,
                                           bool batch_stats, View d_x, View d_scale, View d_shift,
                                           bool clip, float lo, float hi) {
   Call("batch_norm_backward")
       .Arg(x)
-      .Arg(y)
       .Arg(d_y)
       .Arg(scale)
+      .Arg(shift)
       .Arg(save_mean)
       .Arg(save_invstd)
       .Arg(d_x)
@@ -165,7 +165,7 @@ void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x
 void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
                                       View save_mean, View save_invstd, bool batch_stats, View d_x,
                                       View d_scale, View d_shift) {
-  BatchNormBackwardCall(g, x, View{}, d_y, scale, save_mean, save_invstd, batch_stats, d_x, d_scale,
+  BatchNormBackwardCall(g, x, d_y, scale, View{}, save_mean, save_invstd, batch_stats, d_x, d_scale,
                         d_shift, false, 0.0f, 0.0f);
 }
 
@@ -184,11 +184,11 @@ void OpenClBackend::BatchNormClipForwardInference(const BatchNormGeometry& g, Vi
                          hi);
 }
 
-void OpenClBackend::BatchNormClipBackward(const BatchNormGeometry& g, View x, View y, View d_y,
-                                          View scale, View save_mean, View save_invstd,
+void OpenClBackend::BatchNormClipBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                          View shift, View save_mean, View save_invstd,
                                           bool batch_stats, View d_x, View d_scale, View d_shift,
                                           float lo, float hi) {
-  BatchNormBackwardCall(g, x, y, d_y, scale, save_mean, save_invstd, batch_stats, d_x, d_scale,
+  BatchNormBackwardCall(g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, d_x, d_scale,
                         d_shift, true, lo, hi);
 }
 
@@ -209,11 +209,11 @@ void ClipForwardInference(OpenClBackend& be, const BatchNormGeometry& g, View x,
                                    lo, hi);
 }
 
-void ClipBackward(OpenClBackend& be, const BatchNormGeometry& g, View x, View y, View d_y,
-                  View scale, View save_mean, View save_invstd, bool batch_stats, View d_x,
+void ClipBackward(OpenClBackend& be, const BatchNormGeometry& g, View x, View d_y, View scale,
+                  View shift, View save_mean, View save_invstd, bool batch_stats, View d_x,
                   View d_scale, View d_shift, float lo, float hi) {
-  be.BatchNormClipBackward(g, x, y, d_y, scale, save_mean, save_invstd, batch_stats, d_x, d_scale,
-                           d_shift, lo, hi);
+  be.BatchNormClipBackward(g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, d_x,
+                           d_scale, d_shift, lo, hi);
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ inline void AddBatchNormClip(Table& t) {
                                              hi);
             const View grad = io.Random(n, 61), d_scale = io.Random(c, 59),
                        d_shift = io.Random(c, 60);
-            kBatchNormClipBackward(io.be(), g, x, y, grad, scale, mean, invstd, batch_stats, grad,
-                                   d_scale, d_shift, 0.0f, hi);
+            kBatchNormClipBackward(io.be(), g, x, grad, scale, shift, mean, invstd, batch_stats,
+                                   grad, d_scale, d_shift, 0.0f, hi);
             io.Keep("d_x", grad);
             io.Keep("d_scale", d_scale);
             io.Keep("d_shift", d_shift);

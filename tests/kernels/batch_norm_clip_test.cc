@@ -91,7 +91,7 @@ class BatchNormClip : public ::testing::TestWithParam<std::string> {
                                       k.hi);
       else
         kBatchNormClipForwardInference(*be_, g, x, scale, shift, rm, rv, sinvstd, y, 0.0f, k.hi);
-      kBatchNormClipBackward(*be_, g, x, y, grad, scale, mean, sinvstd, training, grad, d_scale,
+      kBatchNormClipBackward(*be_, g, x, grad, scale, shift, mean, sinvstd, training, grad, d_scale,
                              d_shift, 0.0f, k.hi);
     } else {
       if (training)

@@ -5,10 +5,11 @@
 //
 //   batch_norm_clip_forward_training / _inference: the Backend op's
 //     arguments, then lo, hi; y = min(max(bn(x), lo), hi).
-//   batch_norm_clip_backward(g, x, y, d_y, scale, save_mean, save_invstd,
-//     batch_stats, d_x, d_scale, d_shift, lo, hi): BatchNormBackward of
-//     d_y masked where lo < y < hi (y the clipped output, d_y its gradient);
-//     d_x may be d_y; empty d_x, d_scale or d_shift are skipped.
+//   batch_norm_clip_backward(g, x, d_y, scale, shift, save_mean, save_invstd,
+//     batch_stats, d_x, d_scale, d_shift, lo, hi): BatchNormBackward of d_y
+//     (the clipped output's gradient) masked where the value before the clip
+//     is inside (lo, hi); d_x may be d_y; empty d_x, d_scale or d_shift are
+//     skipped.
 #include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/op_table.h"
@@ -36,13 +37,13 @@ void ClipForwardInference(CpuBackend& be, const BatchNormGeometry& g, View x, Vi
                             D::Data(y), OutputClip{true, lo, hi});
 }
 
-void ClipBackward(CpuBackend& be, const BatchNormGeometry& g, View x, View y, View d_y, View scale,
-                  View save_mean, View save_invstd, bool batch_stats, View d_x, View d_scale,
-                  View d_shift, float lo, float hi) {
+void ClipBackward(CpuBackend& be, const BatchNormGeometry& g, View x, View d_y, View scale,
+                  View shift, View save_mean, View save_invstd, bool batch_stats, View d_x,
+                  View d_scale, View d_shift, float lo, float hi) {
   using D = CpuBackend;
   BatchNormBackward(be.pool(), g, D::Data(x), D::Data(d_y), D::Data(scale), D::Data(save_mean),
                     D::Data(save_invstd), batch_stats, DataOrNull(d_x), DataOrNull(d_scale),
-                    DataOrNull(d_shift), OutputClip{true, lo, hi}, D::Data(y));
+                    DataOrNull(d_shift), OutputClip{true, lo, hi}, D::Data(shift));
 }
 
 }  // namespace

@@ -37,11 +37,10 @@ inline float bn_clip(float v, int clip, float lo, float hi) {
   return up < hi ? up : hi;
 }
 
-// The gradient of a fused clip's input: g where lo < y < hi (y the clipped
-// output), as clip_backward.
-inline float bn_mask(float g, __global const float* y, int at, int clip, float lo, float hi) {
+// The gradient of a fused clip's input: g where lo < v < hi, v the value
+// before the clip (as clip_backward's mask on the clipped value).
+inline float bn_mask(float g, float v, int clip, float lo, float hi) {
   if (!clip) return g;
-  const float v = y[at];
   return v > lo && v < hi ? g : 0.0f;
 }
 
@@ -117,10 +116,12 @@ __kernel void batch_norm_forward_inference(__global const float* x, int x_off,
 
 // Flags: batch_stats (the forward pass used the batch's statistics), and
 // which of d_x, d_scale, d_shift to write (their buffers are null if not);
-// with clip, dy is the gradient of the clipped output y, masked first.
+// with clip, dy is the gradient of the clipped output, masked where the
+// forward pass's value x * fa + fb (its a and b, formed the same way) was
+// inside the clip.
 __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_backward(
-    __global const float* x, int x_off, __global const float* y, int y_off,
-    __global const float* dy, int dy_off, __global const float* scale, int scale_off, __global const float* smean, int smean_off,
+    __global const float* x, int x_off, __global const float* dy, int dy_off,
+    __global const float* scale, int scale_off, __global const float* shift, int shift_off, __global const float* smean, int smean_off,
     __global const float* sinvstd, int sinvstd_off, __global float* dx, int dx_off,
     __global float* dscale, int dscale_off, __global float* dshift, int dshift_off, int batch,
     int channels, int inner, int batch_stats, int want_dx, int want_dscale, int want_dshift,
@@ -129,14 +130,19 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_b
   const int c = get_group_id(0), lid = get_local_id(0);
   const int count = batch * inner;
   const float mean = smean[smean_off + c], invstd = sinvstd[sinvstd_off + c];
+  // The forward pass's affine map (batch_norm_forward_training and
+  // batch_norm_forward_inference form it so), for the clip's mask.
+  const float fa = scale[scale_off + c] * invstd;
+  const float fb = clip ? shift[shift_off + c] - mean * fa : 0.0f;
   float2 s = (float2)(0.0f, 0.0f);  // sum of dy, sum of dy * (x - mean)
   if (batch_stats || want_dscale || want_dshift) {
     float s1 = 0.0f, c1 = 0.0f, s2 = 0.0f, c2 = 0.0f;
     for (int j = lid; j < count; j += BN_GROUP) {
       const int at = bn_at(j, c, channels, inner);
-      const float g = bn_mask(dy[dy_off + at], y, y_off + at, clip, lo, hi);
+      const float xv = x[x_off + at];
+      const float g = bn_mask(dy[dy_off + at], xv * fa + fb, clip, lo, hi);
       bn_kahan_add(&s1, &c1, g);
-      bn_kahan_add(&s2, &c2, g * (x[x_off + at] - mean));
+      bn_kahan_add(&s2, &c2, g * (xv - mean));
     }
     s = bn_group_sum(la, lb, s1 - c1, s2 - c2);
   }
@@ -152,7 +158,8 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_b
   const float off = batch_stats ? -a * s.x / count : 0.0f;
   for (int j = lid; j < count; j += BN_GROUP) {
     const int at = bn_at(j, c, channels, inner);
-    const float g = bn_mask(dy[dy_off + at], y, y_off + at, clip, lo, hi);
-    dx[dx_off + at] = g * a + (x[x_off + at] - mean) * b + off;
+    const float xv = x[x_off + at];
+    const float g = bn_mask(dy[dy_off + at], xv * fa + fb, clip, lo, hi);
+    dx[dx_off + at] = g * a + (xv - mean) * b + off;
   }
 }
