@@ -185,8 +185,9 @@ Pass RunMobileNetTiny(kernels::Backend& backend, size_t* absorbed) {
 }
 
 // The fused passes do the unfused pair's float operations in the same order
-// (the same clip comparisons, the same masked sums), so every number is
-// identical, not merely close: exact equality is the test.
+// (the same clip comparisons, the same mask, formed from the input instead
+// of the output, the same masked sums), so every number is identical, not
+// merely close: exact equality is the test.
 TEST(BatchNormFusionModel, MobileNetTinyFusedComputesExactlyWhatUnfusedDoes) {
   for (int threads : {1, 3}) {
     kernels::CpuBackend cpu(threads);

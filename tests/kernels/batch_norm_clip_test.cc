@@ -2,8 +2,10 @@
 // unfused sequence on the same backend: batch norm, ClipForward, then
 // ClipBackward and batch norm's backward pass. Every backend (the CPU one
 // on 1 and 3 threads, OpenCL where there is one) must give the same
-// numbers bit for bit, with d_x written over d_y as the model calls it: the fused
-// passes are the unfused ones' float operations in the same order.
+// numbers bit for bit, with d_x written over d_y as the model calls it: the
+// fused passes are the unfused ones' float operations in the same order, and
+// the mask they form from x (the value before the clip, formed again) is the
+// one ClipBackward takes from the clipped output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
