@@ -229,16 +229,10 @@ TEST(TrainingProfiler, LayerTimesAddUpToTheStep) {
 TEST(TrainingProfiler, AFusedActivationNamesTheLayerItIsFusedInto) {
   kernels::CpuBackend cpu(1);
   const proto::ModelSpec spec = LoadModelSpec("mobilenet-tiny");
-  auto model = BuildModel(spec, cpu);
-  const int batch = 2;
-  model->Reserve(batch);
-  model->InitParams(1);
-  auto optimizer = MakeOptimizer(OptimizerConfig{}, cpu, model->ParamCount());
-  ProfileSetup setup;
-  setup.warmup_steps = 0;
-  setup.peak_budget_seconds = 0.01;
-  setup.sys_root = "/nonexistent";
-  TrainingProfiler profiler(*model, spec, batch, optimizer->slot_values(), setup);
+  const auto model = BuildModel(spec, cpu);
+  ProfileSetup quick;
+  quick.peak_budget_seconds = 0.01;
+  TrainingProfiler profiler(*model, spec, 2, 0, quick);
   const ReportJson j = profiler.ToJson();
   const ReportJson& relu = j["layers"][2];
   ASSERT_EQ(relu["name"], "stem_relu");
