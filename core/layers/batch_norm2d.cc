@@ -7,6 +7,7 @@
 
 #include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
+#include "kernels/batch_norm_clip.h"
 
 namespace mt {
 
@@ -35,6 +36,18 @@ Shape BatchNorm2D::Setup(const Shape& in) {
     throw std::invalid_argument("batchnorm: needs a CxHxW or a flat input, got " + in.ToString());
   }
   return in;
+}
+
+kernels::OpSet BatchNorm2D::Ops() const {
+  if (clips_) return kernels::BatchNormClipOps();
+  return {kernels::Op::kBatchNormForwardTraining, kernels::Op::kBatchNormForwardInference,
+          kernels::Op::kBatchNormBackward};
+}
+
+void BatchNorm2D::FuseClip(float lo, float hi) {
+  clips_ = true;
+  clip_lo_ = lo;
+  clip_hi_ = hi;
 }
 
 kernels::BatchNormGeometry BatchNorm2D::GeometryFor(int batch) const {
@@ -80,7 +93,15 @@ void BatchNorm2D::Forward(const Tensor& in, const Tensor& out, const ForwardCont
   kernels::BatchNormGeometry g = GeometryFor(in.batch());
   if (ctx.replay) g.momentum = 0.0f;  // running = 1 * running + 0 * batch: unchanged
   used_batch_stats_ = ctx.training && !frozen();
-  if (used_batch_stats_) {
+  if (clips_ && used_batch_stats_) {
+    kernels::kBatchNormClipForwardTraining(backend(), g, in.view, scale_, shift_, running_mean_,
+                                           running_var_, save_mean_, save_invstd_, out.view,
+                                           clip_lo_, clip_hi_);
+  } else if (clips_) {
+    kernels::kBatchNormClipForwardInference(backend(), g, in.view, scale_, shift_, running_mean_,
+                                            running_var_, save_invstd_, out.view, clip_lo_,
+                                            clip_hi_);
+  } else if (used_batch_stats_) {
     backend().BatchNormForwardTraining(g, in.view, scale_, shift_, running_mean_, running_var_,
                                        save_mean_, save_invstd_, out.view);
   } else {
@@ -96,9 +117,16 @@ void BatchNorm2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out,
   if (d_in.view.empty() && !params) return;
   // After an evaluation-mode pass the map was affine in the running mean.
   const kernels::View mean = used_batch_stats_ ? save_mean_ : running_mean_;
-  backend().BatchNormBackward(
-      GeometryFor(in.batch()), in.view, d_out.view, scale_, mean, save_invstd_, used_batch_stats_,
-      d_in.view, params ? d_scale_ : kernels::View{}, params ? d_shift_ : kernels::View{});
+  const kernels::View d_scale = params ? d_scale_ : kernels::View{};
+  const kernels::View d_shift = params ? d_shift_ : kernels::View{};
+  if (clips_) {
+    kernels::kBatchNormClipBackward(backend(), GeometryFor(in.batch()), in.view, d_out.view, scale_,
+                                    shift_, mean, save_invstd_, used_batch_stats_, d_in.view,
+                                    d_scale, d_shift, clip_lo_, clip_hi_);
+    return;
+  }
+  backend().BatchNormBackward(GeometryFor(in.batch()), in.view, d_out.view, scale_, mean,
+                              save_invstd_, used_batch_stats_, d_in.view, d_scale, d_shift);
 }
 
 MT_REGISTER_LAYER_KIND(LayerKind{

@@ -21,10 +21,7 @@ class BatchNorm2D : public Layer {
   BatchNorm2D(float epsilon, float momentum);
 
   const char* Type() const override { return "batchnorm"; }
-  kernels::OpSet Ops() const override {
-    return {kernels::Op::kBatchNormForwardTraining, kernels::Op::kBatchNormForwardInference,
-            kernels::Op::kBatchNormBackward};
-  }
+  kernels::OpSet Ops() const override;
   Shape Setup(const Shape& in_sample) override;
   size_t ParamCount() const override { return 2 * static_cast<size_t>(geom_.channels); }
   void BindParams(kernels::View params, kernels::View grads) override;
@@ -48,6 +45,15 @@ class BatchNorm2D : public Layer {
   void Backward(const Tensor& in, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override;
 
+  // Fuses the ReLU (lo 0, hi +inf) or ReLU6 (lo 0, hi 6) that runs in place
+  // over this layer's output (core/model/fusion.cc): Forward writes the
+  // clipped output, and Backward takes the gradient of the clipped output
+  // and masks it from its input (the output is not read, so a layer after
+  // the activation may still run in place over it). Needs
+  // kernels::BatchNormClipOps() on the layer's backend.
+  void FuseClip(float lo, float hi);
+  bool clips() const { return clips_; }
+
   float epsilon() const { return geom_.epsilon; }
   float momentum() const { return geom_.momentum; }
 
@@ -63,6 +69,8 @@ class BatchNorm2D : public Layer {
   // Whether the last Forward normalised with the batch's statistics, which
   // decides what Backward differentiates.
   bool used_batch_stats_ = false;
+  bool clips_ = false;
+  float clip_lo_ = 0.0f, clip_hi_ = 0.0f;
 };
 
 }  // namespace mt

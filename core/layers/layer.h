@@ -65,6 +65,14 @@ class Layer {
   bool frozen() const { return frozen_; }
   void set_frozen(bool frozen) { frozen_ = frozen; }
 
+  // The layer that does this one's work (a batch norm that clips its output
+  // as the ReLU after it would, core/model/fusion.cc), or null. An absorbed
+  // layer runs in place over that layer's output, and its Forward and
+  // Backward do nothing: the output is already clipped, and the gradient
+  // it would mask is masked by the absorbing layer's Backward.
+  const Layer* absorbed_by() const { return absorbed_by_; }
+  void set_absorbed_by(const Layer* layer) { absorbed_by_ = layer; }
+
   // Layers with several inputs (Add) override these four; the defaults pass
   // a one-input layer's single input through to the methods above. The
   // vectors are the model's, sized once: the step allocates nothing.
@@ -121,6 +129,7 @@ class Layer {
   std::string name_;
   kernels::Backend* backend_ = nullptr;
   bool frozen_ = false;
+  const Layer* absorbed_by_ = nullptr;
 };
 
 }  // namespace mt

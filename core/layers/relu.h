@@ -15,11 +15,12 @@ class ReLU : public Layer {
   bool BackwardNeedsInput() const override { return false; }
   bool Replayable() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
-    backend().ReluForward(in.view, out.view);
+    if (!absorbed_by()) backend().ReluForward(in.view, out.view);
   }
   void Backward(const Tensor&, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override {
-    if (!d_in.view.empty()) backend().ReluBackward(out.view, d_out.view, d_in.view);
+    if (!d_in.view.empty() && !absorbed_by())
+      backend().ReluBackward(out.view, d_out.view, d_in.view);
   }
 };
 

@@ -21,12 +21,13 @@ class ReLU6 : public Layer {
   bool BackwardNeedsInput() const override { return false; }
   bool Replayable() const override { return true; }
   void Forward(const Tensor& in, const Tensor& out, const ForwardContext&) override {
-    backend().ClipForward(in.view, out.view, 0.0f, kCeiling);
+    if (!absorbed_by()) backend().ClipForward(in.view, out.view, 0.0f, kCeiling);
   }
   // d_in = d_out where 0 < out < 6: the clipped inputs pass no gradient.
   void Backward(const Tensor&, const Tensor& out, const Tensor& d_out,
                 const Tensor& d_in) override {
-    if (!d_in.view.empty()) backend().ClipBackward(out.view, d_out.view, d_in.view, 0.0f, kCeiling);
+    if (!d_in.view.empty() && !absorbed_by())
+      backend().ClipBackward(out.view, d_out.view, d_in.view, 0.0f, kCeiling);
   }
 };
 

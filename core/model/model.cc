@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/layers/size_limits.h"
+#include "core/model/fusion.h"
 #include "core/util/rng.h"
 #include "kernels/dropout_hash.h"
 
@@ -30,6 +31,7 @@ Model::Model(Shape input_sample, std::vector<std::unique_ptr<Layer>> layers, ker
                                 " backends for " + std::to_string(layers_.size()) + " layers");
   ConnectInputs(std::move(inputs));
   PlaceAndShape(input_sample);
+  FuseBatchNormActivations(layers_, inputs_, in_place_);
   PlanGradients();
   PlanActivationMemory();
   BindParamsAndStats();

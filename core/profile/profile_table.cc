@@ -49,7 +49,13 @@ std::string TrainingProfiler::Table() const {
   Append(out, "%-*s  %-*s  %-7s  %8s  %8s  %6s  %8s  %8s  %6s  %9s  %9s\n", name_w, "layer", type_w,
          "type", "backend", "fwd ms", "bwd ms", "% pass", "GFLOP", "GFLOP/s", "% peak", "params",
          "act KiB");
-  for (const auto& l : j["layers"])
+  for (const auto& l : j["layers"]) {
+    if (!l["fused_into"].is_null()) {
+      Append(out, "%-*s  %-*s  %-7s  fused into %s (its time is that layer's)\n", name_w,
+             l["name"].get<std::string>().c_str(), type_w, l["type"].get<std::string>().c_str(),
+             l["backend"].get<std::string>().c_str(), l["fused_into"].get<std::string>().c_str());
+      continue;
+    }
     Append(out, "%-*s  %-*s  %-7s  %8.3f  %8.3f  %6.1f  %8.4f  %8.2f  %6.1f  %9lld  %9lld\n",
            name_w, l["name"].get<std::string>().c_str(), type_w,
            l["type"].get<std::string>().c_str(), l["backend"].get<std::string>().c_str(),
@@ -57,6 +63,7 @@ std::string TrainingProfiler::Table() const {
            100 * l["share_of_pass"].get<double>(), l["gflops"].get<double>(),
            l["gflops_per_s"].get<double>(), 100 * l["peak_share"].get<double>(),
            l["params"].get<long long>(), l["activation_bytes"].get<long long>() / 1024);
+  }
   const double pass = p["pass_ms"].get<double>(), accounted = p["layers_ms"].get<double>();
   Append(out,
          "loss %.3f ms, transfers %.3f ms; layers, loss and transfers %.3f ms of the pass's "

@@ -51,6 +51,11 @@ inline Vec LoadPartial(const float* p, int rem, Vec fill) {
 #endif
 }
 
+// The vector at p: all lanes, or the first `lanes` and `fill` after them.
+inline Vec LoadLanes(const float* p, int lanes, Vec fill) {
+  return lanes == kLanes ? simd::Load(p) : LoadPartial(p, lanes, fill);
+}
+
 inline void StorePartial(float* p, int rem, Vec v) {
 #if defined(__AVX512F__)
   _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << rem) - 1u), v);
@@ -73,29 +78,27 @@ class BlockSums {
     return s2_;
   }
 
-  // Adds f(u, v) -> (p, q) over [0, n) to the two sums, where u and v are
-  // the vectors load(i) of the two rows; lanes past n hold pad_u and pad_v,
-  // for which f must give zeros.
+  // Adds a row of n values: f(i, lanes, a, b) adds the vectors at [i, i +
+  // lanes) to the accumulators a and b; lanes is kLanes but for the row's
+  // last vector, whose missing lanes f must pad to add zeros.
   template <class F>
-  void AddRows(const float* u, const float* v, int n, Vec pad_u, Vec pad_v, F f) {
+  void AddRow(int n, F f) {
+    int base = 0;
     while (n > 0) {
       const int take = std::min(n, kBlock - pending_);
       int i = 0;
       for (; i + 2 * kLanes <= take; i += 2 * kLanes) {
-        f(simd::Load(u + i), simd::Load(v + i), a0_, b0_);
-        f(simd::Load(u + i + kLanes), simd::Load(v + i + kLanes), a1_, b1_);
+        f(base + i, kLanes, a0_, b0_);
+        f(base + i + kLanes, kLanes, a1_, b1_);
       }
       if (i + kLanes <= take) {
-        f(simd::Load(u + i), simd::Load(v + i), a0_, b0_);
+        f(base + i, kLanes, a0_, b0_);
         i += kLanes;
       }
-      if (i < take) {
-        f(LoadPartial(u + i, take - i, pad_u), LoadPartial(v + i, take - i, pad_v), a1_, b1_);
-      }
+      if (i < take) f(base + i, take - i, a1_, b1_);
       pending_ += take;
       if (pending_ == kBlock) Flush();
-      u += take;
-      v += take;
+      base += take;
       n -= take;
     }
   }
@@ -113,25 +116,78 @@ class BlockSums {
   double s1_ = 0.0, s2_ = 0.0;
 };
 
-// y = x * a + b over [0..n); y may be x.
-void AffineRow(const float* x, int n, float a, float b, float* y) {
-  const Vec av = simd::Splat(a), bv = simd::Splat(b);
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes) simd::Store(y + i, simd::Load(x + i) * av + bv);
-  if (i < n) StorePartial(y + i, n - i, LoadPartial(x + i, n - i, Vec{}) * av + bv);
+// The fused activation as vectors; kClip false is no activation at all.
+template <bool kClip>
+struct Clip {
+  explicit Clip(OutputClip c) : lo(simd::Splat(c.lo)), hi(simd::Splat(c.hi)) {}
+  // ClipForward's comparisons, in its order.
+  Vec Apply(Vec v) const {
+    if constexpr (!kClip) return v;
+    const Vec up = v > lo ? v : lo;
+    return up < hi ? up : hi;
+  }
+  // g where lo < v < hi, else 0: ClipBackward's mask, for v the value
+  // before the clip (lo < clip(v) < hi exactly when lo < v < hi, NaN included).
+  Vec Mask(Vec v, Vec g) const {
+    if constexpr (!kClip) return g;
+    return (v > lo) & (v < hi) ? g : Vec{};
+  }
+  Vec lo, hi;
+};
+
+// The affine map y = x * a + b the forward pass applies to a channel, from
+// the statistics it saves (rounded to float), so the backward pass can form
+// the same a and b again and, from x, the same pre-clip values bit for bit.
+struct Affine {
+  float a, b;
+};
+inline Affine AffineOf(float scale, float shift, float mean, float invstd) {
+  const double scaled = static_cast<double>(scale) * invstd;
+  return {static_cast<float>(scaled), static_cast<float>(shift - mean * scaled)};
 }
 
-// dx = dy * a + (x - mean) * b + c over [0..n); dx may be dy.
-void BackwardRow(const float* x, const float* dy, int n, float a, float b, float mean, float c,
-                 float* dx) {
-  const Vec av = simd::Splat(a), bv = simd::Splat(b), mv = simd::Splat(mean), cv = simd::Splat(c);
+// y = clip(x * a + b) over [0..n); y may be x.
+template <bool kClip>
+void AffineRow(const float* x, int n, float a, float b, const Clip<kClip>& clip, float* y) {
+  const Vec av = simd::Splat(a), bv = simd::Splat(b);
   int i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    simd::Store(dx + i, simd::Load(dy + i) * av + (simd::Load(x + i) - mv) * bv + cv);
-  if (i < n) {
-    const Vec g = LoadPartial(dy + i, n - i, Vec{}), xv = LoadPartial(x + i, n - i, mv);
-    StorePartial(dx + i, n - i, g * av + (xv - mv) * bv + cv);
-  }
+  for (; i + kLanes <= n; i += kLanes) simd::Store(y + i, clip.Apply(simd::Load(x + i) * av + bv));
+  if (i < n) StorePartial(y + i, n - i, clip.Apply(LoadPartial(x + i, n - i, Vec{}) * av + bv));
+}
+
+// dx = mask(dy) * a + (x - mean) * b + c over [0..n), the mask from the
+// forward pass's pre-clip values x * f.a + f.b (unused without a clip);
+// dx may be dy.
+template <bool kClip>
+void BackwardRow(const float* x, const float* dy, int n, float a, float b, float mean, float c,
+                 Affine f, const Clip<kClip>& clip, float* dx) {
+  const Vec av = simd::Splat(a), bv = simd::Splat(b), mv = simd::Splat(mean), cv = simd::Splat(c);
+  const Vec fa = simd::Splat(f.a), fb = simd::Splat(f.b);
+  auto at = [&](int i, int lanes) {
+    const Vec xv = LoadLanes(x + i, lanes, mv);
+    Vec g = LoadLanes(dy + i, lanes, Vec{});
+    if constexpr (kClip) g = clip.Mask(xv * fa + fb, g);
+    return g * av + (xv - mv) * bv + cv;
+  };
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) simd::Store(dx + i, at(i, kLanes));
+  if (i < n) StorePartial(dx + i, n - i, at(i, n - i));
+}
+
+// dx = mask(dy) * a over [0..n): the affine map's gradient, the mask as in
+// BackwardRow; dx may be dy.
+template <bool kClip>
+void ScaleRow(const float* x, const float* dy, int n, float a, Affine f, const Clip<kClip>& clip,
+              float* dx) {
+  const Vec av = simd::Splat(a), fa = simd::Splat(f.a), fb = simd::Splat(f.b);
+  auto at = [&](int i, int lanes) {
+    Vec g = LoadLanes(dy + i, lanes, Vec{});
+    if constexpr (kClip) g = clip.Mask(LoadLanes(x + i, lanes, Vec{}) * fa + fb, g);
+    return g * av;
+  };
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) simd::Store(dx + i, at(i, kLanes));
+  if (i < n) StorePartial(dx + i, n - i, at(i, n - i));
 }
 
 // Channels are processed in tiles: each pass over a tile walks the samples
@@ -155,22 +211,23 @@ void ForTiles(int begin, int end, int tile, Fn&& fn) {
   for (int t = begin; t < end; t += tile) fn(t, std::min(end, t + tile));
 }
 
-// y = x * a[c - t0] + b[c - t0] for channels [t0, t1), samples in order.
+// y = clip(x * a[c - t0] + b[c - t0]) for channels [t0, t1), samples in order.
+template <bool kClip>
 void AffineTile(const BatchNormGeometry& g, int t0, int t1, const float* x, const float* a,
-                const float* b, float* y) {
+                const float* b, const Clip<kClip>& clip, float* y) {
   for (int n = 0; n < g.batch; ++n) {
     for (int c = t0; c < t1; ++c) {
       const size_t at = RowOffset(g, n, c);
-      AffineRow(x + at, g.inner, a[c - t0], b[c - t0], y + at);
+      AffineRow(x + at, g.inner, a[c - t0], b[c - t0], clip, y + at);
     }
   }
 }
 
-}  // namespace
-
-void BatchNormForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
-                              const float* scale, const float* shift, float* running_mean,
-                              float* running_var, float* save_mean, float* save_invstd, float* y) {
+template <bool kClip>
+void ForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                     const float* scale, const float* shift, float* running_mean,
+                     float* running_var, float* save_mean, float* save_invstd,
+                     const Clip<kClip>& clip, float* y) {
   const double count = g.per_channel();
   // PyTorch's running variance is the unbiased estimate; one value has none,
   // so it keeps the biased one (0) rather than dividing by zero.
@@ -188,8 +245,8 @@ void BatchNormForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, cons
           const float* row = x + RowOffset(g, n, c);
           const Vec kv = simd::Splat(k[c - t0]);
           // Padding lanes hold k, whose shifted value is 0.
-          sums[c - t0].AddRows(row, row, g.inner, kv, kv, [kv](Vec u, Vec, Vec& a, Vec& b) {
-            const Vec d = u - kv;
+          sums[c - t0].AddRow(g.inner, [row, kv](int i, int lanes, Vec& a, Vec& b) {
+            const Vec d = LoadLanes(row + i, lanes, kv) - kv;
             a += d;
             b += d * d;
           });
@@ -206,62 +263,74 @@ void BatchNormForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, cons
         save_invstd[c] = static_cast<float>(invstd);
         running_mean[c] = static_cast<float>((1.0 - m) * running_mean[c] + m * mean);
         running_var[c] = static_cast<float>((1.0 - m) * running_var[c] + m * var * unbias);
-        const double scaled = scale[c] * invstd;
-        a[c - t0] = static_cast<float>(scaled);
-        b[c - t0] = static_cast<float>(shift[c] - mean * scaled);
+        const Affine f = AffineOf(scale[c], shift[c], save_mean[c], save_invstd[c]);
+        a[c - t0] = f.a;
+        b[c - t0] = f.b;
       }
-      AffineTile(g, t0, t1, x, a, b, y);
+      AffineTile(g, t0, t1, x, a, b, clip, y);
     });
   });
 }
 
-void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
-                               const float* scale, const float* shift, const float* running_mean,
-                               const float* running_var, float* save_invstd, float* y) {
+template <bool kClip>
+void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                      const float* scale, const float* shift, const float* running_mean,
+                      const float* running_var, float* save_invstd, const Clip<kClip>& clip,
+                      float* y) {
   ForChannels(pool, g, [&](int begin, int end) {
     ForTiles(begin, end, kMaxTile, [&](int t0, int t1) {
       float a[kMaxTile], b[kMaxTile];
       for (int c = t0; c < t1; ++c) {
         const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon);
         save_invstd[c] = static_cast<float>(invstd);
-        const double scaled = scale[c] * invstd;
-        a[c - t0] = static_cast<float>(scaled);
-        b[c - t0] = static_cast<float>(shift[c] - running_mean[c] * scaled);
+        const Affine f = AffineOf(scale[c], shift[c], running_mean[c], save_invstd[c]);
+        a[c - t0] = f.a;
+        b[c - t0] = f.b;
       }
-      AffineTile(g, t0, t1, x, a, b, y);
+      AffineTile(g, t0, t1, x, a, b, clip, y);
     });
   });
 }
 
-void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
-                       const float* d_y, const float* scale, const float* save_mean,
-                       const float* save_invstd, bool batch_stats, float* d_x, float* d_scale,
-                       float* d_shift) {
+template <bool kClip>
+void Backward(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* d_y,
+              const float* scale, const float* shift, const float* save_mean,
+              const float* save_invstd, bool batch_stats, const Clip<kClip>& clip, float* d_x,
+              float* d_scale, float* d_shift) {
   const bool need_sums = batch_stats || d_scale != nullptr || d_shift != nullptr;
   const double count = g.per_channel();
   const int tile = TileChannels(g, 2);
   ForChannels(pool, g, [&](int begin, int end) {
     ForTiles(begin, end, tile, [&](int t0, int t1) {
-      // Sums of d_y and of d_y * (x - mean).
+      // The forward pass's affine maps, for the clip's mask.
+      Affine f[kMaxTile] = {};
+      if (kClip)
+        for (int c = t0; c < t1; ++c)
+          f[c - t0] = AffineOf(scale[c], shift[c], save_mean[c], save_invstd[c]);
+      // Sums of dz and of dz * (x - mean), dz = mask(d_y).
       BlockSums sums[kMaxTile];
       if (need_sums) {
         for (int n = 0; n < g.batch; ++n) {
           for (int c = t0; c < t1; ++c) {
             const size_t at = RowOffset(g, n, c);
+            const float *dy_row = d_y + at, *x_row = x + at;
             const Vec mv = simd::Splat(save_mean[c]);
+            const Vec fa = simd::Splat(f[c - t0].a), fb = simd::Splat(f[c - t0].b);
             // Padding lanes: d_y 0, x the mean.
-            sums[c - t0].AddRows(d_y + at, x + at, g.inner, Vec{}, mv,
-                                 [mv](Vec dy, Vec xv, Vec& a, Vec& b) {
-                                   a += dy;
-                                   b += dy * (xv - mv);
-                                 });
+            sums[c - t0].AddRow(g.inner, [&](int i, int lanes, Vec& a, Vec& b) {
+              const Vec xv = LoadLanes(x_row + i, lanes, mv);
+              Vec dz = LoadLanes(dy_row + i, lanes, Vec{});
+              if constexpr (kClip) dz = clip.Mask(xv * fa + fb, dz);
+              a += dz;
+              b += dz * (xv - mv);
+            });
           }
         }
       }
-      // d_x = a * d_y + b * (x - mean) + off: with batch statistics,
-      // scale * invstd * (d_y - mean(d_y) - xhat * mean(d_y * xhat)) with
+      // d_x = a * dz + b * (x - mean) + off: with batch statistics,
+      // scale * invstd * (dz - mean(dz) - xhat * mean(dz * xhat)) with
       // xhat = (x - mean) * invstd; without, the map is affine and only
-      // a * d_y remains.
+      // a * dz remains.
       float a[kMaxTile], b[kMaxTile], off[kMaxTile];
       for (int c = t0; c < t1; ++c) {
         const double s_dy = need_sums ? sums[c - t0].first() : 0.0;
@@ -280,14 +349,52 @@ void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float
           const size_t at = RowOffset(g, n, c);
           if (batch_stats) {
             BackwardRow(x + at, d_y + at, g.inner, a[c - t0], b[c - t0], save_mean[c], off[c - t0],
-                        d_x + at);
+                        f[c - t0], clip, d_x + at);
           } else {
-            AffineRow(d_y + at, g.inner, a[c - t0], 0.0f, d_x + at);
+            ScaleRow(x + at, d_y + at, g.inner, a[c - t0], f[c - t0], clip, d_x + at);
           }
         }
       }
     });
   });
+}
+
+}  // namespace
+
+void BatchNormForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                              const float* scale, const float* shift, float* running_mean,
+                              float* running_var, float* save_mean, float* save_invstd, float* y,
+                              OutputClip clip) {
+  if (clip.active)
+    ForwardTraining(pool, g, x, scale, shift, running_mean, running_var, save_mean, save_invstd,
+                    Clip<true>(clip), y);
+  else
+    ForwardTraining(pool, g, x, scale, shift, running_mean, running_var, save_mean, save_invstd,
+                    Clip<false>(clip), y);
+}
+
+void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                               const float* scale, const float* shift, const float* running_mean,
+                               const float* running_var, float* save_invstd, float* y,
+                               OutputClip clip) {
+  if (clip.active)
+    ForwardInference(pool, g, x, scale, shift, running_mean, running_var, save_invstd,
+                     Clip<true>(clip), y);
+  else
+    ForwardInference(pool, g, x, scale, shift, running_mean, running_var, save_invstd,
+                     Clip<false>(clip), y);
+}
+
+void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                       const float* d_y, const float* scale, const float* save_mean,
+                       const float* save_invstd, bool batch_stats, float* d_x, float* d_scale,
+                       float* d_shift, OutputClip clip, const float* shift) {
+  if (clip.active)
+    Backward(pool, g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, Clip<true>(clip),
+             d_x, d_scale, d_shift);
+  else
+    Backward(pool, g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, Clip<false>(clip),
+             d_x, d_scale, d_shift);
 }
 
 }  // namespace mt::kernels

@@ -72,6 +72,19 @@ class OpenClBackend : public Backend {
                          View save_invstd, bool batch_stats, View d_x, View d_scale,
                          View d_shift) override;
 
+  // Batch norm with the clip of a fused ReLU or ReLU6: the ops of
+  // kernels/batch_norm_clip.h, registered as table ops in
+  // opencl_batch_norm_pool.cc.
+  void BatchNormClipForwardTraining(const BatchNormGeometry& g, View x, View scale, View shift,
+                                    View running_mean, View running_var, View save_mean,
+                                    View save_invstd, View y, float lo, float hi);
+  void BatchNormClipForwardInference(const BatchNormGeometry& g, View x, View scale, View shift,
+                                     View running_mean, View running_var, View save_invstd, View y,
+                                     float lo, float hi);
+  void BatchNormClipBackward(const BatchNormGeometry& g, View x, View d_y, View scale, View shift,
+                             View save_mean, View save_invstd, bool batch_stats, View d_x,
+                             View d_scale, View d_shift, float lo, float hi);
+
   void AddBias(View x, View bias, int outer, int channels, int inner) override;
   void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override;
   void ReluForward(View in, View out) override;
@@ -91,6 +104,17 @@ class OpenClBackend : public Backend {
   KernelCall Call(const char* kernel);
   cl_command_queue queue() const { return queue_.get(); }
   const std::string& device_name() const { return runtime_->device_name(); }
+  // The batch-norm kernels; clip false writes (and differentiates) the
+  // normalised values unclipped, and the backward pass then reads no shift.
+  void BatchNormTrainingCall(const BatchNormGeometry& g, View x, View scale, View shift,
+                             View running_mean, View running_var, View save_mean, View save_invstd,
+                             View y, bool clip, float lo, float hi);
+  void BatchNormInferenceCall(const BatchNormGeometry& g, View x, View scale, View shift,
+                              View running_mean, View running_var, View save_invstd, View y,
+                              bool clip, float lo, float hi);
+  void BatchNormBackwardCall(const BatchNormGeometry& g, View x, View d_y, View scale, View shift,
+                             View save_mean, View save_invstd, bool batch_stats, View d_x,
+                             View d_scale, View d_shift, bool clip, float lo, float hi);
   // Conv2dForward/Backward for groups > 1 (opencl_grouped_conv.cc).
   void GroupedConv2dForward(const ConvGeometry& g, View in, View weight, View bias, View out);
   void GroupedConv2dBackward(const ConvGeometry& g, View in, View weight, View d_out, View d_in,

@@ -1,5 +1,7 @@
-// Batch normalisation, average and global average pooling, and clip on the
-// OpenCL backend (cl/batch_norm.cl, cl/avg_pool.cl, cl/elementwise.cl).
+// Batch normalisation (fused with a clip too: kernels/batch_norm_clip.h),
+// average and global average pooling, and clip on the OpenCL backend
+// (cl/batch_norm.cl, cl/avg_pool.cl, cl/elementwise.cl).
+#include "kernels/op_table.h"
 #include "kernels/opencl/opencl_backend.h"
 
 namespace mt::kernels {
@@ -68,9 +70,10 @@ void OpenClBackend::GlobalAvgPoolBackward(View d_out, View d_in, int planes, int
       .Run(queue(), total);
 }
 
-void OpenClBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
-                                             View shift, View running_mean, View running_var,
-                                             View save_mean, View save_invstd, View y) {
+void OpenClBackend::BatchNormTrainingCall(const BatchNormGeometry& g, View x, View scale,
+                                          View shift, View running_mean, View running_var,
+                                          View save_mean, View save_invstd, View y, bool clip,
+                                          float lo, float hi) {
   Call("batch_norm_forward_training")
       .Arg(x)
       .Arg(scale)
@@ -85,12 +88,16 @@ void OpenClBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x,
       .Arg(g.inner)
       .Arg(g.epsilon)
       .Arg(g.momentum)
+      .Arg(static_cast<int>(clip))
+      .Arg(lo)
+      .Arg(hi)
       .Run(queue(), g.channels * kBatchNormGroup, kBatchNormGroup);
 }
 
-void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
-                                              View shift, View running_mean, View running_var,
-                                              View save_invstd, View y) {
+void OpenClBackend::BatchNormInferenceCall(const BatchNormGeometry& g, View x, View scale,
+                                           View shift, View running_mean, View running_var,
+                                           View save_invstd, View y, bool clip, float lo,
+                                           float hi) {
   Call("batch_norm_invstd")
       .Arg(running_var)
       .Arg(save_invstd)
@@ -108,16 +115,21 @@ void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x
       .Arg(total)
       .Arg(g.channels)
       .Arg(g.inner)
+      .Arg(static_cast<int>(clip))
+      .Arg(lo)
+      .Arg(hi)
       .Run(queue(), total);
 }
 
-void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
-                                      View save_mean, View save_invstd, bool batch_stats, View d_x,
-                                      View d_scale, View d_shift) {
+void OpenClBackend::BatchNormBackwardCall(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                          View shift, View save_mean, View save_invstd,
+                                          bool batch_stats, View d_x, View d_scale, View d_shift,
+                                          bool clip, float lo, float hi) {
   Call("batch_norm_backward")
       .Arg(x)
       .Arg(d_y)
       .Arg(scale)
+      .Arg(shift)
       .Arg(save_mean)
       .Arg(save_invstd)
       .Arg(d_x)
@@ -130,8 +142,85 @@ void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d
       .Arg(static_cast<int>(!d_x.empty()))
       .Arg(static_cast<int>(!d_scale.empty()))
       .Arg(static_cast<int>(!d_shift.empty()))
+      .Arg(static_cast<int>(clip))
+      .Arg(lo)
+      .Arg(hi)
       .Run(queue(), g.channels * kBatchNormGroup, kBatchNormGroup);
 }
+
+void OpenClBackend::BatchNormForwardTraining(const BatchNormGeometry& g, View x, View scale,
+                                             View shift, View running_mean, View running_var,
+                                             View save_mean, View save_invstd, View y) {
+  BatchNormTrainingCall(g, x, scale, shift, running_mean, running_var, save_mean, save_invstd, y,
+                        false, 0.0f, 0.0f);
+}
+
+void OpenClBackend::BatchNormForwardInference(const BatchNormGeometry& g, View x, View scale,
+                                              View shift, View running_mean, View running_var,
+                                              View save_invstd, View y) {
+  BatchNormInferenceCall(g, x, scale, shift, running_mean, running_var, save_invstd, y, false, 0.0f,
+                         0.0f);
+}
+
+void OpenClBackend::BatchNormBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                      View save_mean, View save_invstd, bool batch_stats, View d_x,
+                                      View d_scale, View d_shift) {
+  BatchNormBackwardCall(g, x, d_y, scale, View{}, save_mean, save_invstd, batch_stats, d_x, d_scale,
+                        d_shift, false, 0.0f, 0.0f);
+}
+
+void OpenClBackend::BatchNormClipForwardTraining(const BatchNormGeometry& g, View x, View scale,
+                                                 View shift, View running_mean, View running_var,
+                                                 View save_mean, View save_invstd, View y, float lo,
+                                                 float hi) {
+  BatchNormTrainingCall(g, x, scale, shift, running_mean, running_var, save_mean, save_invstd, y,
+                        true, lo, hi);
+}
+
+void OpenClBackend::BatchNormClipForwardInference(const BatchNormGeometry& g, View x, View scale,
+                                                  View shift, View running_mean, View running_var,
+                                                  View save_invstd, View y, float lo, float hi) {
+  BatchNormInferenceCall(g, x, scale, shift, running_mean, running_var, save_invstd, y, true, lo,
+                         hi);
+}
+
+void OpenClBackend::BatchNormClipBackward(const BatchNormGeometry& g, View x, View d_y, View scale,
+                                          View shift, View save_mean, View save_invstd,
+                                          bool batch_stats, View d_x, View d_scale, View d_shift,
+                                          float lo, float hi) {
+  BatchNormBackwardCall(g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, d_x, d_scale,
+                        d_shift, true, lo, hi);
+}
+
+namespace {
+
+// kernels/batch_norm_clip.h's table ops on this backend.
+void ClipForwardTraining(OpenClBackend& be, const BatchNormGeometry& g, View x, View scale,
+                         View shift, View running_mean, View running_var, View save_mean,
+                         View save_invstd, View y, float lo, float hi) {
+  be.BatchNormClipForwardTraining(g, x, scale, shift, running_mean, running_var, save_mean,
+                                  save_invstd, y, lo, hi);
+}
+
+void ClipForwardInference(OpenClBackend& be, const BatchNormGeometry& g, View x, View scale,
+                          View shift, View running_mean, View running_var, View save_invstd, View y,
+                          float lo, float hi) {
+  be.BatchNormClipForwardInference(g, x, scale, shift, running_mean, running_var, save_invstd, y,
+                                   lo, hi);
+}
+
+void ClipBackward(OpenClBackend& be, const BatchNormGeometry& g, View x, View d_y, View scale,
+                  View shift, View save_mean, View save_invstd, bool batch_stats, View d_x,
+                  View d_scale, View d_shift, float lo, float hi) {
+  be.BatchNormClipBackward(g, x, d_y, scale, shift, save_mean, save_invstd, batch_stats, d_x,
+                           d_scale, d_shift, lo, hi);
+}
+
+}  // namespace
+
+MT_REGISTER_OP("batch_norm_clip_forward_training", ClipForwardTraining);
+MT_REGISTER_OP("batch_norm_clip_forward_inference", ClipForwardInference);
+MT_REGISTER_OP("batch_norm_clip_backward", ClipBackward);
 
 void OpenClBackend::ClipForward(View in, View out, float lo, float hi) {
   const int n = static_cast<int>(in.count);

@@ -1,6 +1,6 @@
 // core/profile: the step accumulator, FLOP counts, the memory breakdown,
-// the battery reader on a fake /sys, and that a profiled LeNet-5 step's
-// per-layer times add up to the step's measured time.
+// the battery reader on a fake /sys, that a profiled LeNet-5 step's
+// per-layer times add up to the step's measured time, and fused layers' rows.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -222,6 +222,23 @@ TEST(TrainingProfiler, LayerTimesAddUpToTheStep) {
   EXPECT_TRUE(j["memory"]["predicted_total"].is_null());  // no baseline given
   EXPECT_GT(j["cpu_utilisation"].get<double>(), 0);
   EXPECT_THAT(profiler.Table(), ::testing::HasSubstr("conv2"));
+}
+
+// An activation fused into the batch norm before it (core/model/fusion.cc)
+// is named as such in the report and the table, not shown as a 0 ms layer.
+TEST(TrainingProfiler, AFusedActivationNamesTheLayerItIsFusedInto) {
+  kernels::CpuBackend cpu(1);
+  const proto::ModelSpec spec = LoadModelSpec("mobilenet-tiny");
+  const auto model = BuildModel(spec, cpu);
+  ProfileSetup quick;
+  quick.peak_budget_seconds = 0.01;
+  TrainingProfiler profiler(*model, spec, 2, 0, quick);
+  const ReportJson j = profiler.ToJson();
+  const ReportJson& relu = j["layers"][2];
+  ASSERT_EQ(relu["name"], "stem_relu");
+  EXPECT_EQ(relu["fused_into"], "stem_bn");
+  EXPECT_TRUE(j["layers"][1]["fused_into"].is_null());  // the batch norm itself
+  EXPECT_THAT(profiler.Table(), ::testing::HasSubstr("fused into stem_bn"));
 }
 
 }  // namespace

@@ -362,6 +362,7 @@ inline void AddLossAndOptimizers(Table& t) {
 
 }  // namespace mt::kernels::test_support
 
+#include "tests/kernels/batch_norm_clip_cases.h"
 #include "tests/kernels/batch_norm_pool_cases.h"
 #include "tests/kernels/structural_op_cases.h"
 
@@ -402,6 +403,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddPooling(t);
     AddAveragePooling(t);
     AddBatchNorm(t);
+    AddBatchNormClip(t);
     AddClip(t);
     AddActivations(t);
     AddElementwise(t);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/batch_norm_clip.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/backend_op_cases.h"
 #include "tests/kernels/cpu_test_util.h"
@@ -41,6 +42,7 @@ constexpr double kReordered = 1e-4;
 double ToleranceOf(Op op) {
   if (op == test_support::kRowScaleForward.op()) return kBitEqual;
   if (op == test_support::kRowScaleBackward.op()) return kReordered;  // the scale's sums
+  if (BatchNormClipOps().Has(op)) return kReordered;                  // as batch norm's
   switch (op) {
     case Op::kScale:
     case Op::kAddBias:

@@ -36,6 +36,15 @@ struct CheckOptions {
   // Binds running statistics (batch norm's) at their initial values; off
   // where the test has bound its own to watch them.
   bool bind_running_stats = false;
+  // The pass the objective runs (false: evaluation mode).
+  bool training = true;
+  // Parameters start uniform in [-param_range, param_range].
+  float param_range = 0.5f;
+  // Off for a layer that leaves its parameter gradients alone (frozen).
+  bool check_params = true;
+  // Shown the output of the unperturbed forward pass, to assert what the
+  // check covers (e.g. that a clip's boundaries are hit).
+  std::function<void(const std::vector<float>&)> inspect_output;
 };
 
 inline std::vector<float> RandomVector(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -114,7 +123,7 @@ inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& 
     layer.BindRunningStats(kernels::WholeOf(*stats));
   }
   layer.Reshape(batch);
-  std::vector<float> p_host = RandomVector(p_n, 7, -0.5f, 0.5f);
+  std::vector<float> p_host = RandomVector(p_n, 7, -o.param_range, o.param_range);
   if (p_n) backend.Upload(p_host.data(), kernels::WholeOf(*params).Slice(0, p_n));
 
   // In-place layers read and write one buffer, so keep input and output apart
@@ -139,7 +148,7 @@ inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& 
   for (const Tensor& t : in)
     d_in.push_back(Tensor{t.shape, in_place ? d_out.view : allocate(t.shape.count())});
   const std::vector<float> r = RandomVector(out_n, 11);
-  ForwardContext ctx{true, 1234};
+  ForwardContext ctx{o.training, 1234};
 
   std::vector<float> x = input_values;
   ASSERT_EQ(x.size(), in_n);
@@ -155,6 +164,7 @@ inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& 
 
   // Analytic gradients.
   objective();
+  if (o.inspect_output) o.inspect_output(out_host);
   backend.Upload(r.data(), d_out.view);
   std::vector<Tensor> d_in_used = d_in;
   if (!o.check_input)
@@ -173,7 +183,7 @@ inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& 
         [&](const std::vector<float>& v) { x = v; }, objective, o);
     x = input_values;
   }
-  if (p_n) {
+  if (p_n && o.check_params) {
     CompareDerivatives(
         std::string(layer.Type()) + " d_param", p_host, d_p_host,
         [&](const std::vector<float>& v) {

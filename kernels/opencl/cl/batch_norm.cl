@@ -29,6 +29,21 @@ inline float2 bn_group_sum(__local float* a, __local float* b, float va, float v
   return (float2)(a[0], b[0]);
 }
 
+// A fused ReLU (lo 0, hi +inf) or ReLU6 (lo 0, hi 6) as clip_forward
+// applies it; clip 0: v itself.
+inline float bn_clip(float v, int clip, float lo, float hi) {
+  if (!clip) return v;
+  const float up = v > lo ? v : lo;
+  return up < hi ? up : hi;
+}
+
+// The gradient of a fused clip's input: g where lo < v < hi, v the value
+// before the clip (as clip_backward's mask on the clipped value).
+inline float bn_mask(float g, float v, int clip, float lo, float hi) {
+  if (!clip) return g;
+  return v > lo && v < hi ? g : 0.0f;
+}
+
 // Index of the j-th value (j < batch * inner) of channel c.
 inline int bn_at(int j, int c, int channels, int inner) {
   const int n = j / inner;
@@ -40,7 +55,7 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_f
     __global const float* shift, int shift_off, __global float* rmean, int rmean_off,
     __global float* rvar, int rvar_off, __global float* smean, int smean_off,
     __global float* sinvstd, int sinvstd_off, __global float* y, int y_off, int batch, int channels,
-    int inner, float eps, float momentum) {
+    int inner, float eps, float momentum, int clip, float lo, float hi) {
   __local float la[BN_GROUP], lb[BN_GROUP];
   const int c = get_group_id(0), lid = get_local_id(0);
   const int count = batch * inner;
@@ -70,7 +85,7 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_f
   const float b = shift[shift_off + c] - mean * a;
   for (int j = lid; j < count; j += BN_GROUP) {
     const int at = bn_at(j, c, channels, inner);
-    y[y_off + at] = x[x_off + at] * a + b;
+    y[y_off + at] = bn_clip(x[x_off + at] * a + b, clip, lo, hi);
   }
 }
 
@@ -90,35 +105,44 @@ __kernel void batch_norm_forward_inference(__global const float* x, int x_off,
                                            __global const float* rmean, int rmean_off,
                                            __global const float* sinvstd, int sinvstd_off,
                                            __global float* y, int y_off, int total, int channels,
-                                           int inner) {
+                                           int inner, int clip, float lo, float hi) {
   const int i = get_global_id(0);
   if (i >= total) return;
   const int c = (i / inner) % channels;
   const float a = scale[scale_off + c] * sinvstd[sinvstd_off + c];
   const float b = shift[shift_off + c] - rmean[rmean_off + c] * a;
-  y[y_off + i] = x[x_off + i] * a + b;
+  y[y_off + i] = bn_clip(x[x_off + i] * a + b, clip, lo, hi);
 }
 
 // Flags: batch_stats (the forward pass used the batch's statistics), and
-// which of d_x, d_scale, d_shift to write (their buffers are null if not).
+// which of d_x, d_scale, d_shift to write (their buffers are null if not);
+// with clip, dy is the gradient of the clipped output, masked where the
+// forward pass's value x * fa + fb (its a and b, formed the same way) was
+// inside the clip.
 __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_backward(
     __global const float* x, int x_off, __global const float* dy, int dy_off,
-    __global const float* scale, int scale_off, __global const float* smean, int smean_off,
+    __global const float* scale, int scale_off, __global const float* shift, int shift_off, __global const float* smean, int smean_off,
     __global const float* sinvstd, int sinvstd_off, __global float* dx, int dx_off,
     __global float* dscale, int dscale_off, __global float* dshift, int dshift_off, int batch,
-    int channels, int inner, int batch_stats, int want_dx, int want_dscale, int want_dshift) {
+    int channels, int inner, int batch_stats, int want_dx, int want_dscale, int want_dshift,
+    int clip, float lo, float hi) {
   __local float la[BN_GROUP], lb[BN_GROUP];
   const int c = get_group_id(0), lid = get_local_id(0);
   const int count = batch * inner;
   const float mean = smean[smean_off + c], invstd = sinvstd[sinvstd_off + c];
+  // The forward pass's affine map (batch_norm_forward_training and
+  // batch_norm_forward_inference form it so), for the clip's mask.
+  const float fa = scale[scale_off + c] * invstd;
+  const float fb = clip ? shift[shift_off + c] - mean * fa : 0.0f;
   float2 s = (float2)(0.0f, 0.0f);  // sum of dy, sum of dy * (x - mean)
   if (batch_stats || want_dscale || want_dshift) {
     float s1 = 0.0f, c1 = 0.0f, s2 = 0.0f, c2 = 0.0f;
     for (int j = lid; j < count; j += BN_GROUP) {
       const int at = bn_at(j, c, channels, inner);
-      const float g = dy[dy_off + at];
+      const float xv = x[x_off + at];
+      const float g = bn_mask(dy[dy_off + at], xv * fa + fb, clip, lo, hi);
       bn_kahan_add(&s1, &c1, g);
-      bn_kahan_add(&s2, &c2, g * (x[x_off + at] - mean));
+      bn_kahan_add(&s2, &c2, g * (xv - mean));
     }
     s = bn_group_sum(la, lb, s1 - c1, s2 - c2);
   }
@@ -134,6 +158,8 @@ __kernel __attribute__((reqd_work_group_size(BN_GROUP, 1, 1))) void batch_norm_b
   const float off = batch_stats ? -a * s.x / count : 0.0f;
   for (int j = lid; j < count; j += BN_GROUP) {
     const int at = bn_at(j, c, channels, inner);
-    dx[dx_off + at] = dy[dy_off + at] * a + (x[x_off + at] - mean) * b + off;
+    const float xv = x[x_off + at];
+    const float g = bn_mask(dy[dy_off + at], xv * fa + fb, clip, lo, hi);
+    dx[dx_off + at] = g * a + (xv - mean) * b + off;
   }
 }
