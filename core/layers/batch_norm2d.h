@@ -32,7 +32,8 @@ class BatchNorm2D : public Layer {
   void Reshape(int capacity) override;
   // The saved mean and 1 / sqrt(var + eps), whatever the batch.
   size_t StateBytes(int capacity) const override { return ParamCount() * sizeof(float); }
-  // Only what BackwardReadsOutput says (a fused clip reads its own output).
+  // Never: even a fused clip takes its mask from the input, through the
+  // saved statistics (kernels/cpu/batch_norm.cc).
   bool BackwardNeedsOutput() const override { return BackwardReadsOutput(); }
   // A replay recomputes the same statistics from the same input with
   // momentum 0, so the running statistics stay exactly as they are.
