@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include "kernels/cpu/channel_tile.h"
+#include "kernels/cpu/depthwise_tiled.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -190,25 +192,13 @@ void DotAnyTaps(const float* z, const float* base, const int* off, int taps, int
   }
 }
 
-// Even and odd lanes of the 2L floats in (a, b): the stride-2 split of a
-// row into its two column phases, with vector shuffles (a scalar strided
-// loop made stride-2 layers 3x slower than stride 1). __builtin_shufflevector
-// takes constant lanes and is in both GCC (12 on) and Clang.
-template <size_t... I>
-inline Vec Evens(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I)...);
-}
-template <size_t... I>
-inline Vec Odds(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I + 1)...);
-}
-// Lanes first, L + first, first + 1, L + first + 1, ... of (a, b): the
-// interleave of the low (first 0) or high (first L / 2) halves.
-template <int kFirst, size_t... I>
-inline Vec Interleave(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(kFirst + I / 2 + (I % 2 ? kLanes : 0))...);
-}
-constexpr auto kLaneSeq = std::make_index_sequence<kLanes>{};
+// The stride-2 split of a row into its two column phases uses vector
+// shuffles (channel_tile.h): a scalar strided loop made stride-2 layers 3x
+// slower than stride 1.
+using channel_tile::Evens;
+using channel_tile::Interleave;
+using channel_tile::kLaneSeq;
+using channel_tile::Odds;
 
 // dst_even[j] = src[2j], dst_odd[j] = src[2j + 1] for the n floats of src.
 void SplitRow2(const float* src, int n, float* dst_even, float* dst_odd) {
@@ -297,11 +287,15 @@ bool DepthwiseConvHandles(const ConvGeometry& g) {
 }
 
 size_t DepthwiseConvWorkspaceFloats(const ConvGeometry& g, int threads) {
+  if (DepthwiseTiledHandles(g)) return DepthwiseTiledWorkspaceFloats(g, threads);
   return MakePlan(g).per_chunk * static_cast<size_t>(std::max(1, threads));
 }
 
 void DepthwiseConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                           const float* weight, const float* bias, float* out, float* workspace) {
+  if (DepthwiseTiledHandles(g)) {
+    return DepthwiseTiledForward(pool, g, in, weight, bias, out, workspace);
+  }
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;
   pool.ParallelFor(int64_t{g.batch} * l.in_c, [&](int64_t begin, int64_t end, int chunk) {
@@ -327,6 +321,9 @@ void DepthwiseConvForward(ThreadPool& pool, const ConvGeometry& g, const float* 
 void DepthwiseConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                            const float* weight, const float* d_out, float* d_in, float* d_weight,
                            float* d_bias, float* workspace) {
+  if (DepthwiseTiledHandles(g)) {
+    return DepthwiseTiledBackward(pool, g, in, weight, d_out, d_in, d_weight, d_bias, workspace);
+  }
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;
   const size_t dw_stride = size_t(l.kk) * kLanes;
