@@ -279,6 +279,17 @@ void MergePhases(const Plan& l, const float* dp, float* out) {
   }
 }
 
+// The tiled kernels (depthwise_tiled.h) pay two transposes per pixel; rows
+// of two vectors or more keep this file's row kernels' lanes busy, and there
+// those are faster (tests/bench/depthwise_conv_bench). The weight gradient
+// is faster tiled on every plane.
+bool TiledForward(const ConvGeometry& g) {
+  return DepthwiseTiledHandles(g) && g.out_w() < 2 * kLanes;
+}
+bool TiledInputGrad(const ConvGeometry& g) {
+  return DepthwiseTiledHandles(g) && g.in_w < 2 * kLanes;
+}
+
 }  // namespace
 
 bool DepthwiseConvHandles(const ConvGeometry& g) {
@@ -287,15 +298,17 @@ bool DepthwiseConvHandles(const ConvGeometry& g) {
 }
 
 size_t DepthwiseConvWorkspaceFloats(const ConvGeometry& g, int threads) {
-  if (DepthwiseTiledHandles(g)) return DepthwiseTiledWorkspaceFloats(g, threads);
-  return MakePlan(g).per_chunk * static_cast<size_t>(std::max(1, threads));
+  size_t floats = 0;
+  if (DepthwiseTiledHandles(g)) floats = DepthwiseTiledWorkspaceFloats(g, threads);
+  if (!TiledForward(g) || !TiledInputGrad(g)) {
+    floats = std::max(floats, MakePlan(g).per_chunk * static_cast<size_t>(std::max(1, threads)));
+  }
+  return floats;
 }
 
 void DepthwiseConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                           const float* weight, const float* bias, float* out, float* workspace) {
-  if (DepthwiseTiledHandles(g)) {
-    return DepthwiseTiledForward(pool, g, in, weight, bias, out, workspace);
-  }
+  if (TiledForward(g)) return DepthwiseTiledForward(pool, g, in, weight, bias, out, workspace);
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;
   pool.ParallelFor(int64_t{g.batch} * l.in_c, [&](int64_t begin, int64_t end, int chunk) {
@@ -322,7 +335,13 @@ void DepthwiseConvBackward(ThreadPool& pool, const ConvGeometry& g, const float*
                            const float* weight, const float* d_out, float* d_in, float* d_weight,
                            float* d_bias, float* workspace) {
   if (DepthwiseTiledHandles(g)) {
-    return DepthwiseTiledBackward(pool, g, in, weight, d_out, d_in, d_weight, d_bias, workspace);
+    const bool tiled_d_in = TiledInputGrad(g);
+    if (d_weight || tiled_d_in) {
+      DepthwiseTiledBackward(pool, g, in, weight, d_out, tiled_d_in ? d_in : nullptr, d_weight,
+                             d_bias, workspace);
+    }
+    if (tiled_d_in || !d_in) return;
+    d_weight = d_bias = nullptr;  // the row kernels below compute d_in alone
   }
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;

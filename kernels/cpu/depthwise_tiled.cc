@@ -1,6 +1,7 @@
 #include "kernels/cpu/depthwise_tiled.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "kernels/cpu/channel_tile.h"
 #include "kernels/cpu/simd.h"
@@ -25,15 +26,30 @@ constexpr int kBlock = 4;
 struct TilePlan {
   int k, s, pad, kk, in_h, in_w, oh, ow, m, in_c, batch, tiles, groups;
   int hp, wp;      // the zero-bordered input tile, in pixels
-  int bd, rd, cd;  // the output gradient tile: border, rows, columns
+  int bd, rd, cd;  // the output gradient tiles: border, rows, columns
+  // Rows per band of the output (forward) and input gradient (backward)
+  // tiles, which are transposed to planes band by band while in L1.
+  int out_band, in_band;
+  size_t d_size;  // floats per output gradient tile (one per multiplier)
   size_t in_plane, out_plane;
-  // Offsets in a chunk's workspace: input tile, output gradient tile, output
-  // or input gradient tile (dense), weights (m x (kk taps + bias) vectors).
+  // Offsets in a chunk's workspace: input tile, output gradient tiles, a band
+  // of the output or input gradient tile (dense), weights (m x (kk taps +
+  // bias) vectors).
   size_t t, d, x, w, per_chunk;
   size_t partial;  // weight and bias gradient partials per backward unit
 };
 
 size_t Round16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Rows of a w-wide tile that fill about kBandFloats, whole blocks of kLanes
+// pixels where that costs few rows (the transposes' tails are scalar).
+int BandRows(int w, int h) {
+  constexpr int kBandFloats = 2048;  // 8 KiB, well inside L1
+  int rows = std::max(1, kBandFloats / (w * kLanes));
+  const int q = kLanes / std::gcd(w, kLanes);
+  if (q <= 4) rows = (rows + q - 1) / q * q;
+  return std::min(rows, h);
+}
 
 TilePlan MakeTilePlan(const ConvGeometry& g) {
   TilePlan l;
@@ -59,11 +75,14 @@ TilePlan MakeTilePlan(const ConvGeometry& g) {
   l.cd = std::max((l.pad + l.in_w - 1) / l.s, l.ow - 1) + l.bd + 1;
   l.in_plane = size_t(l.in_h) * l.in_w;
   l.out_plane = size_t(l.oh) * l.ow;
+  l.out_band = BandRows(l.ow, l.oh);
+  l.in_band = BandRows(l.in_w, l.in_h);
   const size_t lanes = kLanes;
+  l.d_size = Round16(size_t(l.rd) * l.cd * lanes);
   l.t = 0;
   l.d = l.t + Round16(size_t(l.hp) * l.wp * lanes);
-  l.x = l.d + Round16(size_t(l.rd) * l.cd * lanes);
-  l.w = l.x + Round16(std::max(l.in_plane, l.out_plane) * lanes);
+  l.x = l.d + l.d_size * l.m;
+  l.w = l.x + Round16(std::max(size_t(l.in_band) * l.in_w, size_t(l.out_band) * l.ow) * lanes);
   l.partial = size_t(l.m) * (l.kk + 1) * lanes;
   l.per_chunk = l.w + Round16(l.partial);
   return l;
@@ -110,15 +129,17 @@ inline void ForwardBlock(const float* tile, size_t row, const Vec* w, Vec bias, 
   for (int b = 0; b < NB; ++b) simd::Store(out + b * kLanes, acc[b]);
 }
 
+// Output rows [oy0, oy1) into out, which holds just those rows.
 template <int K, int S>
-void ForwardTile(const TilePlan& l, const float* tile, const float* w_tile, float* out) {
+void ForwardRows(const TilePlan& l, const float* tile, const float* w_tile, int oy0, int oy1,
+                 float* out) {
   Vec w[K * K];
   LoadTaps<K>(w_tile, w);
   const Vec bias = simd::Load(w_tile + K * K * kLanes);
   const size_t row = size_t(l.wp) * kLanes;
-  for (int oy = 0; oy < l.oh; ++oy) {
+  for (int oy = oy0; oy < oy1; ++oy) {
     const float* src = tile + oy * S * row;
-    float* dst = out + size_t(oy) * l.ow * kLanes;
+    float* dst = out + size_t(oy - oy0) * l.ow * kLanes;
     int ox = 0;
     for (; ox + kBlock <= l.ow; ox += kBlock) {
       ForwardBlock<K, S, kBlock>(src + ox * S * kLanes, row, w, bias, dst + ox * kLanes);
@@ -158,8 +179,9 @@ void WeightGradTile(const TilePlan& l, const float* tile, const float* d_tile, f
   for (int t = 0; t <= K * K; ++t) simd::Store(part + t * kLanes, acc[t]);
 }
 
-// NB input pixels of phase (RY, RX), s columns apart: d_tile points at the
-// output gradient of the first one's tap (RY, RX), out at its gradient.
+// NB input pixels of phase (RY, RX) (padded row and column mod s), s columns
+// apart: d_tile points at the output gradient that the first one's tap
+// (RY, RX) reads, out at the first one's gradient.
 template <int K, int S, int RY, int RX, int NB>
 inline void InputGradBlock(const float* d_tile, size_t row, const Vec* w, bool add, float* out) {
   constexpr int kU = (K - 1 - RY) / S + 1, kV = (K - 1 - RX) / S + 1;
@@ -181,49 +203,53 @@ inline void InputGradBlock(const float* d_tile, size_t row, const Vec* w, bool a
   for (int b = 0; b < NB; ++b) simd::Store(out + b * S * kLanes, acc[b]);
 }
 
-// First and last a with s * a + r inside [pad, pad + n); lo > hi when none.
-inline void PhaseRange(int pad, int n, int s, int r, int* lo, int* hi) {
-  *lo = std::max(0, pad - r + s - 1) / s;
-  const int last = pad + n - 1 - r;
-  *hi = last < 0 ? -1 : last / s;
-}
-
+// Input row iy (padded row s * a + RY): its pixels of column phase RX, the
+// first b with s * b + RX inside the padded row's interior to the last.
 template <int K, int S, int RY, int RX>
-void InputGradPhase(const TilePlan& l, const float* d_tile, const Vec* w, bool add, float* out) {
-  int a_lo, a_hi, b_lo, b_hi;
-  PhaseRange(l.pad, l.in_h, S, RY, &a_lo, &a_hi);
-  PhaseRange(l.pad, l.in_w, S, RX, &b_lo, &b_hi);
+void InputGradRow(const TilePlan& l, const float* d_tile, const Vec* w, bool add, int a,
+                  float* out_row) {
+  const int b_lo = std::max(0, l.pad - RX + S - 1) / S;
+  const int last = l.pad + l.in_w - 1 - RX;
+  if (last < 0) return;
+  const int b_end = last / S + 1;
   const size_t row = size_t(l.cd) * kLanes;
-  for (int a = a_lo; a <= a_hi; ++a) {
-    const float* dy = d_tile + (size_t(a + l.bd) * l.cd + l.bd) * kLanes;
-    float* dst = out + size_t(a * S + RY - l.pad) * l.in_w * kLanes;
-    int b = b_lo;
-    for (; b + kBlock <= b_hi + 1; b += kBlock) {
-      InputGradBlock<K, S, RY, RX, kBlock>(dy + b * kLanes, row, w, add,
-                                           dst + (b * S + RX - l.pad) * kLanes);
-    }
-    for (; b <= b_hi; ++b) {
-      InputGradBlock<K, S, RY, RX, 1>(dy + b * kLanes, row, w, add,
-                                      dst + (b * S + RX - l.pad) * kLanes);
-    }
+  const float* dy = d_tile + (size_t(a + l.bd) * l.cd + l.bd) * kLanes;
+  int b = b_lo;
+  for (; b + kBlock <= b_end; b += kBlock) {
+    InputGradBlock<K, S, RY, RX, kBlock>(dy + b * kLanes, row, w, add,
+                                         out_row + (b * S + RX - l.pad) * kLanes);
+  }
+  for (; b < b_end; ++b) {
+    InputGradBlock<K, S, RY, RX, 1>(dy + b * kLanes, row, w, add,
+                                    out_row + (b * S + RX - l.pad) * kLanes);
   }
 }
 
+// Input rows [iy0, iy1) into out, which holds just those rows; row by row,
+// both column phases of a row together, so out is written once in order.
 template <int K, int S>
-void InputGradTile(const TilePlan& l, const float* d_tile, const float* w_tile, bool add,
-                   float* out) {
+void InputGradRows(const TilePlan& l, const float* d_tile, const float* w_tile, bool add, int iy0,
+                   int iy1, float* out) {
   Vec w[K * K];
   LoadTaps<K>(w_tile, w);
-  InputGradPhase<K, S, 0, 0>(l, d_tile, w, add, out);
-  if constexpr (S == 2) {
-    InputGradPhase<K, S, 0, 1>(l, d_tile, w, add, out);
-    InputGradPhase<K, S, 1, 0>(l, d_tile, w, add, out);
-    InputGradPhase<K, S, 1, 1>(l, d_tile, w, add, out);
+  for (int iy = iy0; iy < iy1; ++iy) {
+    const int py = iy + l.pad;
+    float* out_row = out + size_t(iy - iy0) * l.in_w * kLanes;
+    if constexpr (S == 1) {
+      InputGradRow<K, S, 0, 0>(l, d_tile, w, add, py, out_row);
+    } else if (py % 2 == 0) {
+      InputGradRow<K, S, 0, 0>(l, d_tile, w, add, py / 2, out_row);
+      InputGradRow<K, S, 0, 1>(l, d_tile, w, add, py / 2, out_row);
+    } else {
+      InputGradRow<K, S, 1, 0>(l, d_tile, w, add, py / 2, out_row);
+      InputGradRow<K, S, 1, 1>(l, d_tile, w, add, py / 2, out_row);
+    }
   }
 }
 
-TileCursor Interior(float* tile, int border, int width, int row_pixels) {
-  return {tile + (size_t(border) * row_pixels + border) * kLanes, 0, width, row_pixels};
+// The cursor of a tile's interior from its row first_row on.
+TileCursor Interior(float* tile, int border, int width, int row_pixels, int first_row = 0) {
+  return {tile + (size_t(border + first_row) * row_pixels + border) * kLanes, 0, width, row_pixels};
 }
 
 template <int K, int S>
@@ -239,13 +265,23 @@ void Forward(ThreadPool& pool, const TilePlan& l, const float* in, const float* 
       const int c0 = t * kLanes, valid = std::min(kLanes, l.in_c - c0);
       if (t != loaded) LoadWeights(l, weight, bias, c0, valid, ws + l.w);
       loaded = t;
-      PlanesToTile(in + (size_t(n) * l.in_c + c0) * l.in_plane, l.in_plane, valid,
-                   static_cast<int>(l.in_plane), Interior(tile, l.pad, l.in_w, l.wp));
-      for (int j = 0; j < l.m; ++j) {
-        ForwardTile<K, S>(l, tile, ws + l.w + size_t(j) * (l.kk + 1) * kLanes, ws + l.x);
-        float* dst = out + ((size_t(n) * l.in_c + c0) * l.m + j) * l.out_plane;
-        TileToPlanes({ws + l.x, 0, l.ow, l.ow}, static_cast<int>(l.out_plane), valid,
-                     l.m * l.out_plane, dst);
+      const float* planes = in + (size_t(n) * l.in_c + c0) * l.in_plane;
+      int rows_in = 0;  // input rows in the tile so far
+      for (int oy0 = 0; oy0 < l.oh; oy0 += l.out_band) {
+        const int oy1 = std::min(l.oh, oy0 + l.out_band);
+        const int need = std::min(l.in_h, (oy1 - 1) * S + K - l.pad);
+        if (need > rows_in) {
+          PlanesToTile(planes + size_t(rows_in) * l.in_w, l.in_plane, valid,
+                       (need - rows_in) * l.in_w, Interior(tile, l.pad, l.in_w, l.wp, rows_in));
+          rows_in = need;
+        }
+        for (int j = 0; j < l.m; ++j) {
+          ForwardRows<K, S>(l, tile, ws + l.w + size_t(j) * (l.kk + 1) * kLanes, oy0, oy1,
+                            ws + l.x);
+          float* dst = out + ((size_t(n) * l.in_c + c0) * l.m + j) * l.out_plane;
+          TileToPlanes({ws + l.x, 0, l.ow, l.ow}, (oy1 - oy0) * l.ow, valid, l.m * l.out_plane,
+                       dst + size_t(oy0) * l.ow);
+        }
       }
     }
   });
@@ -257,7 +293,7 @@ void Backward(ThreadPool& pool, const TilePlan& l, const float* in, const float*
               float* partials) {
   pool.ParallelFor(int64_t{l.tiles} * l.groups, [&](int64_t begin, int64_t end, int chunk) {
     float* ws = workspace + l.per_chunk * chunk;
-    float *tile = ws + l.t, *d_tile = ws + l.d;
+    float* tile = ws + l.t;
     std::fill(tile, ws + l.x, 0.0f);  // both tiles' borders stay zero
     int loaded = -1;
     for (int64_t u = begin; u < end; ++u) {
@@ -276,14 +312,23 @@ void Backward(ThreadPool& pool, const TilePlan& l, const float* in, const float*
         for (int j = 0; j < l.m; ++j) {
           const float* dy = d_out + ((size_t(n) * l.in_c + c0) * l.m + j) * l.out_plane;
           PlanesToTile(dy, l.m * l.out_plane, valid, static_cast<int>(l.out_plane),
-                       Interior(d_tile, l.bd, l.ow, l.cd));
-          const size_t wj = size_t(j) * (l.kk + 1) * kLanes;
-          if (d_weight) WeightGradTile<K, S>(l, tile, d_tile, part + wj);
-          if (d_in) InputGradTile<K, S>(l, d_tile, ws + l.w + wj, j > 0, ws + l.x);
+                       Interior(ws + l.d + l.d_size * j, l.bd, l.ow, l.cd));
+          if (d_weight) {
+            WeightGradTile<K, S>(l, tile, ws + l.d + l.d_size * j,
+                                 part + size_t(j) * (l.kk + 1) * kLanes);
+          }
         }
-        if (d_in) {
-          TileToPlanes({ws + l.x, 0, l.in_w, l.in_w}, static_cast<int>(l.in_plane), valid,
-                       l.in_plane, d_in + (size_t(n) * l.in_c + c0) * l.in_plane);
+        if (!d_in) continue;
+        float* dx = d_in + (size_t(n) * l.in_c + c0) * l.in_plane;
+        for (int iy0 = 0; iy0 < l.in_h; iy0 += l.in_band) {
+          const int iy1 = std::min(l.in_h, iy0 + l.in_band);
+          for (int j = 0; j < l.m; ++j) {
+            InputGradRows<K, S>(l, ws + l.d + l.d_size * j,
+                                ws + l.w + size_t(j) * (l.kk + 1) * kLanes, j > 0, iy0, iy1,
+                                ws + l.x);
+          }
+          TileToPlanes({ws + l.x, 0, l.in_w, l.in_w}, (iy1 - iy0) * l.in_w, valid, l.in_plane,
+                       dx + size_t(iy0) * l.in_w);
         }
       }
     }

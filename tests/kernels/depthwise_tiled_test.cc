@@ -2,9 +2,11 @@
 // a double-precision reference on the shapes where a tile is partly empty or
 // a border case decides the result: planes of 1x1, 2x2, 5x5 and 7x7, stride 2
 // on odd sizes, padding 0 and 1, channel counts that fill no whole vector,
-// multipliers 1 to 3, batch 1 and batches that end in a partial sample group;
-// 1, 2 and 3 threads, with the gradients' bits the same on each. Also the
-// transposes between planes and tiles on their own.
+// multipliers 1 to 3, planes done in several bands of rows, batch 1 and
+// batches that end in a partial sample group;
+// 1, 2 and 3 threads, with the gradients' bits the same on each; called
+// directly and through the depthwise entry points. Also the transposes
+// between planes and tiles on their own.
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -54,6 +56,10 @@ const TiledCase kCases[] = {
     {"k5s2_9x9_nopad", 2, 5, 9, 9, 1, 5, 2, 0},
     {"k5s2_5x5_m2", 2, 4, 5, 5, 2, 5, 2, 2},
     {"k5s2_8x8_pad1", 2, 3, 8, 8, 1, 5, 2, 1},
+    // Planes large enough to be transposed in several bands of rows.
+    {"k3s1_bands", 2, 18, 40, 20, 1, 3, 1, 1},
+    {"k3s2_bands", 2, 5, 41, 33, 1, 3, 2, 1},
+    {"k5s2_m2_bands", 1, 3, 37, 19, 2, 5, 2, 2},
     // Batches that fill two sample groups and part of a third.
     {"k3s1_batch19", 19, 20, 4, 4, 1, 3, 1, 1},
     {"k3s2_batch17_m2", 17, 9, 5, 5, 2, 3, 2, 1},
@@ -74,6 +80,19 @@ ConvGeometry GeometryOf(const TiledCase& c) {
   return g;
 }
 
+// The tiled kernels called directly, and through the depthwise entry points,
+// which send some directions of wide planes to the row kernels instead.
+struct Path {
+  const char* name;
+  size_t (*workspace)(const ConvGeometry&, int);
+  decltype(&DepthwiseConvForward) forward;
+  decltype(&DepthwiseConvBackward) backward;
+};
+const Path kPaths[] = {
+    {"tiled", DepthwiseTiledWorkspaceFloats, DepthwiseTiledForward, DepthwiseTiledBackward},
+    {"entry", DepthwiseConvWorkspaceFloats, DepthwiseConvForward, DepthwiseConvBackward},
+};
+
 class DepthwiseTiled : public ::testing::TestWithParam<TiledCase> {};
 
 TEST_P(DepthwiseTiled, MatchesReferenceOnAnyThreadCount) {
@@ -86,45 +105,47 @@ TEST_P(DepthwiseTiled, MatchesReferenceOnAnyThreadCount) {
   const Ref want = ReferenceConv(g, in, w, b, dy);
   const Ref want_no_bias = ReferenceConv(g, in, w, {}, dy);
   const double tol = 1e-5;
-  std::vector<float> first_dw, first_db, first_dx;
-  for (const int threads : {1, 2, 3}) {
-    SCOPED_TRACE("threads " + std::to_string(threads));
-    ThreadPool pool(threads);
-    // Garbage in the workspace and outputs: the kernels must set all of them.
-    auto ws = RandomVector(DepthwiseConvWorkspaceFloats(g, threads), 5);
-    auto out = RandomVector(want.out.size(), 6);
-    DepthwiseConvForward(pool, g, in.data(), w.data(), b.data(), out.data(), ws.data());
-    EXPECT_LT(MaxRelativeError(out, want.out), tol) << "forward";
-    DepthwiseConvForward(pool, g, in.data(), w.data(), nullptr, out.data(), ws.data());
-    EXPECT_LT(MaxRelativeError(out, want_no_bias.out), tol) << "forward, no bias";
+  for (const Path& path : kPaths) {
+    std::vector<float> first_dw, first_db, first_dx;
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(std::string(path.name) + ", threads " + std::to_string(threads));
+      ThreadPool pool(threads);
+      // Garbage in the workspace and outputs: the kernels must set all of them.
+      auto ws = RandomVector(path.workspace(g, threads), 5);
+      auto out = RandomVector(want.out.size(), 6);
+      path.forward(pool, g, in.data(), w.data(), b.data(), out.data(), ws.data());
+      EXPECT_LT(MaxRelativeError(out, want.out), tol) << "forward";
+      path.forward(pool, g, in.data(), w.data(), nullptr, out.data(), ws.data());
+      EXPECT_LT(MaxRelativeError(out, want_no_bias.out), tol) << "forward, no bias";
 
-    auto dx = RandomVector(want.d_in.size(), 7), dw = RandomVector(want.d_weight.size(), 8);
-    auto db = RandomVector(want.d_bias.size(), 9);
-    DepthwiseConvBackward(pool, g, in.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(),
-                          ws.data());
-    EXPECT_LT(MaxRelativeError(dx, want.d_in), tol) << "d_in";
-    EXPECT_LT(MaxRelativeError(dw, want.d_weight), tol) << "d_weight";
-    EXPECT_LT(MaxRelativeError(db, want.d_bias), tol) << "d_bias";
-    if (first_dw.empty()) {
-      first_dw = dw, first_db = db, first_dx = dx;
-    } else {
-      EXPECT_EQ(dw, first_dw);
-      EXPECT_EQ(db, first_db);
-      EXPECT_EQ(dx, first_dx);
+      auto dx = RandomVector(want.d_in.size(), 7), dw = RandomVector(want.d_weight.size(), 8);
+      auto db = RandomVector(want.d_bias.size(), 9);
+      path.backward(pool, g, in.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(),
+                    ws.data());
+      EXPECT_LT(MaxRelativeError(dx, want.d_in), tol) << "d_in";
+      EXPECT_LT(MaxRelativeError(dw, want.d_weight), tol) << "d_weight";
+      EXPECT_LT(MaxRelativeError(db, want.d_bias), tol) << "d_bias";
+      if (first_dw.empty()) {
+        first_dw = dw, first_db = db, first_dx = dx;
+      } else {
+        EXPECT_EQ(dw, first_dw);
+        EXPECT_EQ(db, first_db);
+        EXPECT_EQ(dx, first_dx);
+      }
+
+      // A first layer (no d_in) and a frozen one (d_in only, gradients untouched).
+      auto dw2 = RandomVector(want.d_weight.size(), 10);
+      path.backward(pool, g, in.data(), w.data(), dy.data(), nullptr, dw2.data(), nullptr,
+                    ws.data());
+      EXPECT_EQ(dw2, first_dw) << "d_weight alone";
+      auto dx2 = RandomVector(want.d_in.size(), 11);
+      const auto db_before = RandomVector(want.d_bias.size(), 12);
+      auto db2 = db_before;
+      path.backward(pool, g, in.data(), w.data(), dy.data(), dx2.data(), nullptr, db2.data(),
+                    ws.data());
+      EXPECT_EQ(dx2, first_dx) << "d_in alone";
+      EXPECT_EQ(db2, db_before) << "frozen: d_bias untouched";
     }
-
-    // A first layer (no d_in) and a frozen one (d_in only, gradients untouched).
-    auto dw2 = RandomVector(want.d_weight.size(), 10);
-    DepthwiseConvBackward(pool, g, in.data(), w.data(), dy.data(), nullptr, dw2.data(), nullptr,
-                          ws.data());
-    EXPECT_EQ(dw2, first_dw) << "d_weight alone";
-    auto dx2 = RandomVector(want.d_in.size(), 11);
-    const auto db_before = RandomVector(want.d_bias.size(), 12);
-    auto db2 = db_before;
-    DepthwiseConvBackward(pool, g, in.data(), w.data(), dy.data(), dx2.data(), nullptr, db2.data(),
-                          ws.data());
-    EXPECT_EQ(dx2, first_dx) << "d_in alone";
-    EXPECT_EQ(db2, db_before) << "frozen: d_bias untouched";
   }
 }
 
