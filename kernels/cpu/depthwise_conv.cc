@@ -279,13 +279,13 @@ void MergePhases(const Plan& l, const float* dp, float* out) {
   }
 }
 
-// The tiled kernels (depthwise_tiled.h) pay two transposes per pixel; rows
-// of two vectors or more keep this file's row kernels' lanes busy, and there
-// those are faster (tests/bench/depthwise_conv_bench). The weight gradient
-// is faster tiled on every plane.
-bool TiledForward(const ConvGeometry& g) {
-  return DepthwiseTiledHandles(g) && g.out_w() < 2 * kLanes;
-}
+// The tiled kernels (depthwise_tiled.h) pay two transposes per pixel; long
+// rows keep this file's row kernels' lanes busy, and there those are faster:
+// the forward pass from output rows of one vector (16x16 planes in
+// mobilenet-tiny's training step on AVX-512), the input gradient from input
+// rows of two (tests/bench/depthwise_conv_bench). The weight gradient is
+// faster tiled on every plane.
+bool TiledForward(const ConvGeometry& g) { return DepthwiseTiledHandles(g) && g.out_w() < kLanes; }
 bool TiledInputGrad(const ConvGeometry& g) {
   return DepthwiseTiledHandles(g) && g.in_w < 2 * kLanes;
 }
