@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include "kernels/cpu/channel_tile.h"
+#include "kernels/cpu/depthwise_tiled.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -190,25 +192,13 @@ void DotAnyTaps(const float* z, const float* base, const int* off, int taps, int
   }
 }
 
-// Even and odd lanes of the 2L floats in (a, b): the stride-2 split of a
-// row into its two column phases, with vector shuffles (a scalar strided
-// loop made stride-2 layers 3x slower than stride 1). __builtin_shufflevector
-// takes constant lanes and is in both GCC (12 on) and Clang.
-template <size_t... I>
-inline Vec Evens(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I)...);
-}
-template <size_t... I>
-inline Vec Odds(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(2 * I + 1)...);
-}
-// Lanes first, L + first, first + 1, L + first + 1, ... of (a, b): the
-// interleave of the low (first 0) or high (first L / 2) halves.
-template <int kFirst, size_t... I>
-inline Vec Interleave(Vec a, Vec b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, static_cast<int>(kFirst + I / 2 + (I % 2 ? kLanes : 0))...);
-}
-constexpr auto kLaneSeq = std::make_index_sequence<kLanes>{};
+// The stride-2 split of a row into its two column phases uses vector
+// shuffles (channel_tile.h): a scalar strided loop made stride-2 layers 3x
+// slower than stride 1.
+using channel_tile::Evens;
+using channel_tile::Interleave;
+using channel_tile::kLaneSeq;
+using channel_tile::Odds;
 
 // dst_even[j] = src[2j], dst_odd[j] = src[2j + 1] for the n floats of src.
 void SplitRow2(const float* src, int n, float* dst_even, float* dst_odd) {
@@ -289,6 +279,17 @@ void MergePhases(const Plan& l, const float* dp, float* out) {
   }
 }
 
+// The tiled kernels (depthwise_tiled.h) pay two transposes per pixel; long
+// rows keep this file's row kernels' lanes busy, and there those are faster:
+// the forward pass from output rows of one vector (16x16 planes in
+// mobilenet-tiny's training step on AVX-512), the input gradient from input
+// rows of two (tests/bench/depthwise_conv_bench). The weight gradient is
+// faster tiled on every plane.
+bool TiledForward(const ConvGeometry& g) { return DepthwiseTiledHandles(g) && g.out_w() < kLanes; }
+bool TiledInputGrad(const ConvGeometry& g) {
+  return DepthwiseTiledHandles(g) && g.in_w < 2 * kLanes;
+}
+
 }  // namespace
 
 bool DepthwiseConvHandles(const ConvGeometry& g) {
@@ -297,11 +298,17 @@ bool DepthwiseConvHandles(const ConvGeometry& g) {
 }
 
 size_t DepthwiseConvWorkspaceFloats(const ConvGeometry& g, int threads) {
-  return MakePlan(g).per_chunk * static_cast<size_t>(std::max(1, threads));
+  size_t floats = 0;
+  if (DepthwiseTiledHandles(g)) floats = DepthwiseTiledWorkspaceFloats(g, threads);
+  if (!TiledForward(g) || !TiledInputGrad(g)) {
+    floats = std::max(floats, MakePlan(g).per_chunk * static_cast<size_t>(std::max(1, threads)));
+  }
+  return floats;
 }
 
 void DepthwiseConvForward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                           const float* weight, const float* bias, float* out, float* workspace) {
+  if (TiledForward(g)) return DepthwiseTiledForward(pool, g, in, weight, bias, out, workspace);
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;
   pool.ParallelFor(int64_t{g.batch} * l.in_c, [&](int64_t begin, int64_t end, int chunk) {
@@ -327,6 +334,15 @@ void DepthwiseConvForward(ThreadPool& pool, const ConvGeometry& g, const float* 
 void DepthwiseConvBackward(ThreadPool& pool, const ConvGeometry& g, const float* in,
                            const float* weight, const float* d_out, float* d_in, float* d_weight,
                            float* d_bias, float* workspace) {
+  if (DepthwiseTiledHandles(g)) {
+    const bool tiled_d_in = TiledInputGrad(g);
+    if (d_weight || tiled_d_in) {
+      DepthwiseTiledBackward(pool, g, in, weight, d_out, tiled_d_in ? d_in : nullptr, d_weight,
+                             d_bias, workspace);
+    }
+    if (tiled_d_in || !d_in) return;
+    d_weight = d_bias = nullptr;  // the row kernels below compute d_in alone
+  }
   const Plan l = MakePlan(g);
   const size_t in_plane = size_t(l.in_h) * l.in_w, out_plane = size_t(l.oh) * l.ow;
   const size_t dw_stride = size_t(l.kk) * kLanes;

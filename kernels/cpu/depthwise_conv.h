@@ -3,6 +3,13 @@
 // over each input plane per output plane, so the layer stays memory-bound
 // and cheap next to the pointwise convolutions around it (MobileNet blocks).
 //
+// Two families of kernels: for 3x3 and 5x5 kernels at stride 1 or 2, the
+// channel-tiled ones of depthwise_tiled.h (vectors across channels) compute
+// the weight gradient always, and the forward pass and input gradient where
+// rows are short (depthwise_conv.cc says how short); the row kernels below
+// (vectors along the rows of one plane) do the rest. The rest of this
+// comment is theirs.
+//
 // Each input plane is copied, zero-padded, into stride x stride "phase"
 // planes (phase (ry, rx) holds padded pixels (s*y + ry, s*x + rx)), so every
 // kernel tap reads one phase at one fixed offset, whatever the stride.

@@ -43,6 +43,20 @@ TEST_P(GroupedConvLayer, DepthwiseKernel5Stride2Gradients) {
   CheckLayerGradients(conv, Shape{2, 8, 8}, 2, backend(), RandomVector(2 * 2 * 8 * 8, 6));
 }
 
+// The 4x4, 2x2 and 1x1 planes of a network's last blocks, stride 2 on an odd
+// plane, and a channel count that fills no whole vector (the CPU kernels work
+// on tiles of channels).
+TEST_P(GroupedConvLayer, DepthwiseSmallPlaneGradients) {
+  Conv2D s2(5, 3, 2, 1, /*groups=*/5);
+  CheckLayerGradients(s2, Shape{5, 4, 4}, 2, backend(), RandomVector(2 * 5 * 4 * 4, 10));
+  Conv2D odd(5, 3, 2, 1, /*groups=*/5);
+  CheckLayerGradients(odd, Shape{5, 5, 5}, 1, backend(), RandomVector(1 * 5 * 5 * 5, 11));
+  Conv2D tiny(5, 3, 1, 1, /*groups=*/5);
+  CheckLayerGradients(tiny, Shape{5, 2, 2}, 3, backend(), RandomVector(3 * 5 * 2 * 2, 12));
+  Conv2D one(5, 3, 1, 1, /*groups=*/5);
+  CheckLayerGradients(one, Shape{5, 1, 1}, 2, backend(), RandomVector(2 * 5 * 1 * 1, 13));
+}
+
 TEST_P(GroupedConvLayer, TwoGroupsGradients) {
   Conv2D conv(6, 3, 1, 1, /*groups=*/2);
   CheckLayerGradients(conv, Shape{4, 5, 6}, 2, backend(), RandomVector(2 * 4 * 5 * 6, 7));
