@@ -197,7 +197,7 @@ def run_mt(bench, a, exe, data, threads):
         cmd = [exe, "--standalone", "--model", bench.mt_model, "--dataset", data, "--batch", str(BATCH),
                "--steps", str(a.steps), "--epochs", "0", "--optimizer", "sgd", "--lr", str(LR),
                "--momentum", str(MOMENTUM), "--threads", str(threads), "--seed", str(a.seed),
-               "--report", rep.name, "--log-every", "3600"]
+               "--report", rep.name, "--log-every", "3600"] + list(a.mt_flag or [])
         env = dict(os.environ)
         env["MT_ALLOW_DATA"] = ":".join(x for x in (env.get("MT_ALLOW_DATA"), data) if x)
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -224,6 +224,8 @@ def make_parser(doc, bench):
                     help="mt build tree, folder holding mtworker, or the binary; repeat to compare builds "
                          "in the same run (before first); default build")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mt-flag", action="append", metavar="FLAG",
+                    help="one more mtworker argument, e.g. --mt-flag=--recompute (repeatable)")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--torch-only", action="store_true", help="skip mt")
     ap.add_argument("--check", action="store_true",
