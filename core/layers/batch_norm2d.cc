@@ -8,6 +8,7 @@
 #include "core/layers/layer_registry.h"
 #include "core/layers/size_limits.h"
 #include "kernels/batch_norm_clip.h"
+#include "kernels/batch_norm_replay.h"
 
 namespace mt {
 
@@ -85,14 +86,22 @@ void BatchNorm2D::Reshape(int) {
   if (!saved_ || saved_->count() < 2 * c) saved_ = backend().Allocate(2 * c);
   save_mean_ = kernels::WholeOf(*saved_).Slice(0, c);
   save_invstd_ = kernels::WholeOf(*saved_).Slice(c, c);
+  replays_in_one_pass_ = backend().SupportedOps().Has(kernels::kBatchNormReplay.op());
 }
 
 void BatchNorm2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext& ctx) {
   if (running_mean_.empty() || !saved_)
     throw std::logic_error("batchnorm: running statistics or workspace missing (" + name() + ")");
   kernels::BatchNormGeometry g = GeometryFor(in.batch());
+  const bool batch_stats = ctx.training && !frozen();
+  if (ctx.replay && batch_stats && used_batch_stats_ && replays_in_one_pass_) {
+    // The statistics saved by the training pass replayed, from the same input.
+    kernels::kBatchNormReplay(backend(), g, in.view, scale_, shift_, save_mean_, save_invstd_,
+                              out.view, clips_, clip_lo_, clip_hi_);
+    return;
+  }
   if (ctx.replay) g.momentum = 0.0f;  // running = 1 * running + 0 * batch: unchanged
-  used_batch_stats_ = ctx.training && !frozen();
+  used_batch_stats_ = batch_stats;
   if (clips_ && used_batch_stats_) {
     kernels::kBatchNormClipForwardTraining(backend(), g, in.view, scale_, shift_, running_mean_,
                                            running_var_, save_mean_, save_invstd_, out.view,

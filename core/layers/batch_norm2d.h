@@ -35,8 +35,10 @@ class BatchNorm2D : public Layer {
   // Never: even a fused clip takes its mask from the input, through the
   // saved statistics (kernels/cpu/batch_norm.cc).
   bool BackwardNeedsOutput() const override { return BackwardReadsOutput(); }
-  // A replay recomputes the same statistics from the same input with
-  // momentum 0, so the running statistics stay exactly as they are.
+  // A replay of a training pass applies the statistics that pass saved
+  // (kernels/batch_norm_replay.h: one pass, its output bit for bit); on a
+  // backend without that op it recomputes them from the same input with
+  // momentum 0. Either way the running statistics stay exactly as they are.
   bool Replayable() const override { return true; }
   // Both backends' kernels finish a channel's sums before writing its d_x,
   // element for element from d_y (kernels/cpu/batch_norm.cc, batch_norm.cl);
@@ -70,6 +72,8 @@ class BatchNorm2D : public Layer {
   // Whether the last Forward normalised with the batch's statistics, which
   // decides what Backward differentiates.
   bool used_batch_stats_ = false;
+  // Whether the backend has kernels::kBatchNormReplay.
+  bool replays_in_one_pass_ = false;
   bool clips_ = false;
   float clip_lo_ = 0.0f, clip_hi_ = 0.0f;
 };

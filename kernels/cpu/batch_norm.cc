@@ -293,6 +293,23 @@ void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float*
 }
 
 template <bool kClip>
+void Replay(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* scale,
+            const float* shift, const float* save_mean, const float* save_invstd,
+            const Clip<kClip>& clip, float* y) {
+  ForChannels(pool, g, [&](int begin, int end) {
+    ForTiles(begin, end, kMaxTile, [&](int t0, int t1) {
+      float a[kMaxTile], b[kMaxTile];
+      for (int c = t0; c < t1; ++c) {
+        const Affine f = AffineOf(scale[c], shift[c], save_mean[c], save_invstd[c]);
+        a[c - t0] = f.a;
+        b[c - t0] = f.b;
+      }
+      AffineTile(g, t0, t1, x, a, b, clip, y);
+    });
+  });
+}
+
+template <bool kClip>
 void Backward(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* d_y,
               const float* scale, const float* shift, const float* save_mean,
               const float* save_invstd, bool batch_stats, const Clip<kClip>& clip, float* d_x,
@@ -383,6 +400,15 @@ void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, con
   else
     ForwardInference(pool, g, x, scale, shift, running_mean, running_var, save_invstd,
                      Clip<false>(clip), y);
+}
+
+void BatchNormReplay(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                     const float* scale, const float* shift, const float* save_mean,
+                     const float* save_invstd, float* y, OutputClip clip) {
+  if (clip.active)
+    Replay(pool, g, x, scale, shift, save_mean, save_invstd, Clip<true>(clip), y);
+  else
+    Replay(pool, g, x, scale, shift, save_mean, save_invstd, Clip<false>(clip), y);
 }
 
 void BatchNormBackward(ThreadPool& pool, const BatchNormGeometry& g, const float* x,

@@ -40,6 +40,12 @@ void BatchNormForwardInference(ThreadPool& pool, const BatchNormGeometry& g, con
                                const float* running_var, float* save_invstd, float* y,
                                OutputClip clip = {});
 
+// y as BatchNormForwardTraining wrote it from the same x, scale and shift,
+// from the statistics it saved (its output pass alone; y may be x).
+void BatchNormReplay(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                     const float* scale, const float* shift, const float* save_mean,
+                     const float* save_invstd, float* y, OutputClip clip = {});
+
 // d_x, d_scale and d_shift may each be null (not wanted). With an active
 // clip, d_y is the gradient of the clipped output, and shift the forward
 // pass's (save_mean the running mean after an evaluation-mode pass, as

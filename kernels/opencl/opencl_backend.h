@@ -84,6 +84,10 @@ class OpenClBackend : public Backend {
   void BatchNormClipBackward(const BatchNormGeometry& g, View x, View d_y, View scale, View shift,
                              View save_mean, View save_invstd, bool batch_stats, View d_x,
                              View d_scale, View d_shift, float lo, float hi);
+  // kernels/batch_norm_replay.h's op: the inference kernel's affine map
+  // over the saved statistics, formed as the training kernel forms it.
+  void BatchNormReplay(const BatchNormGeometry& g, View x, View scale, View shift, View save_mean,
+                       View save_invstd, View y, bool clip, float lo, float hi);
 
   void AddBias(View x, View bias, int outer, int channels, int inner) override;
   void BiasGrad(View d_x, View d_bias, int outer, int channels, int inner) override;

@@ -1,4 +1,5 @@
-// Batch normalisation (fused with a clip too: kernels/batch_norm_clip.h),
+// Batch normalisation (fused with a clip too: kernels/batch_norm_clip.h;
+// its one-pass replay: kernels/batch_norm_replay.h),
 // average and global average pooling, and clip on the OpenCL backend
 // (cl/batch_norm.cl, cl/avg_pool.cl, cl/elementwise.cl).
 #include "kernels/op_table.h"
@@ -104,12 +105,18 @@ void OpenClBackend::BatchNormInferenceCall(const BatchNormGeometry& g, View x, V
       .Arg(g.channels)
       .Arg(g.epsilon)
       .Run(queue(), g.channels);
+  BatchNormReplay(g, x, scale, shift, running_mean, save_invstd, y, clip, lo, hi);
+}
+
+void OpenClBackend::BatchNormReplay(const BatchNormGeometry& g, View x, View scale, View shift,
+                                    View save_mean, View save_invstd, View y, bool clip, float lo,
+                                    float hi) {
   const int total = g.batch * g.channels * g.inner;
   Call("batch_norm_forward_inference")
       .Arg(x)
       .Arg(scale)
       .Arg(shift)
-      .Arg(running_mean)
+      .Arg(save_mean)
       .Arg(save_invstd)
       .Arg(y)
       .Arg(total)
@@ -216,8 +223,14 @@ void ClipBackward(OpenClBackend& be, const BatchNormGeometry& g, View x, View d_
                            d_scale, d_shift, lo, hi);
 }
 
+void Replay(OpenClBackend& be, const BatchNormGeometry& g, View x, View scale, View shift,
+            View save_mean, View save_invstd, View y, bool clip, float lo, float hi) {
+  be.BatchNormReplay(g, x, scale, shift, save_mean, save_invstd, y, clip, lo, hi);
+}
+
 }  // namespace
 
+MT_REGISTER_OP("batch_norm_replay", Replay);
 MT_REGISTER_OP("batch_norm_clip_forward_training", ClipForwardTraining);
 MT_REGISTER_OP("batch_norm_clip_forward_inference", ClipForwardInference);
 MT_REGISTER_OP("batch_norm_clip_backward", ClipBackward);

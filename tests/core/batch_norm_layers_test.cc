@@ -1,7 +1,8 @@
 // MobileNet's layers on every backend (the CPU one on 1 and 3 threads,
 // OpenCL where there is one): numerical gradient checks of BatchNorm2D
 // (training, frozen, flat input), AvgPool2D, GlobalAvgPool and ReLU6, and
-// batch norm's running statistics against PyTorch's formula computed by hand.
+// batch norm's running statistics against PyTorch's formula computed by hand,
+// and batch norm's replay (recomputation) against its training pass.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,8 @@
 #include "core/layers/batch_norm2d.h"
 #include "core/layers/global_avg_pool.h"
 #include "core/layers/relu6.h"
+#include "kernels/batch_norm_clip.h"
+#include "kernels/batch_norm_replay.h"
 #include "tests/support/backend_test.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/test_backends.h"
@@ -201,6 +204,71 @@ TEST_P(BatchNormLayers, RunningStatisticsFollowPyTorchAndServeEvaluation) {
     ASSERT_NEAR(y[i], want, 1e-4) << "evaluation at " << i;
   }
   EXPECT_EQ(Stats(), after_training) << "evaluation must not move the running statistics";
+}
+
+// A replay (recomputation) writes the training pass's output bit for bit
+// and leaves the running and saved statistics as they are, clipped or not:
+// in one pass where the backend has kernels::kBatchNormReplay, and with
+// momentum 0 on the CPU backend without it.
+void ExpectReplayRepeatsTraining(kernels::Backend& be, bool clip) {
+  SCOPED_TRACE(be.Name() + (clip ? " relu6" : " no clip"));
+  const int batch = 4, c = 5, h = 6, w = 6;
+  const size_t n = size_t(batch) * c * h * w;
+  BatchNorm2D bn(0.0f, 0.5f);
+  if (clip) {
+    if (!be.SupportedOps().Contains(kernels::BatchNormClipOps())) return;
+    bn.FuseClip(0.0f, 6.0f);
+  }
+  bn.set_backend(&be);
+  bn.Setup(Shape{c, h, w});
+  auto params = be.Allocate(2 * c), grads = be.Allocate(2 * c), stats = be.Allocate(2 * c);
+  const std::vector<float> p = RandomVector(2 * c, 51, -4.0f, 4.0f);
+  be.Upload(p.data(), kernels::WholeOf(*params));
+  std::vector<float> s(2 * c);
+  bn.InitRunningStats(s.data());
+  be.Upload(s.data(), kernels::WholeOf(*stats));
+  bn.BindParams(kernels::WholeOf(*params), kernels::WholeOf(*grads));
+  bn.BindRunningStats(kernels::WholeOf(*stats));
+  bn.Reshape(batch);
+  auto in_b = be.Allocate(n), out_b = be.Allocate(n), again_b = be.Allocate(n);
+  const Tensor in{Shape{c, h, w}.WithBatch(batch), kernels::WholeOf(*in_b)};
+  const Tensor out{in.shape, kernels::WholeOf(*out_b)}, again{in.shape, kernels::WholeOf(*again_b)};
+  const std::vector<float> x = RandomVector(n, 52, 1.0f, 4.0f);
+  be.Upload(x.data(), in.view);
+  auto download = [&be](kernels::View v) {
+    std::vector<float> h(v.count);
+    be.Download(v, h.data());
+    return h;
+  };
+  bn.Forward(in, out, ForwardContext{true, 7});
+  const std::vector<float> stats_after_training = download(kernels::WholeOf(*stats));
+  ForwardContext replay{true, 7};
+  replay.replay = true;
+  bn.Forward(in, again, replay);
+  EXPECT_EQ(download(again.view), download(out.view));
+  EXPECT_EQ(download(kernels::WholeOf(*stats)), stats_after_training);
+  EXPECT_NE(stats_after_training, s) << "the training pass moved no statistics";
+  // The backward pass after the replay is the one after the training pass.
+  const std::vector<float> dy = RandomVector(n, 53);
+  be.Upload(dy.data(), again.view);
+  bn.Backward(in, out, again, out);
+  const std::vector<float> d_x = download(out.view), d_params = download(kernels::WholeOf(*grads));
+  bn.Forward(in, out, ForwardContext{true, 7});
+  be.Upload(s.data(), kernels::WholeOf(*stats));
+  be.Upload(dy.data(), again.view);
+  bn.Backward(in, out, again, out);
+  EXPECT_EQ(download(out.view), d_x);
+  EXPECT_EQ(download(kernels::WholeOf(*grads)), d_params);
+}
+
+TEST_P(BatchNormLayers, ReplayRepeatsTheTrainingPass) {
+  EXPECT_TRUE(backend().SupportedOps().Has(kernels::kBatchNormReplay.op()));
+  for (bool clip : {false, true}) ExpectReplayRepeatsTraining(backend(), clip);
+}
+
+TEST(BatchNormReplayFallback, WithoutTheOpReplaysWithMomentumZero) {
+  const auto be = test_support::MakeCpuWithout({kernels::kBatchNormReplay.op()}, "no_replay");
+  for (bool clip : {false, true}) ExpectReplayRepeatsTraining(*be, clip);
 }
 
 TEST_P(BatchNormLayers, AvgPool) {

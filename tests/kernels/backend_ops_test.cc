@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/batch_norm_clip.h"
+#include "kernels/batch_norm_replay.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/backend_op_cases.h"
 #include "tests/kernels/cpu_test_util.h"
@@ -43,6 +44,7 @@ double ToleranceOf(Op op) {
   if (op == test_support::kRowScaleForward.op()) return kBitEqual;
   if (op == test_support::kRowScaleBackward.op()) return kReordered;  // the scale's sums
   if (BatchNormClipOps().Has(op)) return kReordered;                  // as batch norm's
+  if (op == kBatchNormReplay.op()) return kReordered;  // replays each backend's own statistics
   switch (op) {
     case Op::kScale:
     case Op::kAddBias:

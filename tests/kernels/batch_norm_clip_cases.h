@@ -1,5 +1,6 @@
 // The op-table cases (backend_op_cases.h) of batch norm fused with a clip
-// (kernels/batch_norm_clip.h): ReLU6's and ReLU's bounds, conv layouts and
+// (kernels/batch_norm_clip.h) and of the one-pass replay of a training
+// pass, clipped or not (kernels/batch_norm_replay.h): ReLU6's and ReLU's bounds, conv layouts and
 // flat features, the backward pass writing d_x over d_y as a model calls
 // it. Included by backend_op_cases.h, after the harness it uses.
 #pragma once
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "kernels/batch_norm_clip.h"
+#include "kernels/batch_norm_replay.h"
 
 namespace mt::kernels::test_support {
 
@@ -48,6 +50,26 @@ inline void AddBatchNormClip(Table& t) {
       io.Keep("y", y);
       io.Keep("save_invstd", invstd);
     });
+    for (const bool clip : {true, false}) {
+      const Op forward = clip ? kBatchNormClipForwardTraining.op() : Op::kBatchNormForwardTraining;
+      t.Add(
+          kBatchNormReplay.op(), shape + (clip ? " replay clipped" : " replay"),
+          [g, n, c, hi, clip](CaseIo& io) {
+            const View x = io.Random(n, 50, 1.0f, 4.0f), scale = io.Random(c, 51, -4, 4);
+            const View shift = io.Random(c, 57, -4, 4);
+            const View rm = io.Random(c, 52), rv = io.Random(c, 53, 0.5f, 2.0f);
+            const View mean = io.Random(c, 54), invstd = io.Random(c, 55), y = io.Random(n, 56);
+            if (clip)
+              kBatchNormClipForwardTraining(io.be(), g, x, scale, shift, rm, rv, mean, invstd, y,
+                                            0.0f, hi);
+            else
+              io.be().BatchNormForwardTraining(g, x, scale, shift, rm, rv, mean, invstd, y);
+            const View replayed = io.Random(n, 62);
+            kBatchNormReplay(io.be(), g, x, scale, shift, mean, invstd, replayed, clip, 0.0f, hi);
+            io.Keep("y", replayed);
+          },
+          OpSet{forward});
+    }
     for (const bool batch_stats : {true, false}) {
       const Op forward =
           batch_stats ? kBatchNormClipForwardTraining.op() : kBatchNormClipForwardInference.op();

@@ -6,6 +6,12 @@
 // fused passes are the unfused ones' float operations in the same order, and
 // the mask they form from x (the value before the clip, formed again) is the
 // one ClipBackward takes from the clipped output.
+//
+// The one-pass replay of a training pass (kernels/batch_norm_replay.h)
+// against that pass: from the same x, scale, shift and the statistics it
+// saved, the replay must write its output bit for bit, clipped (ReLU6,
+// ReLU) or not, on planes from 32x32 down to 1x1 and flat features, and
+// leave the saved and running statistics as they are.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +22,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/batch_norm_clip.h"
+#include "kernels/batch_norm_replay.h"
 #include "tests/kernels/cpu_test_util.h"
 #include "tests/support/test_backends.h"
 
@@ -62,6 +69,21 @@ class BatchNormClip : public ::testing::TestWithParam<std::string> {
     return host;
   }
 
+  // x in [x_lo, x_hi), scale and shift up to 5 (which clip a good share of
+  // the outputs at 0 and 6), running statistics [mean, var] and zeroed
+  // saved ones [mean, invstd], all [c].
+  struct Inputs {
+    View x, scale, shift, running, saved;
+  };
+  Inputs MakeInputs(size_t n, size_t c, float x_lo, float x_hi) {
+    std::vector<float> stats = RandomVector(c, 44, -0.5f, 0.5f);
+    const std::vector<float> var = RandomVector(c, 45, 0.5f, 2.0f);
+    stats.insert(stats.end(), var.begin(), var.end());
+    return Inputs{Upload(RandomVector(n, 41, x_lo, x_hi)), Upload(RandomVector(c, 42, -5.0f, 5.0f)),
+                  Upload(RandomVector(c, 43, -3.0f, 5.0f)), Upload(stats),
+                  Upload(std::vector<float>(2 * c, 0.0f))};
+  }
+
   // One forward and backward pass, fused or not; `training` picks batch or
   // running statistics, and frozen skips the parameter gradients.
   Outputs Run(const Case& k, bool fused, bool training, bool frozen) {
@@ -70,16 +92,9 @@ class BatchNormClip : public ::testing::TestWithParam<std::string> {
     g.channels = k.channels;
     g.inner = k.inner;
     const size_t n = size_t(k.batch) * k.channels * k.inner, c = k.channels;
-    // Scale and shift up to 5 clip a good share of the outputs at 0 and 6.
-    const View x = Upload(RandomVector(n, 41, -1.0f, 3.0f));
-    const View scale = Upload(RandomVector(c, 42, -5.0f, 5.0f));
-    const View shift = Upload(RandomVector(c, 43, -3.0f, 5.0f));
-    std::vector<float> stats = RandomVector(c, 44, -0.5f, 0.5f);
-    const std::vector<float> var = RandomVector(c, 45, 0.5f, 2.0f);
-    stats.insert(stats.end(), var.begin(), var.end());
-    const View running = Upload(stats);
+    const Inputs in = MakeInputs(n, c, -1.0f, 3.0f);
+    const View x = in.x, scale = in.scale, shift = in.shift, running = in.running, saved = in.saved;
     const View rm = running.Slice(0, c), rv = running.Slice(c, c);
-    const View saved = Upload(std::vector<float>(2 * c, 0.0f));
     const View smean = saved.Slice(0, c), sinvstd = saved.Slice(c, c);
     const View y = Upload(std::vector<float>(n, 0.0f));
     const View grad = Upload(RandomVector(n, 46));  // d_y, then d_x over it
@@ -147,7 +162,93 @@ TEST_P(BatchNormClip, FusedEqualsBatchNormThenClipBitForBit) {
   }
 }
 
+// Planes of 32x32, 16x16, 8x8, 7x7 (partial vectors), 4x4, 2x2 and 1x1,
+// flat features (inner 1, many samples), and channels past a tile.
+struct ReplayCase {
+  int batch, channels, inner;
+};
+const ReplayCase kReplayCases[] = {{4, 3, 1024}, {5, 20, 256}, {3, 17, 64}, {4, 9, 49}, {6, 40, 16},
+                                   {8, 33, 4},   {8, 24, 1},   {64, 10, 1}, {2, 40, 9}};
+
+enum class Clip { kNone, kRelu6, kRelu };
+
+// The one-pass replay of a training pass (kernels/batch_norm_replay.h).
+class BatchNormReplay : public BatchNormClip {
+ protected:
+  void SetUp() override {
+    BatchNormClip::SetUp();
+    if (IsSkipped()) return;
+    if (!be_->SupportedOps().Has(kBatchNormReplay.op()))
+      GTEST_SKIP() << be_->Name() << " has no one-pass batch norm replay";
+  }
+
+  // The training pass, then its replay into a buffer of other values.
+  void Check(const ReplayCase& k, Clip clip) {
+    const std::string what = std::to_string(k.batch) + "x" + std::to_string(k.channels) + "x" +
+                             std::to_string(k.inner) +
+                             (clip == Clip::kNone    ? " no clip"
+                              : clip == Clip::kRelu6 ? " relu6"
+                                                     : " relu");
+    BatchNormGeometry g;
+    g.batch = k.batch;
+    g.channels = k.channels;
+    g.inner = k.inner;
+    const size_t n = size_t(k.batch) * k.channels * k.inner, c = k.channels;
+    const float hi = clip == Clip::kRelu6 ? 6.0f : std::numeric_limits<float>::infinity();
+    // A large mean against the spread.
+    const Inputs in = MakeInputs(n, c, 40.0f, 44.0f);
+    const View x = in.x, scale = in.scale, shift = in.shift, running = in.running, saved = in.saved;
+    const View rm = running.Slice(0, c), rv = running.Slice(c, c);
+    const View smean = saved.Slice(0, c), sinvstd = saved.Slice(c, c);
+    const View y = Upload(std::vector<float>(n, 0.0f));
+    const View replayed = Upload(RandomVector(n, 76));
+    if (clip == Clip::kNone)
+      be_->BatchNormForwardTraining(g, x, scale, shift, rm, rv, smean, sinvstd, y);
+    else
+      kBatchNormClipForwardTraining(*be_, g, x, scale, shift, rm, rv, smean, sinvstd, y, 0.0f, hi);
+    const std::vector<float> saved_before = Download(saved), running_before = Download(running);
+    kBatchNormReplay(*be_, g, x, scale, shift, smean, sinvstd, replayed, clip != Clip::kNone, 0.0f,
+                     hi);
+    const std::vector<float> expected = Download(y), got = Download(replayed);
+    EXPECT_EQ(got, expected) << what;
+    EXPECT_EQ(Download(saved), saved_before) << what;
+    EXPECT_EQ(Download(running), running_before) << what;
+    // Meaningful only if the clip cut, and the values are not all one.
+    const auto at_zero = std::count(expected.begin(), expected.end(), 0.0f);
+    if (clip != Clip::kNone) {
+      EXPECT_GT(at_zero, 0) << what;
+    }
+    EXPECT_LT(at_zero, static_cast<long>(expected.size())) << what;
+  }
+};
+
+TEST_P(BatchNormReplay, EqualsTheTrainingPassBitForBit) {
+  for (const ReplayCase& k : kReplayCases)
+    for (Clip clip : {Clip::kNone, Clip::kRelu6, Clip::kRelu}) Check(k, clip);
+}
+
+TEST_P(BatchNormReplay, MayWriteOverItsInput) {
+  const size_t n = 4 * 6 * 49, c = 6;
+  BatchNormGeometry g;
+  g.batch = 4;
+  g.channels = 6;
+  g.inner = 49;
+  const View x = Upload(RandomVector(n, 81, -1.0f, 3.0f));
+  const View params = Upload(RandomVector(2 * c, 82, -2.0f, 2.0f));
+  const View running = Upload(std::vector<float>(2 * c, 1.0f));
+  const View saved = Upload(std::vector<float>(2 * c, 0.0f));
+  const View y = Upload(std::vector<float>(n, 0.0f));
+  const View scale = params.Slice(0, c), shift = params.Slice(c, c);
+  kBatchNormClipForwardTraining(*be_, g, x, scale, shift, running.Slice(0, c), running.Slice(c, c),
+                                saved.Slice(0, c), saved.Slice(c, c), y, 0.0f, 6.0f);
+  kBatchNormReplay(*be_, g, x, scale, shift, saved.Slice(0, c), saved.Slice(c, c), x, true, 0.0f,
+                   6.0f);
+  EXPECT_EQ(Download(x), Download(y));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BatchNormClip, ::testing::Values("cpu1", "cpu3", "opencl"),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Backends, BatchNormReplay, ::testing::Values("cpu1", "cpu3", "opencl"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -99,6 +99,8 @@ __kernel void batch_norm_invstd(__global const float* rvar, int rvar_off, __glob
   sinvstd[sinvstd_off + c] = 1.0f / sqrt(rvar[rvar_off + c] + eps);
 }
 
+// Also the one-pass replay of a training pass (kernels/batch_norm_replay.h),
+// given its saved mean and invstd: a and b are formed as that kernel forms them.
 __kernel void batch_norm_forward_inference(__global const float* x, int x_off,
                                            __global const float* scale, int scale_off,
                                            __global const float* shift, int shift_off,
