@@ -1,6 +1,7 @@
 // Which kernel runs an ungrouped convolution on the CPU, per direction: the
-// channel-vectorised 3x3 kernel where it applies, else the direct kernel
-// where it was measured faster, else im2col + GEMM.
+// pointwise kernel (conv1x1.h) or the channel-vectorised 3x3 kernel where
+// they apply, else the direct kernel where it was measured faster, else
+// im2col + GEMM.
 #pragma once
 
 #include <cstddef>

@@ -62,6 +62,13 @@ TEST_P(LayerGradients, Conv2DRgbToChannelVectors) {
   CheckLayerGradients(conv, Shape{3, 6, 5}, 2, backend(), RandomVector(2 * 3 * 6 * 5, 8));
 }
 
+// Pointwise on planes of whole vectors: the CPU backend's 1x1 kernel, with
+// channel counts off its register blocks.
+TEST_P(LayerGradients, Conv2DPointwise) {
+  Conv2D conv(5, 1, 1, 0);
+  CheckLayerGradients(conv, Shape{7, 4, 8}, 3, backend(), RandomVector(3 * 7 * 4 * 8, 9));
+}
+
 TEST_P(LayerGradients, Dense) {
   Dense dense(7);
   CheckLayerGradients(dense, Shape{13}, 4, backend(), RandomVector(4 * 13, 6));

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu/conv1x1.h"
 #include "kernels/cpu/conv3x3.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/direct_conv.h"
@@ -66,9 +67,20 @@ const ConvCase kCases[] = {
     {"c3_stride2", {3, 32, 9, 9, 32, 3, 2, 1}},
     // RGB in: the 3x3 kernel forward and for the weight gradient only.
     {"c3_rgb", {3, 3, 8, 7, 16, 3, 1, 1}},
+    // Pointwise: channels off the vector width and the register blocks,
+    // planes from 1x1 (not the 1x1 kernel's) to 32x32, vectors that span
+    // samples.
+    {"p1_odd_channels", {3, 5, 4, 4, 7, 1, 1, 0}},
+    {"p1_batch1_32x32", {1, 13, 32, 32, 19, 1, 1, 0}},
+    {"p1_16x16", {3, 16, 16, 16, 64, 1, 1, 0}},
+    {"p1_8x8", {5, 24, 8, 8, 96, 1, 1, 0}},
+    {"p1_4x4", {7, 128, 4, 4, 33, 1, 1, 0}},
+    {"p1_rect", {2, 9, 4, 12, 10, 1, 1, 0}},
+    {"p1_2x2", {3, 16, 2, 2, 8, 1, 1, 0}},
+    {"p1_1x1", {5, 16, 1, 1, 12, 1, 1, 0}},
 };
 
-enum class Path { kBackend, kGemm, kDirect, kConv3x3 };
+enum class Path { kBackend, kGemm, kDirect, kConv3x3, kConv1x1 };
 
 const char* PathName(Path p) {
   switch (p) {
@@ -76,6 +88,7 @@ const char* PathName(Path p) {
     case Path::kGemm: return "gemm";
     case Path::kDirect: return "direct";
     case Path::kConv3x3: return "conv3x3";
+    case Path::kConv1x1: return "conv1x1";
   }
   return "?";
 }
@@ -90,6 +103,7 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   const ConvGeometry g = std::get<2>(GetParam()).g;
   if (path == Path::kDirect && !DirectConvHandles(g)) GTEST_SKIP() << "direct path needs stride 1";
   if (path == Path::kConv3x3 && !Conv3x3Handles(g)) GTEST_SKIP() << "not a shape for conv3x3";
+  if (path == Path::kConv1x1 && !Conv1x1Handles(g)) GTEST_SKIP() << "not a shape for conv1x1";
 
   const auto in = RandomVector(size_t(g.batch) * g.in_size(), 1);
   const auto w = RandomVector(g.weight_count(), 2);
@@ -111,6 +125,7 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
   if (path == Path::kGemm) ws_count = GemmConvWorkspaceFloats(g, threads);
   if (path == Path::kDirect) ws_count = DirectConvWorkspaceFloats(g, threads);
   if (path == Path::kConv3x3) ws_count = Conv3x3WorkspaceFloats(g, threads);
+  if (path == Path::kConv1x1) ws_count = Conv1x1WorkspaceFloats(g, threads);
   // Garbage in the workspace must not matter.
   auto ws = MakeBuffer(be, std::vector<float>(ws_count, nan));
   float* wsp = CpuBackend::Data(WholeOf(*ws));
@@ -124,6 +139,7 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
       case Path::kGemm: GemmConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
       case Path::kDirect: DirectConvForward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
       case Path::kConv3x3: Conv3x3Forward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
+      case Path::kConv1x1: Conv1x1Forward(be.pool(), g, D(inb), D(wb), D(bb), D(out), wsp); break;
     }
   };
   const bool own_d_in = path != Path::kConv3x3 || Conv3x3HandlesInputGradient(g);
@@ -145,6 +161,10 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
       case Path::kConv3x3:
         Conv3x3Backward(be.pool(), g, D(inb), D(wb), D(dob),
                         with_d_in && own_d_in ? D(d_in) : nullptr, D(d_w), D(d_b), wsp);
+        break;
+      case Path::kConv1x1:
+        Conv1x1Backward(be.pool(), g, D(inb), D(wb), D(dob), with_d_in ? D(d_in) : nullptr, D(d_w),
+                        D(d_b), wsp);
         break;
     }
   };
@@ -176,7 +196,8 @@ TEST_P(CpuConvTest, ForwardAndBackwardMatchReference) {
 INSTANTIATE_TEST_SUITE_P(Grid, CpuConvTest,
                          ::testing::Combine(::testing::Values(1, 2, 3),
                                             ::testing::Values(Path::kBackend, Path::kGemm,
-                                                              Path::kDirect, Path::kConv3x3),
+                                                              Path::kDirect, Path::kConv3x3,
+                                                              Path::kConv1x1),
                                             ::testing::ValuesIn(kCases)),
                          [](const auto& info) {
                            return std::string(std::get<2>(info.param).name) + "_" +
@@ -232,6 +253,42 @@ TEST(CpuConv, Conv3x3WithoutBiasOrOneGradient) {
     EXPECT_LE(MaxRelativeError(d_w, ref.d_weight), test_support::kTolerance);
     if (run == 0) first = d_w;
     EXPECT_EQ(d_w, first) << "run " << run;
+  }
+}
+
+// The pointwise kernel gives the same bits for every thread count (each
+// weight's sum runs over position tiles in one order), without a bias and
+// with either gradient alone.
+TEST(CpuConv, Conv1x1SameBitsForAnyThreadCount) {
+  const ConvGeometry g{9, 24, 8, 8, 40, 1, 1, 0};
+  ASSERT_TRUE(Conv1x1Handles(g));
+  const auto in = RandomVector(size_t(g.batch) * g.in_size(), 18);
+  const auto w = RandomVector(g.weight_count(), 19);
+  const auto d_out = RandomVector(size_t(g.batch) * g.out_size(), 20);
+  const Ref ref = ReferenceConv(g, in, w, {}, d_out);
+  std::vector<float> first_out, first_in, first_w;
+  for (int threads = 1; threads <= 3; ++threads) {
+    SCOPED_TRACE(threads);
+    CpuBackend be(threads);
+    std::vector<float> out(ref.out.size()), d_in(ref.d_in.size()), d_w(ref.d_weight.size());
+    std::vector<float> ws(Conv1x1WorkspaceFloats(g, threads),
+                          std::numeric_limits<float>::quiet_NaN());
+    Conv1x1Forward(be.pool(), g, in.data(), w.data(), nullptr, out.data(), ws.data());
+    Conv1x1Backward(be.pool(), g, in.data(), w.data(), d_out.data(), d_in.data(), nullptr, nullptr,
+                    ws.data());
+    Conv1x1Backward(be.pool(), g, in.data(), w.data(), d_out.data(), nullptr, d_w.data(), nullptr,
+                    ws.data());
+    EXPECT_LE(MaxRelativeError(out, ref.out), test_support::kTolerance);
+    EXPECT_LE(MaxRelativeError(d_in, ref.d_in), test_support::kTolerance);
+    EXPECT_LE(MaxRelativeError(d_w, ref.d_weight), test_support::kTolerance);
+    if (threads == 1) {
+      first_out = out;
+      first_in = d_in;
+      first_w = d_w;
+    }
+    EXPECT_EQ(out, first_out);
+    EXPECT_EQ(d_in, first_in);
+    EXPECT_EQ(d_w, first_w);
   }
 }
 
