@@ -273,26 +273,6 @@ void ForwardTraining(ThreadPool& pool, const BatchNormGeometry& g, const float* 
 }
 
 template <bool kClip>
-void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
-                      const float* scale, const float* shift, const float* running_mean,
-                      const float* running_var, float* save_invstd, const Clip<kClip>& clip,
-                      float* y) {
-  ForChannels(pool, g, [&](int begin, int end) {
-    ForTiles(begin, end, kMaxTile, [&](int t0, int t1) {
-      float a[kMaxTile], b[kMaxTile];
-      for (int c = t0; c < t1; ++c) {
-        const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon);
-        save_invstd[c] = static_cast<float>(invstd);
-        const Affine f = AffineOf(scale[c], shift[c], running_mean[c], save_invstd[c]);
-        a[c - t0] = f.a;
-        b[c - t0] = f.b;
-      }
-      AffineTile(g, t0, t1, x, a, b, clip, y);
-    });
-  });
-}
-
-template <bool kClip>
 void Replay(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const float* scale,
             const float* shift, const float* save_mean, const float* save_invstd,
             const Clip<kClip>& clip, float* y) {
@@ -307,6 +287,19 @@ void Replay(ThreadPool& pool, const BatchNormGeometry& g, const float* x, const 
       AffineTile(g, t0, t1, x, a, b, clip, y);
     });
   });
+}
+
+// Evaluation is a replay over the running mean, once 1 / sqrt(var + eps)
+// is saved: the same per-channel a and b, the same pass.
+template <bool kClip>
+void ForwardInference(ThreadPool& pool, const BatchNormGeometry& g, const float* x,
+                      const float* scale, const float* shift, const float* running_mean,
+                      const float* running_var, float* save_invstd, const Clip<kClip>& clip,
+                      float* y) {
+  for (int c = 0; c < g.channels; ++c)
+    save_invstd[c] =
+        static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var[c]) + g.epsilon));
+  Replay(pool, g, x, scale, shift, running_mean, save_invstd, clip, y);
 }
 
 template <bool kClip>
