@@ -77,11 +77,14 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
       ResolveAugment(config_.data.augment, train.sample, train.image_folder);
   config_.data.augment = AugmentChoice{augment.flip, augment.crop_padding > 0};
   record_.augment = augment.ToString();
-  test_ = LoadDataset(config_.dataset, Split::kTest, read);
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
   master_ = std::make_unique<MasterModel>(
       spec_, config_.optimizer, config_.compression.value_or(Compression::kNone),
       static_cast<int>(config_.threads), config_.seed, kEvalBatch, run.frozen);
+  // Every split the hub opens from here on is held to the model's classes
+  // too (the training split already fitted them, or was refused for its shape).
+  read.classes = master_->model().num_classes();
+  test_ = LoadDataset(config_.dataset, Split::kTest, read);
   if (run.initial && !config_.resume) {
     SetWeights(master_->model(), *run.initial);
     spdlog::info("initial weights from {}", run.initial_origin);
@@ -95,10 +98,6 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
     spdlog::info("frozen: {} layer(s); {} of {} parameters travel each step", run.frozen.size(),
                  exchanged, master_->param_count());
   }
-  if (master_->model().input_shape() != train.sample)
-    throw std::runtime_error("dataset " + config_.dataset + " has samples of " +
-                             train.sample.ToString() + " but model " + spec_.name() + " takes " +
-                             master_->model().input_shape().ToString());
   if (!config_.events_path.empty()) {
     event_file_ = std::make_unique<EventFileSink>(config_.events_path, events_);
     events_ = event_file_.get();

@@ -51,16 +51,9 @@ int RunEval(const EvalOptions& options) {
   model->SetParams(loaded.weights->params.data());
   if (model->RunningStatCount()) model->SetRunningStats(loaded.weights->running_stats.data());
   model->Reserve(static_cast<int>(options.batch));
-  const auto test = LoadDataset(options.dataset, Split::kTest,
-                                cli::ReadOptionsFor(options.dataset, options.data, loaded.spec));
-  if (model->input_shape() != test->SampleShape())
-    throw std::runtime_error("dataset " + options.dataset + " has samples of " +
-                             test->SampleShape().ToString() + " but the model takes " +
-                             model->input_shape().ToString());
-  if (model->num_classes() < test->NumClasses())
-    throw std::runtime_error(
-        "dataset " + options.dataset + " has " + std::to_string(test->NumClasses()) +
-        " classes but the model outputs " + std::to_string(model->num_classes()));
+  DataOptions read = cli::ReadOptionsFor(options.dataset, options.data, loaded.spec);
+  read.classes = model->num_classes();
+  const auto test = LoadDataset(options.dataset, Split::kTest, read);
   const auto start = std::chrono::steady_clock::now();
   const EvalResult r = Evaluate(*model, *test);
   const double seconds =

@@ -13,17 +13,6 @@
 
 namespace mt {
 
-void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name) {
-  if (model.input_shape() != data.SampleShape())
-    throw std::runtime_error("dataset " + name + " has samples of " +
-                             data.SampleShape().ToString() + " but the model takes " +
-                             model.input_shape().ToString());
-  if (model.num_classes() < data.NumClasses())
-    throw std::runtime_error("dataset " + name + " has " + std::to_string(data.NumClasses()) +
-                             " classes but the model outputs " +
-                             std::to_string(model.num_classes()));
-}
-
 namespace {
 
 double MemoryLimit(int64_t budget_bytes) {
@@ -59,13 +48,14 @@ void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
 LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     : devices_(devices), spec_(spec), spec_text_(ModelSpecToText(spec.model)) {
   kernels::CpuBackend& home = devices_.cpu();
-  // A phone's own folder is labelled as the model's classes are named.
-  data_ = LoadDataset(spec.dataset, Split::kTrain,
-                      cli::ReadOptionsFor(spec.dataset, spec.data, spec.model));
-  augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
   {
     const auto probe = BuildModel(spec.model, home, {}, spec.frozen);
-    CheckDataFitsModel(*probe, *data_, spec.dataset);
+    // A phone's own folder is labelled as the model's classes are named,
+    // and refused when it does not fit the model.
+    DataOptions read = cli::ReadOptionsFor(spec.dataset, spec.data, spec.model);
+    read.classes = probe->num_classes();
+    data_ = LoadDataset(spec.dataset, Split::kTrain, read);
+    augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
     if (!spec_.recompute && spec.memory_budget_bytes > 0 &&
         !BatchFits(*probe, spec.capacity, spec.memory_budget_bytes)) {
       const auto replaying = BuildModel(spec.model, home, {}, spec.frozen);

@@ -101,8 +101,6 @@ class LocalTrainer {
   double TracedGradients(uint64_t dropout_seed, GradientListener* listener);
 };
 
-// Throws when `data` (named `name` in the message) does not fit the model.
-void CheckDataFitsModel(const Model& model, const Dataset& data, const std::string& name);
 // Throws unless `capacity` samples of the model's input, with the model's
 // memory at that batch, fit in `budget_bytes` (0: physical memory).
 void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes);

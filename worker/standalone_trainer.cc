@@ -182,8 +182,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   trainer_spec.data = cfg.data;
   trainer_spec.recompute = cfg.recompute;
   LocalTrainer trainer(devices, trainer_spec);
+  read.classes = trainer.model().num_classes();
   const auto test = LoadDataset(cfg.dataset, Split::kTest, read);
-  CheckDataFitsModel(trainer.model(), *test, cfg.dataset);
   Model& model = trainer.model();
   const RunPlan plan(static_cast<int64_t>(trainer.data().Size()), batch, cfg.epochs, cfg.max_steps);
   WorkerTrace* tracing = timeline.active() ? &timeline : nullptr;

@@ -52,6 +52,11 @@ CachedImageDataset::CachedImageDataset(const std::string& path) : path_(path) {
   if (!ReadAt(fd_, bytes.data(), header_len, static_cast<off_t>(file_size - 16 - header_len)) ||
       !header.ParseFromString(bytes))
     throw bad("header");
+  // Pixel scaling covers at most 3 channels; a side past 2^15 is no picture
+  // a model takes, and keeps the product below any overflow.
+  if (header.channels() < 1 || header.channels() > 3 || header.height() < 1 || header.width() < 1 ||
+      header.height() > (1 << 15) || header.width() > (1 << 15))
+    throw bad("shape");
   sample_ = Shape{header.channels(), header.height(), header.width()};
   per_sample_ = sample_.count();
   const uint64_t pixels = file_size - 24 - header_len;

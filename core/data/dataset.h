@@ -90,8 +90,13 @@ enum class Split { kTrain, kTest };
 // How a dataset is read beyond its name; only image folders need any of it.
 struct DataOptions {
   // The model's input (channels, height, width): an image folder's pictures
-  // are converted and resized to it. IDX and CIFAR-10 files have their own.
+  // are converted and resized to it. IDX and CIFAR-10 files have their own,
+  // and a split whose samples have another shape is refused when it is
+  // opened, before any buffer is sized from it (empty: not checked).
   Shape input;
+  // The model's outputs: a split with more classes is refused when it is
+  // opened (0: not checked).
+  int classes = 0;
   // Image folders without a test folder: the share of each class held out
   // for testing; below 0, image_folder.h's default.
   double test_fraction = -1;
@@ -108,7 +113,9 @@ struct DataOptions {
 
 // A known name (fashion-mnist, mnist, cifar10) under /usr/share/datasets, or
 // a directory holding IDX or CIFAR-10 binary files or class folders of PNG
-// and JPEG images (core/data/image_folder.h).
+// and JPEG images (core/data/image_folder.h). Every split is checked against
+// options.input and options.classes (DataError naming the split), so a test
+// split that differs from the training split never reaches a model.
 std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split,
                                      const DataOptions& options = {});
 

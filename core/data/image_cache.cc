@@ -60,12 +60,15 @@ fs::path CachePath(const ImageFolder& folder, Split split, const Shape& input) {
   return fs::path(ImageCacheDir()) / name;
 }
 
-// The cache file if it exists and matches, else nullptr.
-std::unique_ptr<CachedImageDataset> OpenIfCurrent(const fs::path& path, uint64_t fingerprint) {
+// The cache file if it exists and matches, else nullptr. The fingerprint
+// covers the shape, but a header can be altered with its fingerprint kept:
+// the shape is checked too, since buffers are sized from it.
+std::unique_ptr<CachedImageDataset> OpenIfCurrent(const fs::path& path, uint64_t fingerprint,
+                                                  const Shape& input) {
   if (!fs::exists(path)) return nullptr;
   try {
     auto data = std::make_unique<CachedImageDataset>(path.string());
-    if (data->fingerprint() == fingerprint) return data;
+    if (data->fingerprint() == fingerprint && data->SampleShape() == input) return data;
   } catch (const DataError&) {
     // Half written by a crash, or from another version: rebuilt below.
   }
@@ -203,7 +206,7 @@ std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
       ListImageFolder(dir, split, options.test_fraction, options.class_names);
   const uint64_t fingerprint = Fingerprint(folder, input, options.skip_bad_images);
   const fs::path path = CachePath(folder, split, input);
-  if (auto data = OpenIfCurrent(path, fingerprint)) return data;
+  if (auto data = OpenIfCurrent(path, fingerprint, input)) return data;
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec)
@@ -212,7 +215,7 @@ std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
         ": cannot create the image cache directory (set MT_CACHE_DIR): " + ec.message());
   const Lock lock(path.string() + ".lock");
   // Another process may have built it while this one waited.
-  if (auto data = OpenIfCurrent(path, fingerprint)) return data;
+  if (auto data = OpenIfCurrent(path, fingerprint, input)) return data;
   Build(folder, input, options, fingerprint, path);
   return std::make_unique<CachedImageDataset>(path.string());
 }

@@ -96,6 +96,19 @@ DatasetFiles Resolve(const std::string& name_or_dir, Split split) {
                   KnownDatasetNames() + ")");
 }
 
+// The one check of a split against the model it feeds (DataOptions).
+void CheckSplitFits(const Shape& sample, int classes, Split split, const DataOptions& options,
+                    const std::string& name_or_dir) {
+  const std::string which = split == Split::kTrain ? "training" : "test";
+  if (options.input.rank() > 0 && sample != options.input)
+    throw DataError("dataset " + name_or_dir + ": its " + which + " split has samples of " +
+                    sample.ToString() + " but the model takes " + options.input.ToString());
+  if (options.classes > 0 && classes > options.classes)
+    throw DataError("dataset " + name_or_dir + ": its " + which + " split has " +
+                    std::to_string(classes) + " classes but the model outputs " +
+                    std::to_string(options.classes));
+}
+
 }  // namespace
 
 bool IsKnownDatasetName(const std::string& name) {
@@ -116,6 +129,7 @@ std::unique_ptr<Dataset> LoadDataset(const std::string& name_or_dir, Split split
   std::unique_ptr<Dataset> data =
       !f.image_folder.empty() ? OpenImageFolder(f.image_folder, split, options)
                               : (f.idx ? LoadIdx(f.images, f.labels) : LoadCifar10(f.batches));
+  CheckSplitFits(data->SampleShape(), data->NumClasses(), split, options, name_or_dir);
   data->set_scaling(options.scaling);
   return data;
 }
@@ -126,11 +140,14 @@ DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataO
     // Which files decode is known only by decoding them: the cache is built
     // now, once, for the workers on this machine too.
     const auto data = OpenImageFolder(f.image_folder, split, options);
+    CheckSplitFits(data->SampleShape(), data->NumClasses(), split, options, name_or_dir);
     const auto& cached = static_cast<const CachedImageDataset&>(*data);
     return {data->Size(), data->SampleShape(), data->NumClasses(),       data->ClassNames(),
             true,         cached.skipped(),    cached.skipped_examples()};
   }
-  return f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
+  DatasetInfo info = f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
+  CheckSplitFits(info.sample, info.classes, split, options, name_or_dir);
+  return info;
 }
 
 }  // namespace mt

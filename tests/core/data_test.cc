@@ -181,6 +181,44 @@ TEST_F(DataFiles, MissingFilesAndUnknownNames) {
   }
 }
 
+// A test split of another shape than the training split (a 14x14 or 1x1
+// t10k beside 28x28 training files) once reached the hub's evaluation and
+// crashed it; every opener now refuses it, naming the split, before any
+// buffer is sized from it.
+TEST_F(DataFiles, ASplitThatDoesNotFitTheModelIsRefusedWhenOpened) {
+  Write("train-images-idx3-ubyte", Images(5, 4, 3));
+  Write("train-labels-idx1-ubyte", Labels(5));
+  Write("t10k-images-idx3-ubyte", Images(4, 2, 3));
+  Write("t10k-labels-idx1-ubyte", Labels(4));
+  DataOptions model;
+  model.input = Shape{1, 4, 3};
+  model.classes = 10;
+  EXPECT_EQ(LoadDataset(dir_.string(), Split::kTrain, model)->SampleShape(), model.input);
+  EXPECT_EQ(PeekDataset(dir_.string(), Split::kTrain, model).size, 5u);
+  for (const bool peek : {false, true}) {
+    try {
+      if (peek)
+        PeekDataset(dir_.string(), Split::kTest, model);
+      else
+        LoadDataset(dir_.string(), Split::kTest, model);
+      ADD_FAILURE() << "a 1x2x3 test split was opened for a 1x4x3 model";
+    } catch (const DataError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("test split has samples of 1x2x3"));
+      EXPECT_THAT(e.what(), HasSubstr("the model takes 1x4x3"));
+    }
+  }
+  // Ten classes of labels for a model of five outputs.
+  model.classes = 5;
+  try {
+    LoadDataset(dir_.string(), Split::kTrain, model);
+    ADD_FAILURE() << "10 classes were opened for a model of 5 outputs";
+  } catch (const DataError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("training split has 10 classes but the model outputs 5"));
+  }
+  // Nothing asked, nothing checked: a reader alone opens any split.
+  EXPECT_EQ(LoadDataset(dir_.string(), Split::kTest)->SampleShape(), (Shape{1, 2, 3}));
+}
+
 TEST_F(DataFiles, Cifar10Binary) {
   auto record = [](int label, int fill) {
     std::string r(1, static_cast<char>(label));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "core/data/image_folder.h"
 #include "core/data/image_resize.h"
 #include "tests/support/image_writer.h"
+#include "train_state.pb.h"
 
 namespace mt {
 namespace {
@@ -305,6 +307,52 @@ TEST_F(ImageFolderTest, CacheIsReusedUntilAFileChanges) {
   // Another input size is another cache.
   EXPECT_EQ(LoadDataset(data(), Split::kTrain, Options(1, 16, 16))->SampleShape(),
             (Shape{1, 16, 16}));
+}
+
+// Rewrites the one cache file in `dir` with another sample shape (and as
+// many pixel bytes as that shape needs), keeping its fingerprint.
+void ReshapeCache(const fs::path& dir, int channels, int height, int width) {
+  std::vector<fs::path> caches;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".mtimg") caches.push_back(e.path());
+  ASSERT_EQ(caches.size(), 1u);
+  std::ifstream in(caches[0], std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i)
+    header_len = header_len << 8 | static_cast<uint8_t>(bytes[bytes.size() - 16 + i]);
+  proto::ImageCache header;
+  ASSERT_TRUE(header.ParseFromString(bytes.substr(bytes.size() - 16 - header_len, header_len)));
+  header.set_channels(channels);
+  header.set_height(height);
+  header.set_width(width);
+  const std::string head = header.SerializeAsString();
+  std::string out = bytes.substr(0, 8);
+  out += std::string(static_cast<size_t>(channels) * height * width * header.labels_size(), 'x');
+  out += head;
+  for (int i = 0; i < 8; ++i) out += static_cast<char>(head.size() >> (8 * i));
+  out += bytes.substr(0, 8);
+  std::ofstream(caches[0], std::ios::binary | std::ios::trunc) << out;
+}
+
+// A cache altered in place to a 1x1 shape with its fingerprint kept was
+// once served as it was, and a hub then read past its buffers; another
+// shape than the one asked for, or one no model takes, makes it stale.
+TEST_F(ImageFolderTest, ACacheOfAnotherShapeIsRebuilt) {
+  WritePng(Class("", "a") / "x.png", 8, 8, 1, Pattern(8, 8, 1, 1));
+  WritePng(Class("", "b") / "y.png", 8, 8, 1, Pattern(8, 8, 1, 2));
+  DataOptions o = Options(1, 8, 8);
+  o.test_fraction = 0;
+  const auto first = Bytes(*LoadDataset(data(), Split::kTrain, o), 0);
+  for (const Shape& tampered : {Shape{1, 1, 1}, Shape{4, 1, 1}, Shape{-1, -1, 1}}) {
+    ReshapeCache(dir_ / "cache", tampered[0], tampered[1], tampered[2]);
+    size_t decoded = 0;
+    o.progress = [&](size_t done, size_t) { decoded = done; };
+    const auto reopened = LoadDataset(data(), Split::kTrain, o);
+    EXPECT_EQ(reopened->SampleShape(), (Shape{1, 8, 8})) << tampered.ToString();
+    EXPECT_EQ(Bytes(*reopened, 0), first) << tampered.ToString();
+    EXPECT_EQ(decoded, 2u) << tampered.ToString() << ": not rebuilt";
+  }
 }
 
 TEST_F(ImageFolderTest, ConcurrentOpenersShareOneBuild) {

@@ -141,6 +141,30 @@ TEST(HubCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
     EXPECT_THAT(test_support::OneLine(r.output), HasSubstr(text));
 }
 
+// A test split of another image size than the training split (14x14 or
+// 1x1 beside 28x28) once crashed the hub (SIGSEGV) at its first evaluation.
+// Both the hub and a standalone worker refuse it before training: exit 1,
+// naming the split and both shapes.
+TEST(HubCliE2e, ATestSplitOfAnotherShapeIsRefusedNotACrash) {
+  for (const int side : {14, 1}) {
+    const fs::path dir = test_support::FreshTempDir("hub-cli-split-" + std::to_string(side));
+    test_support::WriteIdxSplit(dir.string(), "train", 256, 3);
+    test_support::WriteIdxSplit(dir.string(), "t10k", 64, 4, side);
+    const std::string shape = "1x" + std::to_string(side) + "x" + std::to_string(side);
+    const auto hub = RunHub({"--workers", "1", "--dataset", dir.string(), "--steps", "3", "--port",
+                             "0", "--http-port", "0"});
+    EXPECT_EQ(hub.exit_code, 1) << hub.output;
+    EXPECT_THAT(hub.output, HasSubstr("test split has samples of " + shape));
+    EXPECT_THAT(hub.output, HasSubstr("the model takes 1x28x28"));
+    const auto standalone = test_support::RunProcess(
+        {BinaryPath("worker/mtworker"), "--standalone", "--dataset", dir.string(), "--steps", "3"},
+        60);
+    EXPECT_EQ(standalone.exit_code, 1) << standalone.output;
+    EXPECT_THAT(standalone.output, HasSubstr("test split has samples of " + shape));
+    fs::remove_all(dir);
+  }
+}
+
 // The hub reads its secret from a file (first line, trailing white space
 // dropped); workers give it through MT_TOKEN or --token, --token winning
 // over MT_TOKEN; a worker with the wrong secret is refused.

@@ -10,7 +10,9 @@
 
 namespace mt::test_support {
 
-inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int n, uint64_t seed) {
+// `side`: another image size than Fashion-MNIST's, for mismatched splits.
+inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int n, uint64_t seed,
+                          int side = 28) {
   auto be32 = [](std::ofstream& f, uint32_t v) {
     const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
                        static_cast<char>(v >> 8), static_cast<char>(v)};
@@ -20,16 +22,16 @@ inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int
   std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
   be32(images, 0x803);
   be32(images, n);
-  be32(images, 28);
-  be32(images, 28);
+  be32(images, side);
+  be32(images, side);
   be32(labels, 0x801);
   be32(labels, n);
   Rng rng(seed);
-  std::string img(28 * 28, '\0');
+  std::string img(static_cast<size_t>(side) * side, '\0');
   for (int i = 0; i < n; ++i) {
     const int label = static_cast<int>(rng.Below(10));
-    for (int p = 0; p < 28 * 28; ++p) {
-      const int row = p / 28;
+    for (int p = 0; p < side * side; ++p) {
+      const int row = p / side;
       const bool band = row / 2 == label + 2 || row / 2 == label + 3;
       const int v = (band ? 170 : 40) + static_cast<int>(rng.Below(80));
       img[p] = static_cast<char>(v);
