@@ -12,10 +12,10 @@
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
 #include "core/util/process_stats.h"
-#include "hub/event_file_sink.h"
 #include "hub/grpc/hub_service.h"
 #include "hub/http/dashboard_server.h"
 #include "hub/monitor/live_status.h"
+#include "hub/report/event_file_sink.h"
 #include "model_io/run_model.h"
 #include "tls/server_credentials.h"
 

@@ -1,7 +1,7 @@
 // The hub: a training run served to workers. It owns the master model, the
-// step coordinator (hub/step_coordinator.h) and the transport that feeds it
+// step coordinator (hub/coordinator/step_coordinator.h) and the transport that feeds it
 // (hub/grpc/), and runs the training loop (core/train/training_loop.h)
-// over the coordinator's steps (hub/hub_exchange.h), as its hooks: what
+// over the coordinator's steps (hub/coordinator/hub_exchange.h), as its hooks: what
 // the loop evaluates and saves, and what the live views and events hear.
 #pragma once
 
@@ -14,17 +14,17 @@
 #include "core/data/dataset.h"
 #include "core/train/run_summary.h"
 #include "core/train/training_loop.h"
-#include "hub/checkpoint_log.h"
+#include "hub/aggregation/master_model.h"
+#include "hub/coordinator/hub_exchange.h"
+#include "hub/coordinator/step_coordinator.h"
+#include "hub/evaluation/snapshot_evaluator.h"
 #include "hub/hub_config.h"
-#include "hub/hub_events.h"
-#include "hub/hub_exchange.h"
-#include "hub/hub_trace.h"
-#include "hub/master_model.h"
 #include "hub/monitor/status_snapshot.h"
-#include "hub/run_metrics.h"
-#include "hub/snapshot_evaluator.h"
-#include "hub/step_coordinator.h"
-#include "hub/transport.h"
+#include "hub/report/checkpoint_log.h"
+#include "hub/report/hub_events.h"
+#include "hub/report/hub_trace.h"
+#include "hub/report/run_metrics.h"
+#include "hub/transport/transport.h"
 #include "model.pb.h"
 
 namespace mt {
@@ -79,7 +79,7 @@ class Hub final : private RunHooks {
   void Log(const std::string& line) override;
   // LiveStatus keeps the hub's history, with bytes and batches.
   bool WantsStepHistory() const override { return false; }
-  // hub/monitor/hub_live.cc: the live views. The run as configured, each
+  // hub/hub_live.cc: the live views. The run as configured, each
   // step for LiveStatus, and the HTTP server (--http-port) in Start.
   RunInfo LiveRunInfo() const;
   void RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step);

@@ -8,9 +8,9 @@
 
 #include "core/compress/gradient_codec.h"
 #include "core/train/run_settings.h"
-#include "hub/batch_controller.h"
-#include "hub/robust_aggregate.h"
-#include "hub/step_deadline.h"
+#include "hub/aggregation/robust_aggregate.h"
+#include "hub/policy/batch_controller.h"
+#include "hub/policy/step_deadline.h"
 #include "tls/tls_options.h"
 
 namespace mt {
@@ -19,7 +19,7 @@ namespace mt {
 // applies a round's average change.
 struct LocalSgdSettings {
   // Steps each worker takes between exchanges (1: every step,
-  // the exact synchronous mode; 0: automatic, hub/sync_period.h). Rounds
+  // the exact synchronous mode; 0: automatic, hub/policy/sync_period.h). Rounds
   // end at epoch ends, evaluations and checkpoints.
   int sync_every = 0;
   // The hub's update is v = m * v + average change, w += lr * v
@@ -74,7 +74,7 @@ struct HubConfig : RunSettings {
   std::vector<int> worker_batches;
   BatchPolicy batch_policy = BatchPolicy::kBalanced;
   // How workers' contributions are combined: auto | mean | trimmed-mean |
-  // median (hub/robust_aggregate.h), and auto's clipping radius as a
+  // median (hub/aggregation/robust_aggregate.h), and auto's clipping radius as a
   // multiple of the step's median.
   Aggregation aggregate = Aggregation::kAuto;
   double clip_factor = 2;
@@ -98,7 +98,7 @@ struct HubConfig : RunSettings {
   }
   DeadlineSettings deadline;  // how long a step waits for its gradients
   // How rounds encode what they exchange, both directions; nullopt: auto,
-  // chosen from the measured exchange (hub/compression_choice.h).
+  // chosen from the measured exchange (hub/policy/compression_choice.h).
   std::optional<Compression> compression;
   std::string token;
   tls::ServerOptions tls;  // TLS unless tls.insecure

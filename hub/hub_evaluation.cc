@@ -7,8 +7,8 @@
 #include "core/train/evaluate.h"
 #include "core/train/recalibrate.h"
 #include "core/util/process_stats.h"
+#include "hub/evaluation/model_health.h"
 #include "hub/hub.h"
-#include "hub/model_health.h"
 #include "hub/monitor/live_status.h"
 
 namespace mt {
@@ -43,7 +43,7 @@ bool Hub::StartEvaluation(int64_t step) {
     snapshots_ =
         std::make_unique<SnapshotEvaluator>(spec_, *test_, calibration_.get(), config_.seed);
   // The master weights are those of `step` steps until the run thread
-  // completes the step in flight (hub/step_coordinator.h).
+  // completes the step in flight (hub/coordinator/step_coordinator.h).
   snapshots_->Start(master_->model(), step);
   return true;
 }

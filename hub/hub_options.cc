@@ -8,7 +8,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
-#include "hub/sync_period.h"
+#include "hub/policy/sync_period.h"
 #include "tls/tls_flags.h"
 
 namespace mt {

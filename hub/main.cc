@@ -10,9 +10,9 @@
 #include "core/util/atomic_file.h"
 #include "core/util/malloc_tuning.h"
 #include "core/util/stop_signal.h"
+#include "hub/http/linger.h"
 #include "hub/hub.h"
 #include "hub/hub_options.h"
-#include "hub/monitor/linger.h"
 
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();

@@ -1,7 +1,7 @@
 // What one sample costs this worker, timed before its first step and sent
 // in Hello (compute_ms_per_sample), so the hub can size the global batch
 // from its devices' speeds before any step has measured them
-// (hub/batch_controller.h, FollowingTotal).
+// (hub/policy/batch_controller.h, FollowingTotal).
 #pragma once
 
 #include "worker/local_trainer.h"

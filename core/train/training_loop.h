@@ -7,7 +7,7 @@
 //
 // Evaluations happen after Begin, when the exchange says the weights are
 // current: on the hub that is while the workers compute the next step, so
-// its bookkeeping overlaps their compute (hub/step_coordinator.h).
+// its bookkeeping overlaps their compute (hub/coordinator/step_coordinator.h).
 #pragma once
 
 #include <chrono>
@@ -43,7 +43,7 @@ class RunHooks {
   // The weights of `step` steps on the test set.
   virtual EvalResult Evaluate(int64_t step) = 0;
   // An evaluation between epoch ends in the background, if the process
-  // can (the hub: hub/snapshot_evaluator.h): the weights of `step` steps
+  // can (the hub: hub/evaluation/snapshot_evaluator.h): the weights of `step` steps
   // are copied now and evaluated while the steps go on; the loop collects
   // the result from TakeEvaluation. False: the loop calls Evaluate.
   virtual bool StartEvaluation(int64_t /*step*/) { return false; }

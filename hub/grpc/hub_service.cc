@@ -6,9 +6,9 @@
 #include <exception>
 #include <stdexcept>
 
+#include "hub/coordinator/step_coordinator.h"
+#include "hub/membership/network_strings.h"
 #include "hub/net/listen_socket.h"
-#include "hub/network_strings.h"
-#include "hub/step_coordinator.h"
 #include "proto/wire.h"
 #include "tls/certificate.h"
 

@@ -8,9 +8,9 @@
 #include "hub.grpc.pb.h"
 
 #include "core/util/rate_limited_log.h"
-#include "hub/hub_status.h"
-#include "hub/network_strings.h"
-#include "hub/step_coordinator.h"
+#include "hub/coordinator/step_coordinator.h"
+#include "hub/membership/network_strings.h"
+#include "hub/transport/hub_status.h"
 
 namespace mt {
 namespace {

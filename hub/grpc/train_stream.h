@@ -18,8 +18,8 @@
 
 #include "hub.pb.h"
 #include "hub/grpc/hello_deadlines.h"
-#include "hub/hub_status.h"
-#include "hub/transport.h"
+#include "hub/transport/hub_status.h"
+#include "hub/transport/transport.h"
 
 namespace mt {
 

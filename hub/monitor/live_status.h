@@ -20,9 +20,9 @@
 
 #include "core/train/run_summary.h"
 #include "core/train/step_history.h"
-#include "hub/hub_events.h"
 #include "hub/monitor/histogram.h"
 #include "hub/monitor/status_snapshot.h"
+#include "hub/report/hub_events.h"
 
 namespace mt {
 

@@ -9,32 +9,10 @@
 #include <vector>
 
 #include "core/train/run_summary.h"
+#include "hub/membership/worker_row.h"
 #include "hub/monitor/histogram.h"
 
 namespace mt {
-
-// One worker as the coordinator knows it, plus what the event chain counted:
-// what both the --report and /api/status write of it (hub/monitor/run_json.h).
-struct WorkerRow {
-  int id = 0;
-  std::string name, state, device, placement, peer;
-  std::string left_because;  // its Leave reason, if it left
-  int batch = 0;             // of the step in progress, or the last it took part in
-  int max_batch = 0;         // what fits in its memory budget (0: no cap)
-  // The batch controller's estimates (< 0: not measured yet).
-  double ms_per_sample = 0, overhead_ms = 0;
-  double mean_compute_ms = 0;
-  int64_t steps = 0, samples = 0, steps_missed = 0, resyncs = 0;
-  int64_t digests_checked = 0, clipped_segments = 0;  // WorkerStats says what they mean
-  double alignment = 0;
-  double persistence_peak =
-      0;  // WorkerStats                               // --aggregate auto, 3+ workers (WorkerSlot)
-  int64_t bytes_in = 0, bytes_out = 0;  // gradient payload in, results out
-  // Unset: the device does not say (no battery, no sensor).
-  std::optional<double> battery_percent, temperature_c;
-  std::optional<bool> charging, unmetered;
-  int64_t left_out_events = 0, back_events = 0;  // missed deadlines, rejoins
-};
 
 // A point of the step history (core/train/step_history.h) without the
 // per-worker batches, which the live views do not draw.
@@ -104,7 +82,7 @@ struct StatusSnapshot {
   std::vector<WorkerRow> workers;  // by id; joins that never opened a stream left out
   int64_t joins_without_stream = 0;
   // Workers gone for good, all told; the most recent of them are in
-  // `workers` (hub/departed_workers.h), the others only counted here.
+  // `workers` (hub/membership/departed_workers.h), the others only counted here.
   struct Departed {
     int64_t workers = 0, said_leave = 0, unlisted = 0, samples = 0;
   } departed;

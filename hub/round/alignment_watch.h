@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 
 namespace mt {
 

@@ -1,6 +1,6 @@
 // One worker's share of a step (or round): which samples it computes on
 // and how many local steps it takes. Plain data: the transport turns it
-// into the plan's message (hub/transport/step_messages.h).
+// into the plan's message (hub/coordinator/step_messages.h).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // a constant vector (even one of only its gradient's norm, which stays
 // inside every clip radius and near zero cosine with the others) leaves
 // the same vector in every residual, and a long mean keeps it. Measured
-// over the count sketches of hub/robust_aggregate.h (kSketchSize floats a
+// over the count sketches of hub/aggregation/robust_aggregate.h (kSketchSize floats a
 // worker, not the model's size), smoothed over steps:
 //
 //   persistence = |mean residual|^2 / mean |residual|^2
@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 
 namespace mt {
 

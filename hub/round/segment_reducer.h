@@ -1,7 +1,7 @@
 // The reduction of one step (or round of local steps) over float spans.
 // Each contribution fills the same parameter vector segment by segment, in
 // travel order (proto/wire.h: last layer first); a segment is combined
-// (hub/robust_aggregate.h) as soon as every contribution still in the step
+// (hub/aggregation/robust_aggregate.h) as soon as every contribution still in the step
 // holds it, so the exchange overlaps the workers' backward pass.
 //
 // Pure: no messages, no threads, no clocks. The coordinator hands it the
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 #include "hub/round/alignment_watch.h"
 #include "hub/round/persistence_watch.h"
 

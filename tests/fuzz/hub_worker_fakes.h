@@ -19,7 +19,7 @@
 
 #include "core/compress/compression_proto.h"
 #include "core/compress/segment_codec.h"
-#include "hub/step_coordinator.h"
+#include "hub/coordinator/step_coordinator.h"
 
 namespace mt_fuzz {
 

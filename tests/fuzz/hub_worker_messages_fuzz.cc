@@ -1,5 +1,5 @@
 // Fuzzes the hub's handling of worker messages: a StepCoordinator
-// (hub/step_coordinator.h) in-process, called exactly as the gRPC adapter
+// (hub/coordinator/step_coordinator.h) in-process, called exactly as the gRPC adapter
 // calls it (hub/grpc/hub_service.cc, train_stream.cc: a refused chunk or a
 // thrown exception closes the stream; a refused Hello opens none), by a
 // script of workers' actions -- Join, Hello, gradient chunks honest and
@@ -38,7 +38,7 @@
 #include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
-#include "hub/step_coordinator.h"
+#include "hub/coordinator/step_coordinator.h"
 #include "proto/wire.h"
 #include "tests/fuzz/hub_worker_fakes.h"
 #include "tests/fuzz/hub_worker_script.h"

@@ -1,14 +1,14 @@
 // Who sits out and for how long, on their own: a leave-out's strike and
-// quarantine (hub/quarantine.h) as hub/membership.h applies them, and how
-// long a step waits (hub/step_deadline.h). Times are given, not waited for.
+// quarantine (hub/membership/quarantine.h) as hub/membership/membership.h applies them, and how
+// long a step waits (hub/policy/step_deadline.h). Times are given, not waited for.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <vector>
 
-#include "hub/membership.h"
-#include "hub/quarantine.h"
-#include "hub/step_deadline.h"
+#include "hub/membership/membership.h"
+#include "hub/membership/quarantine.h"
+#include "hub/policy/step_deadline.h"
 #include "proto/wire.h"
 
 namespace mt {

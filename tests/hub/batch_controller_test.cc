@@ -1,6 +1,6 @@
 // The batch controller alone, driven by simulated devices: speeds, caps,
 // joins and noise, checking the invariants the hub relies on.
-#include "hub/batch_controller.h"
+#include "hub/policy/batch_controller.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <random>
 
-#include "hub/batch_split.h"
+#include "hub/policy/batch_split.h"
 
 namespace mt {
 namespace {

@@ -1,7 +1,7 @@
-// What the hub logs of its checkpoints (hub/checkpoint_log.h), on a made-up
+// What the hub logs of its checkpoints (hub/report/checkpoint_log.h), on a made-up
 // clock: every checkpoint a debug line, at most one info line a minute, and
 // a summary at the end.
-#include "hub/checkpoint_log.h"
+#include "hub/report/checkpoint_log.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// --compress auto alone (hub/compression_choice.h), fed simulated rounds on
+// --compress auto alone (hub/policy/compression_choice.h), fed simulated rounds on
 // a link whose exchange costs latency plus bytes over a bandwidth, so each
 // encoding's exchange follows from the bytes it sends.
-#include "hub/compression_choice.h"
+#include "hub/policy/compression_choice.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "hub/exchange_policy.h"
+#include "hub/policy/exchange_policy.h"
 
 namespace mt {
 namespace {

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hub/quarantine.h"
+#include "hub/membership/quarantine.h"
 #include "tests/hub/fake_workers.h"
 
 namespace mt {

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "hub/batch_controller.h"
 #include "hub/hub_report.h"
+#include "hub/membership/worker_slot.h"
 #include "hub/monitor/live_status.h"
 #include "hub/monitor/status_json.h"
 #include "hub/monitor/status_source.h"
-#include "hub/worker_slot.h"
+#include "hub/policy/batch_controller.h"
 
 namespace mt {
 namespace {

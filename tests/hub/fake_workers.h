@@ -22,7 +22,7 @@
 #include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
-#include "hub/step_coordinator.h"
+#include "hub/coordinator/step_coordinator.h"
 #include "proto/wire.h"
 
 namespace mt::test_support {

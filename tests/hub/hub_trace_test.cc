@@ -1,4 +1,4 @@
-// The hub's merged timeline (hub/hub_trace.h): a worker's spans, sent on its
+// The hub's merged timeline (hub/report/hub_trace.h): a worker's spans, sent on its
 // own clock, land on the hub's, shifted by the offset its round trips
 // show, in a row named after it; the hub's receive spans get a row per
 // worker; what is malformed is refused; and the file is written even when
@@ -12,7 +12,7 @@
 
 #include "core/trace/trace_wire.h"
 #include "core/util/atomic_file.h"
-#include "hub/hub_trace.h"
+#include "hub/report/hub_trace.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
 

@@ -1,11 +1,11 @@
-// Quarantine per identity (hub/identity_bans.h, Membership::Ban): a worker
+// Quarantine per identity (hub/membership/identity_bans.h, Membership::Ban): a worker
 // dropped for a hostile contribution may not join again with the same
 // client certificate; one that was slow, left or had no certificate may.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "hub/membership.h"
+#include "hub/membership/membership.h"
 #include "proto/wire.h"
 
 namespace mt {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "hub.grpc.pb.h"
-#include "hub/membership.h"
+#include "hub/membership/membership.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"
@@ -54,7 +54,7 @@ TEST(JoinFlood, TwoThousandJoinsLeaveTheHubWithinAHundredMegabytesOfIdle) {
   }
   const int64_t flooded = RssBytes(hub->pid());
   // All from 127.0.0.1: one peer holds at most its share of pending joins
-  // (hub/membership.h); the rest are told to come back, as an honest worker
+  // (hub/membership/membership.h); the rest are told to come back, as an honest worker
   // does with backoff.
   EXPECT_EQ(admitted, Membership::kMaxPendingJoinsPerHost);
   EXPECT_EQ(busy, 2000 - Membership::kMaxPendingJoinsPerHost);
@@ -62,7 +62,7 @@ TEST(JoinFlood, TwoThousandJoinsLeaveTheHubWithinAHundredMegabytesOfIdle) {
 
   // An honest worker from elsewhere would get in; from this host it is told
   // to retry (its pending joins are full, and 2,000 Joins have emptied its
-  // bucket: hub/peer_limits.h), naming the host.
+  // bucket: hub/membership/peer_limits.h), naming the host.
   grpc::ClientContext ctx;
   proto::JoinRequest req;
   req.set_protocol_version(wire::kProtocolVersion);

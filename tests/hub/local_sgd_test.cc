@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "hub/sync_period.h"
+#include "hub/policy/sync_period.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/in_process_cluster.h"
 #include "tests/support/single_process.h"

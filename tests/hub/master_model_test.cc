@@ -1,13 +1,13 @@
 // The hub's master copy alone: the update of a local-SGD round, with and
 // without outer momentum, exactly as the workers will add it.
-#include "hub/master_model.h"
+#include "hub/aggregation/master_model.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "core/model/model_spec.h"
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 
 namespace mt {
 namespace {

@@ -1,7 +1,7 @@
-// hub/membership.h against a hostile peer: only the worker that joined may
+// hub/membership/membership.h against a hostile peer: only the worker that joined may
 // speak for its id (session secret), the token is checked before anything
 // is told, and a flood of Joins costs a bounded amount.
-#include "hub/membership.h"
+#include "hub/membership/membership.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The end-of-run check on the model (hub/model_health.h): a model at chance
+// The end-of-run check on the model (hub/evaluation/model_health.h): a model at chance
 // or one that lost what it learned is no result, while a short honest run
 // that is still learning, or one that wobbles, passes.
-#include "hub/model_health.h"
+#include "hub/evaluation/model_health.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

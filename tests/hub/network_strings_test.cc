@@ -1,6 +1,6 @@
-// hub/network_strings.h: what a peer sends and the hub keeps is capped,
+// hub/membership/network_strings.h: what a peer sends and the hub keeps is capped,
 // valid UTF-8 and free of control characters, whatever came.
-#include "hub/network_strings.h"
+#include "hub/membership/network_strings.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The persistence watch (hub/round/persistence_watch.h) and the residual
-// sketches it reads (hub/robust_aggregate.h): a worker that adds the same
+// sketches it reads (hub/aggregation/robust_aggregate.h): a worker that adds the same
 // vector to every contribution, even one no larger than its gradient, is
 // told from honest noise and refused; honest noise over many steps never is.
 #include "hub/round/persistence_watch.h"
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 #include "hub/round/segment_reducer.h"
 
 namespace mt {

@@ -1,7 +1,7 @@
-// The aggregation math on its own (hub/robust_aggregate.h): each rule on
+// The aggregation math on its own (hub/aggregation/robust_aggregate.h): each rule on
 // small hand-checked inputs, and one hostile input of three (sign flip,
 // x1e4, FLT_MAX) against the honest pair.
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 
 #include <gtest/gtest.h>
 

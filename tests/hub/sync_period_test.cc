@@ -1,6 +1,6 @@
 // --sync-every auto alone, fed simulated rounds: a round of H steps costs
 // H * compute plus one exchange.
-#include "hub/sync_period.h"
+#include "hub/policy/sync_period.h"
 
 #include <gtest/gtest.h>
 

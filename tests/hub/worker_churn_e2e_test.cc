@@ -5,7 +5,7 @@
 // is capped, so the hub's memory, report and log stay the same size
 // however many come and go.
 //
-// The hub takes 256 Joins at once from one address (hub/peer_limits.h), so
+// The hub takes 256 Joins at once from one address (hub/membership/peer_limits.h), so
 // the cycles come from many loopback addresses, each on a socket bound to
 // it and handed to gRPC (plaintext: the hub runs --insecure). MT_CHURN_CYCLES
 // sets their number (10,000 for the measure; the default keeps CI short).
@@ -25,8 +25,8 @@
 #include <string>
 
 #include "hub.grpc.pb.h"
-#include "hub/departed_workers.h"
-#include "hub/network_strings.h"
+#include "hub/membership/departed_workers.h"
+#include "hub/membership/network_strings.h"
 #include "proto/wire.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"

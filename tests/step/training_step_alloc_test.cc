@@ -12,7 +12,7 @@
 #include "core/model/model_spec.h"
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
-#include "hub/robust_aggregate.h"
+#include "hub/aggregation/robust_aggregate.h"
 #include "hub/round/segment_reducer.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/support/allocation_counter.h"
@@ -92,7 +92,7 @@ TEST(TrainingStepAlloc, RecomputingMobileNetStepAllocatesNothing) {
 INSTANTIATE_TEST_SUITE_P(Optimizers, TrainingStepAlloc,
                          ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdam));
 
-// The hub's aggregation (hub/robust_aggregate.h) runs on every segment of
+// The hub's aggregation (hub/aggregation/robust_aggregate.h) runs on every segment of
 // every step: once its scratch is sized it allocates nothing either.
 TEST(RobustAggregateAlloc, ASteadyStepAllocatesNothing) {
   for (size_t n : {2, 3, 5, 20}) {

@@ -1,0 +1,324 @@
+// The coordinator's step cycle, in the order it happens: publish, the
+// transport's fast path, the barrier, close and apply.
+#include "hub/coordinator/step_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+
+#include "core/util/process_stats.h"
+#include "hub/report/hub_trace.h"
+
+namespace mt {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+std::vector<SegmentRange> Ranges(const std::vector<wire::Segment>& segments) {
+  std::vector<SegmentRange> out;
+  for (const wire::Segment& s : segments) out.push_back({s.begin, s.end});
+  return out;
+}
+
+bool AnyGetsState(const std::vector<WorkerSlot*>& who) {
+  for (const WorkerSlot* s : who)
+    if (s->full_state.this_step) return true;
+  return false;
+}
+
+}  // namespace
+
+StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec,
+                                 RunPlan& plan, MasterModel& master, MessageEncoder& encoder,
+                                 RunMetrics& metrics, HubEventSink* events)
+    : config_(config),
+      plan_(plan),
+      master_(master),
+      messages_(encoder, config, spec, master, plan.batch()),
+      metrics_(metrics),
+      events_(events),
+      membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
+                                 master.worker_bytes_per_sample(), master.param_count(),
+                                 master.segments(), master.param_matrices(),
+                                 config.max_workers_or_default()}),
+      deadline_(config.deadline),
+      controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
+      exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression,
+                SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
+      reducer_(Ranges(master.segments()),
+               AggregatorOptions{config.aggregate, config.clip_factor, 100,
+                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
+                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
+                                 static_cast<uint32_t>(std::random_device{}())}) {}
+
+void StepCoordinator::StartAt(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.step = step;
+}
+
+void StepCoordinator::PublishRunningStats(std::vector<float> stats) {
+  std::lock_guard<std::mutex> lock(mu_);
+  messages_.SetRunningStats(std::move(stats));
+}
+
+void StepCoordinator::SetPartition(std::vector<ClassShare> shares) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  messages_.SetPartition(std::move(shares));
+}
+
+bool StepCoordinator::WaitForWorkers() {
+  std::unique_lock<std::mutex> lock(mu_);
+  return WaitForParticipants(lock, config_.workers, [&](int n) {
+    spdlog::info("waiting for workers: {} of {} ready", n, config_.workers);
+  });
+}
+
+int StepCoordinator::FollowingBatch(int per_worker, std::string* timings) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<BatchController::Member> members;
+  for (auto* s : membership_.Participants()) {
+    members.push_back({s->id, s->max_batch, 1.0});
+    if (timings)
+      *timings += fmt::format("{}worker {} {:.3f} ms", timings->empty() ? "" : ", ", s->id,
+                              controller_.hint(s->id));
+  }
+  return controller_.FollowingTotal(per_worker, members);
+}
+
+void StepCoordinator::SetGlobalBatch(int64_t batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  plan_ = plan_.WithBatch(batch);
+}
+
+bool StepCoordinator::PublishStep() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (fast_.published_ahead) {  // by the transport, as the last step completed
+    fast_.published_ahead = false;
+    return true;
+  }
+  std::vector<WorkerSlot*> who;
+  for (;;) {
+    if (stop_) return false;
+    ReleaseQuarantined();
+    who = membership_.Participants();
+    if (static_cast<int>(who.size()) >= config_.min_workers) break;
+    if (who.empty()) state_.have_result = false;  // whoever comes next starts from the full state
+    if (!WaitForMinWorkers(lock)) return false;
+  }
+  BeginStep(who);
+  lock.unlock();
+  // Sending happens outside the lock: slots never move, and only this
+  // thread changes assignments until CompleteStep arms the fast path.
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  Broadcast(who, state_.published_result);
+  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  return true;
+}
+
+void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
+  state_.steps = RoundLength();
+  state_.local = exchange_.sync.local();
+  // The round's encoding, both ways: its plan tells the workers.
+  master_.set_compression(exchange_.compression.current());
+  Assign(who);
+  // Decided under the lock, so a stream that breaks meanwhile cannot be
+  // brought back to life by the broadcast.
+  for (auto* s : who) {
+    s->full_state.this_step =
+        s->state == WorkerSlot::State::kWaiting || s->full_state.next_step || !state_.have_result;
+    if (s->full_state.next_step) ++s->stats.resyncs;
+    s->full_state.next_step = false;
+    s->state = WorkerSlot::State::kActive;
+  }
+  // Workers send a digest only every digest_every steps; hash only then.
+  if (digest_now && state_.step % config_.digest_every == 0)
+    state_.digest_before = master_.Digest();
+  round_ = who;
+  FreeDeparted();  // those of the previous step, now that it is over
+  reducer_.Begin(state_.step, state_.local, who.size());
+  state_.published_result = state_.have_result;
+  deadline_.Start(Clock::now());
+  Emit(HubEvent::Kind::kStepPublished);
+}
+
+void StepCoordinator::AdvanceIfComplete() {
+  if (!fast_.armed || stop_ || finished_) return;
+  bool any = false;
+  for (auto* s : round_) {
+    if (s->state == WorkerSlot::State::kGone) continue;
+    if (!s->inbox.complete()) return;
+    any = true;
+  }
+  // Nobody finished, the run ends, or too few are left: the run thread
+  // decides what happens next.
+  if (!any || reducer_.step_refused() || state_.step + state_.steps >= plan_.total_steps()) return;
+  ReleaseQuarantined();
+  std::vector<WorkerSlot*> next = membership_.Participants();
+  if (static_cast<int>(next.size()) < config_.min_workers) return;
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  fast_.outcome = CloseStep();
+  next = membership_.Participants();  // the same slots: closing changes no states
+  BeginStep(next, /*digest_now=*/false);
+  // Under the lock: nothing else may change assignments while they go out.
+  // The workers' next plan goes out before the master's own optimizer step
+  // (it is not on their path), unless someone needs the full state.
+  const bool full_state = AnyGetsState(next);
+  if (full_state) ApplyToMaster();
+  Broadcast(next, state_.published_result);
+  if (!full_state) ApplyToMaster();
+  if (state_.step % config_.digest_every == 0) state_.digest_before = master_.Digest();
+  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  fast_.armed = false;
+  fast_.advanced = true;
+  fast_.published_ahead = true;
+  cv_.notify_all();
+}
+
+bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
+  const auto deadline = deadline_.Deadline(state_.steps, AnyGetsState(round_));
+  for (;;) {
+    if (fast_.advanced) return true;  // the transport completed it (AdvanceIfComplete)
+    bool all = true;
+    for (auto* s : round_)
+      all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
+    if (all) return true;
+    if (stop_) return false;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      for (auto* s : round_)
+        if (s->state == WorkerSlot::State::kActive && !s->inbox.complete())
+          LeaveOut(s, Seconds(now - deadline_.published_at()));
+      return true;
+    }
+    cv_.wait_until(lock, deadline);
+  }
+}
+
+StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow) {
+  std::unique_lock<std::mutex> lock(mu_);
+  fast_.armed = next_may_follow;
+  const int64_t wait_begin = trace_ ? trace::NowMicros() : 0, waited_for = state_.step;
+  const bool in = AwaitGradients(lock);
+  if (trace_)
+    spans()->Add(trace::MakeSpan(trace::SpanKind::kBarrierWait, wait_begin, trace::NowMicros(), -1,
+                                 waited_for));
+  fast_.armed = false;
+  if (fast_.advanced) {
+    fast_.advanced = false;
+    return fast_.outcome;
+  }
+  if (!in) {
+    StepOutcome stopped;
+    stopped.stopped = true;
+    return stopped;
+  }
+  const double cpu = ThreadCpuSeconds();
+  const auto wall = Clock::now();
+  StepOutcome out = FinishStep();
+  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
+  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  return out;
+}
+
+StepCoordinator::StepOutcome StepCoordinator::FinishStep() {
+  const StepOutcome out = CloseStep();
+  if (out.samples > 0) ApplyToMaster();
+  return out;
+}
+
+StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
+  ReduceReadySegments();  // what latecomers held back, now that they are out
+  if (reducer_.step_refused()) {
+    // Nothing of it is applied; everyone starts it again from the master
+    // weights (the segments sent so far are discarded with the full state).
+    reducer_.ClearRefused();
+    state_.have_result = false;
+    ++metrics_.steps_refused;
+    spdlog::warn("step {} is not applied: a contribution was refused; it runs again",
+                 state_.step + 1);
+    return StepOutcome{};
+  }
+  StepOutcome out = Tally();
+  if (out.samples == 0) {
+    // Everyone dropped out of this step: run it again. Segments averaged
+    // before that went only to workers that now get the full state; the
+    // master has applied nothing.
+    state_.have_result = false;
+    return out;
+  }
+  state_.Close(out.samples, out.loss_sum);
+  metrics_.samples += out.samples;
+  out.gradient_bytes_in = metrics_.gradient_bytes_in;
+  out.result_bytes_out = metrics_.result_bytes_out.load();
+  out.steps = state_.steps;
+  ObserveRound();
+  Emit(HubEvent::Kind::kStepDone);
+  return out;
+}
+
+void StepCoordinator::ApplyToMaster() {
+  const trace::ScopedSpan span(spans(), trace::SpanKind::kOptimizer, -1, state_.average_step);
+  if (state_.average_local)
+    master_.ApplyAverageChange();
+  else
+    master_.ApplyAverage();
+}
+
+void StepCoordinator::RequestStop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+bool StepCoordinator::stop_requested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
+}
+
+int64_t StepCoordinator::steps_done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.step;
+}
+
+std::string StepCoordinator::diverged() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_.diverged;
+}
+
+int StepCoordinator::sync_every() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exchange_.sync.steps();
+}
+
+Compression StepCoordinator::compression() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exchange_.compression.current();
+}
+
+std::vector<float> StepCoordinator::MasterWeights() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return master_.Weights();
+}
+
+void StepCoordinator::Finish(const std::string& reason, double test_accuracy) {
+  std::vector<WorkerSlot*> who;
+  int64_t steps = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    membership_.Close();
+    steps = state_.step;
+    who = membership_.NotGone();
+    Emit(HubEvent::Kind::kRunEnded, -1, reason);
+  }
+  const Encoded stop = messages_.Stop(reason, steps, test_accuracy);
+  for (auto* s : who) s->Send(stop);
+}
+
+}  // namespace mt

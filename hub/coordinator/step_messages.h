@@ -1,0 +1,85 @@
+// The hub's messages to its workers, built from the step's plain state
+// (assignments, the master's averaged segments, reasons) and encoded once
+// by the transport (hub/transport/transport.h): the step logic decides what goes to
+// whom, this turns it into protocol messages (proto/hub.proto), so that
+// the coordinator and the round (hub/round/) build none themselves.
+// Result, State, LeftOut and Stop may run on several threads at once (a
+// segment is sent from the transport thread that completed it while the
+// run thread broadcasts); the plan is the broadcasting thread's alone (the
+// run thread, or the transport's fast path while the run thread waits).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/data/partition.h"
+#include "hub.pb.h"
+#include "hub/transport/transport.h"
+#include "model.pb.h"
+
+namespace mt {
+
+struct HubConfig;
+class MasterModel;
+struct WorkerSlot;
+
+class StepMessages {
+ public:
+  StepMessages(MessageEncoder& encoder, const HubConfig& config, const proto::ModelSpec& spec,
+               MasterModel& master, int64_t global_batch);
+
+  // ---- Joining. ----
+  // The running statistics (batch norm) joining workers get.
+  void SetRunningStats(std::vector<float> stats) { running_stats_ = std::move(stats); }
+  // --partition: worker id k gets shares[k % size] (empty: the shared order).
+  void SetPartition(std::vector<ClassShare> shares) {
+    partition_ = std::move(shares);
+    share_samples_.clear();
+    for (const ClassShare& s : partition_)
+      share_samples_.push_back(static_cast<int64_t>(s.total()));
+  }
+  // The samples of worker `id`'s share; 0 without a partition. Read for
+  // every contribution to every segment, so summed once, above.
+  int64_t ShareSamples(int id) const {
+    if (share_samples_.empty()) return 0;
+    return share_samples_[static_cast<size_t>(id) % share_samples_.size()];
+  }
+  // What a worker admitted to slot `slot` needs to train; `trace`: it is
+  // asked for its spans (mthub --trace).
+  void FillJoinReply(const WorkerSlot& slot, bool trace, proto::JoinReply* reply) const;
+
+  // ---- A step. ----
+  // The plan of `step` with every participant's assignment; `hub_time_us`
+  // when tracing (0: not). It goes with the last result segment (Result
+  // with `with_plan`) or alone (Plan).
+  void SetPlan(int64_t step, int64_t hub_time_us, const std::vector<WorkerSlot*>& who);
+  Encoded Plan();
+  // Segment k of the master's average as the result of `step` (of
+  // `local_steps` local steps; 0: a gradient). The last segment carries
+  // the round's mean loss and the plan set last. *payload: its payload
+  // bytes as RunMetrics counts them.
+  Encoded Result(size_t k, int64_t step, int64_t local_steps, bool last, double mean_loss,
+                 int64_t* payload);
+  // The master's full state (weights and optimizer slots) at `step`, chunk
+  // by chunk, handed to `send` until it returns false.
+  void State(int64_t step, const std::function<bool(const Encoded&)>& send);
+  Encoded LeftOut(int64_t step, const std::string& reason);
+  // A goodbye: the run is over for the worker (test_accuracy -1: unknown).
+  Encoded Stop(const std::string& reason, int64_t steps, double test_accuracy);
+
+ private:
+  MessageEncoder& encoder_;
+  const HubConfig& config_;
+  const proto::ModelSpec& spec_;
+  MasterModel& master_;
+  const int64_t global_batch_;
+  std::vector<float> running_stats_;  // guarded by the coordinator's lock
+  std::vector<ClassShare> partition_;
+  std::vector<int64_t> share_samples_;  // partition_'s totals
+  proto::StepPlan plan_;
+};
+
+}  // namespace mt
