@@ -78,9 +78,9 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   config_.data.augment = AugmentChoice{augment.flip, augment.crop_padding > 0};
   record_.augment = augment.ToString();
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
-  master_ = std::make_unique<MasterModel>(
-      spec_, config_.optimizer, config_.compression.value_or(Compression::kNone),
-      static_cast<int>(config_.threads), config_.seed, kEvalBatch, run.frozen);
+  master_ =
+      std::make_unique<MasterModel>(spec_, config_.optimizer, static_cast<int>(config_.threads),
+                                    config_.seed, kEvalBatch, run.frozen);
   // Every split the hub opens from here on is held to the model's classes
   // too (the training split already fitted them, or was refused for its shape).
   read.classes = master_->model().num_classes();

@@ -13,12 +13,9 @@
 namespace mt {
 
 MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
-                         Compression compression, int threads, uint64_t seed, int eval_batch,
+                         int threads, uint64_t seed, int eval_batch,
                          const std::vector<std::string>& frozen)
-    : backend_(threads),
-      spec_text_(ModelSpecToText(spec)),
-      frozen_(frozen),
-      compression_(compression) {
+    : backend_(threads), spec_text_(ModelSpecToText(spec)), frozen_(frozen) {
   model_ = BuildModel(spec, backend_, {}, frozen_);
   // Evaluation batches as large as asked, but within 256 MiB of
   // activations: a MobileNet takes megabytes per sample.
@@ -43,20 +40,15 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   codecs_ = MakeSegmentCodecs(segments_, model_->ParamMatrices());
   encoded_average_.resize(segments_.size());
   encoded_with_.assign(segments_.size(), Compression::kNone);
-  set_compression(compression);
 }
 
-void MasterModel::set_compression(Compression c) {
-  compression_ = c;
-  // Once, at the first lossy round: from then on it carries what is owed.
-  if (c != Compression::kNone && broadcast_residual_.empty())
-    broadcast_residual_.assign(model_->ParamCount(), 0.0f);
-}
-
-void MasterModel::EncodeSegment(size_t k) {
+void MasterModel::EncodeSegment(size_t k, Compression encoding) {
   const wire::Segment seg = segments_[k];
-  encoded_with_[k] = compression_;
-  if (compression_ == Compression::kNone) {
+  encoded_with_[k] = encoding;
+  // Once, at the first lossy round: from then on it carries what is owed.
+  if (encoding != Compression::kNone && broadcast_residual_.empty())
+    broadcast_residual_.assign(model_->ParamCount(), 0.0f);
+  if (encoding == Compression::kNone) {
     if (broadcast_residual_.empty()) return;
     float* avg = average() + seg.begin;
     float* owed = broadcast_residual_.data() + seg.begin;
@@ -67,11 +59,11 @@ void MasterModel::EncodeSegment(size_t k) {
     return;
   }
   std::string& bytes = encoded_average_[k];
-  codecs_[k].Encode(compression_, average() + seg.begin, broadcast_residual_.data() + seg.begin,
+  codecs_[k].Encode(encoding, average() + seg.begin, broadcast_residual_.data() + seg.begin,
                     &bytes);
   // The master copy takes the step the workers will take: from the bytes.
   const std::string why =
-      codecs_[k].Decode(compression_, bytes.data(), bytes.size(), average() + seg.begin);
+      codecs_[k].Decode(encoding, bytes.data(), bytes.size(), average() + seg.begin);
   if (!why.empty()) throw std::logic_error("hub cannot decode its own broadcast: " + why);
 }
 

@@ -26,9 +26,8 @@ class MasterModel {
   // evaluation batches of `eval_batch`.
   // `frozen` names layers that keep their weights: the optimizer leaves them
   // and the segments start at the lowest trained layer's parameters.
-  MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer,
-              Compression compression, int threads, uint64_t seed, int eval_batch,
-              const std::vector<std::string>& frozen = {});
+  MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& optimizer, int threads,
+              uint64_t seed, int eval_batch, const std::vector<std::string>& frozen = {});
 
   size_t param_count() const { return model_->ParamCount(); }
   Model& model() { return *model_; }
@@ -36,10 +35,6 @@ class MasterModel {
   // Before the first step (Hub::FollowDevices): workers take it with the
   // full state they start from.
   void set_lr(float lr) { optimizer_->set_lr(lr); }
-  // How the average is broadcast from the next segment encoded on: the
-  // run's --compress, or what auto chose for the round (hub/policy/exchange_policy.h).
-  Compression compression() const { return compression_; }
-  void set_compression(Compression c);
   const std::string& spec_text() const { return spec_text_; }
   const std::vector<std::string>& frozen() const { return frozen_; }
   // The floats that travel each step: segments cover [this, param_count()).
@@ -65,11 +60,13 @@ class MasterModel {
   // afresh). False, and nothing changed, when the update would not be
   // finite (a finite average of huge changes can overflow v).
   bool ApplyOuterOptimizer(size_t k, float lr, float m);
-  // Encodes segment k of the average as compression() says (error feedback
-  // keeps what a lossy encoding drops) and replaces it with what the
-  // workers will decode. Uncompressed after lossy rounds, it adds what those
-  // still owed, so the average sent as floats is the one applied.
-  void EncodeSegment(size_t k);
+  // Encodes segment k of the average as the round's `encoding` (the run's
+  // --compress, or what auto chose: hub/policy/compression_choice.h owns
+  // it); error feedback keeps what a lossy encoding drops, and the segment
+  // is replaced with what the workers will decode. Uncompressed after lossy
+  // rounds, it adds what those still owed, so the average sent as floats is
+  // the one applied.
+  void EncodeSegment(size_t k, Compression encoding);
   // How segment k was last encoded, and its bytes (unless kNone: then the
   // average itself travels).
   Compression encoded_with(size_t k) const { return encoded_with_[k]; }
@@ -99,9 +96,8 @@ class MasterModel {
   std::vector<std::string> frozen_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
-  Compression compression_;
-  std::vector<float> broadcast_residual_;
-  std::vector<float> outer_velocity_;  // allocated by the first outer momentum step
+  std::vector<float> broadcast_residual_;  // allocated by the first lossy round
+  std::vector<float> outer_velocity_;      // allocated by the first outer momentum step
   std::vector<wire::Segment> segments_;
   std::vector<SegmentCodec> codecs_;          // per segment: the broadcast's encoder
   std::vector<std::string> encoded_average_;  // per segment, reused every step

@@ -28,6 +28,33 @@ bool AnyGetsState(const std::vector<WorkerSlot*>& who) {
   return false;
 }
 
+AdmissionRules AdmissionRulesOf(const HubConfig& config, const RunPlan& plan,
+                                const MasterModel& master) {
+  AdmissionRules rules;
+  rules.token = config.token;
+  rules.global_batch = plan.batch();
+  rules.fixed_bytes = master.worker_fixed_bytes();
+  rules.bytes_per_sample = master.worker_bytes_per_sample();
+  rules.param_count = master.param_count();
+  rules.segments = master.segments();
+  rules.matrices = master.param_matrices();
+  rules.max_workers = config.max_workers_or_default();
+  return rules;
+}
+
+AggregatorOptions AggregationOf(const HubConfig& config) {
+  AggregatorOptions options;
+  options.mode = config.aggregate;
+  options.clip_factor = config.clip_factor;
+  // Where the workers' data differ by design, honest contributions point
+  // apart: the watches that take that for an attack are off.
+  const bool iid = config.data.partition.kind == PartitionSpec::Kind::kIid;
+  options.refuse_misaligned = iid;
+  options.sketch_residuals = iid;
+  options.sketch_seed = static_cast<uint32_t>(std::random_device{}());  // each hub its own
+  return options;
+}
+
 }  // namespace
 
 StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec& spec,
@@ -36,22 +63,15 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
     : config_(config),
       plan_(plan),
       master_(master),
-      messages_(encoder, config, spec, master, plan.batch()),
-      metrics_(metrics),
-      events_(events),
-      membership_(AdmissionRules{config.token, plan.batch(), master.worker_fixed_bytes(),
-                                 master.worker_bytes_per_sample(), master.param_count(),
-                                 master.segments(), master.param_matrices(),
-                                 config.max_workers_or_default()}),
-      deadline_(config.deadline),
-      controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression,
                 SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
-      reducer_(Ranges(master.segments()),
-               AggregatorOptions{config.aggregate, config.clip_factor, 100,
-                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
-                                 config.data.partition.kind == PartitionSpec::Kind::kIid,
-                                 static_cast<uint32_t>(std::random_device{}())}) {}
+      messages_(encoder, config, spec, master, exchange_.compression, plan.batch()),
+      metrics_(metrics),
+      deadline_(config.deadline),
+      controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
+      roster_(AdmissionRulesOf(config, plan, master), controller_, messages_, metrics, events,
+              state_, round_),
+      reducer_(Ranges(master.segments()), AggregationOf(config)) {}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -78,7 +98,7 @@ bool StepCoordinator::WaitForWorkers() {
 int StepCoordinator::FollowingBatch(int per_worker, std::string* timings) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<BatchController::Member> members;
-  for (auto* s : membership_.Participants()) {
+  for (auto* s : roster_.membership().Participants()) {
     members.push_back({s->id, s->max_batch, 1.0});
     if (timings)
       *timings += fmt::format("{}worker {} {:.3f} ms", timings->empty() ? "" : ", ", s->id,
@@ -101,8 +121,8 @@ bool StepCoordinator::PublishStep() {
   std::vector<WorkerSlot*> who;
   for (;;) {
     if (stop_) return false;
-    ReleaseQuarantined();
-    who = membership_.Participants();
+    roster_.ReleaseQuarantined();
+    who = roster_.membership().Participants();
     if (static_cast<int>(who.size()) >= config_.min_workers) break;
     if (who.empty()) state_.have_result = false;  // whoever comes next starts from the full state
     if (!WaitForMinWorkers(lock)) return false;
@@ -122,8 +142,6 @@ bool StepCoordinator::PublishStep() {
 void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
   state_.steps = RoundLength();
   state_.local = exchange_.sync.local();
-  // The round's encoding, both ways: its plan tells the workers.
-  master_.set_compression(exchange_.compression.current());
   Assign(who);
   // Decided under the lock, so a stream that breaks meanwhile cannot be
   // brought back to life by the broadcast.
@@ -138,15 +156,15 @@ void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest
   if (digest_now && state_.step % config_.digest_every == 0)
     state_.digest_before = master_.Digest();
   round_ = who;
-  FreeDeparted();  // those of the previous step, now that it is over
+  roster_.FreeDeparted();  // those of the previous step, now that it is over
   reducer_.Begin(state_.step, state_.local, who.size());
   state_.published_result = state_.have_result;
   deadline_.Start(Clock::now());
-  Emit(HubEvent::Kind::kStepPublished);
+  roster_.Emit(HubEvent::Kind::kStepPublished);
 }
 
 void StepCoordinator::AdvanceIfComplete() {
-  if (!fast_.armed || stop_ || finished_) return;
+  if (!fast_.armed || stop_ || roster_.closed()) return;
   bool any = false;
   for (auto* s : round_) {
     if (s->state == WorkerSlot::State::kGone) continue;
@@ -156,13 +174,13 @@ void StepCoordinator::AdvanceIfComplete() {
   // Nobody finished, the run ends, or too few are left: the run thread
   // decides what happens next.
   if (!any || reducer_.step_refused() || state_.step + state_.steps >= plan_.total_steps()) return;
-  ReleaseQuarantined();
-  std::vector<WorkerSlot*> next = membership_.Participants();
+  roster_.ReleaseQuarantined();
+  std::vector<WorkerSlot*> next = roster_.membership().Participants();
   if (static_cast<int>(next.size()) < config_.min_workers) return;
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
   fast_.outcome = CloseStep();
-  next = membership_.Participants();  // the same slots: closing changes no states
+  next = roster_.membership().Participants();  // the same slots: closing changes no states
   BeginStep(next, /*digest_now=*/false);
   // Under the lock: nothing else may change assignments while they go out.
   // The workers' next plan goes out before the master's own optimizer step
@@ -193,7 +211,7 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
     if (now >= deadline) {
       for (auto* s : round_)
         if (s->state == WorkerSlot::State::kActive && !s->inbox.complete())
-          LeaveOut(s, Seconds(now - deadline_.published_at()));
+          roster_.LeaveOut(s, Seconds(now - deadline_.published_at()));
       return true;
     }
     cv_.wait_until(lock, deadline);
@@ -258,7 +276,7 @@ StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
   out.result_bytes_out = metrics_.result_bytes_out.load();
   out.steps = state_.steps;
   ObserveRound();
-  Emit(HubEvent::Kind::kStepDone);
+  roster_.Emit(HubEvent::Kind::kStepDone);
   return out;
 }
 
@@ -311,11 +329,10 @@ void StepCoordinator::Finish(const std::string& reason, double test_accuracy) {
   int64_t steps = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    finished_ = true;
-    membership_.Close();
+    roster_.Close();
     steps = state_.step;
-    who = membership_.NotGone();
-    Emit(HubEvent::Kind::kRunEnded, -1, reason);
+    who = roster_.membership().NotGone();
+    roster_.Emit(HubEvent::Kind::kRunEnded, -1, reason);
   }
   const Encoded stop = messages_.Stop(reason, steps, test_accuracy);
   for (auto* s : who) s->Send(stop);

@@ -27,9 +27,10 @@
 // The coordinator itself only orchestrates, under one lock and condition
 // variable: the round's arithmetic is hub/round/ (the segment reduction and
 // the alignment watch over float spans, the round's state), who is in the
-// run and who sits out is hub/membership/membership.h, hub/policy/step_deadline.h and
-// hub/membership/quarantine.h, the batch split hub/policy/batch_controller.h, and the
-// messages are built by hub/coordinator/step_messages.h.
+// run and who sits out is the roster (hub/coordinator/worker_roster.h, over
+// hub/membership/) with hub/policy/step_deadline.h, the batch split
+// hub/policy/batch_controller.h, and the messages are built by
+// hub/coordinator/step_messages.h.
 //
 // Tests drive it in-process with a fake transport (tests/hub/).
 #pragma once
@@ -47,8 +48,8 @@
 #include "hub.pb.h"
 #include "hub/aggregation/master_model.h"
 #include "hub/coordinator/step_messages.h"
+#include "hub/coordinator/worker_roster.h"
 #include "hub/hub_config.h"
-#include "hub/membership/membership.h"
 #include "hub/policy/batch_controller.h"
 #include "hub/policy/exchange_policy.h"
 #include "hub/policy/step_deadline.h"
@@ -98,7 +99,10 @@ class StepCoordinator {
   void StartAt(int64_t step);
   // mthub --trace (hub/report/hub_trace.h), before the first Join: the step's
   // spans go there and workers are asked for theirs. Null: tracing off.
-  void set_trace(HubTrace* trace) { trace_ = trace; }
+  void set_trace(HubTrace* trace) {
+    trace_ = trace;
+    roster_.set_trace(trace);
+  }
   // The running statistics (batch norm) joining workers get: a copy taken
   // by the run thread after it recomputes them, so a Join never reads the
   // model while the run thread writes it.
@@ -141,7 +145,7 @@ class StepCoordinator {
   template <class Fn>
   void ForEachWorker(Fn&& fn) const {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, s] : membership_.all()) fn(*s, controller_);
+    for (const auto& [id, s] : roster_.membership().all()) fn(*s, controller_);
   }
   // What is kept of workers gone for good (hub/membership/departed_workers.h).
   DepartedWorkers departed() const;
@@ -164,29 +168,14 @@ class StepCoordinator {
   Compression compression() const;
 
  private:
-  // ---- Events (step_coordinator_membership.cc) ----
-  void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
+  // ---- Events (step_coordinator_membership.cc; the roster decides) ----
   // A worker's result was refused as non-finite (under the lock).
   void NoteNonFinite(const WorkerSlot* refused, const std::string& why);
-  // A late worker's gradient is whole: it may come back (after its
-  // quarantine, hub/membership/quarantine.h).
-  void NoteBack(WorkerSlot* slot);
   bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
   // Until `needed` workers take part (false when stopped first); say_why
   // logs, every 10 s, how many there are.
   bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed,
                            const std::function<void(int)>& say_why);
-  void LeaveOut(WorkerSlot* slot, double waited_seconds);
-  // Late workers whose gradient is whole and whose quarantine is over
-  // wait for the next step again.
-  void ReleaseQuarantined();
-  // Drops a worker whose contribution was refused, naming it and why.
-  void Refuse(WorkerSlot* slot, const std::string& why);
-  // Its identity, if it has one, may not join again this run.
-  void BanIdentity(const WorkerSlot& slot, const std::string& why);
-  // Frees the slots of workers gone for good (Membership::FreeDeparted),
-  // but the step's participants and none once the run has finished.
-  void FreeDeparted();
 
   // ---- The round (step_coordinator_round.cc) ----
   // Where the hub's spans go; null when not tracing.
@@ -238,21 +227,19 @@ class StepCoordinator {
   const HubConfig& config_;
   RunPlan& plan_;  // written under mu_ (SetGlobalBatch), on the run thread
   MasterModel& master_;
+  ExchangePolicy exchange_;  // --sync-every and --compress: the one owner of both
   StepMessages messages_;
   RunMetrics& metrics_;
-  HubEventSink* events_;
   HubTrace* trace_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool finished_ = false;
-  Membership membership_;
   StepDeadline deadline_;
   BatchController controller_;
-  ExchangePolicy exchange_;         // --sync-every and --compress
   std::vector<WorkerSlot*> round_;  // the participants of the step in progress
   RoundState state_;
+  WorkerRoster roster_;  // who is in the run; closed once the run has finished
   SegmentReducer reducer_;
   FastPath fast_;
   int64_t batch_changes_summarised_ = 0;  // ParticipantSummary's last count

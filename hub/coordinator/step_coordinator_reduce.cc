@@ -8,12 +8,12 @@
 namespace mt {
 
 WorkerSlot* StepCoordinator::InputSlot(int i) const {
-  return membership_.Find(reducer_.inputs()[static_cast<size_t>(i)].id);
+  return roster_.membership().Find(reducer_.inputs()[static_cast<size_t>(i)].id);
 }
 
 void StepCoordinator::ReduceReadySegments() {
   // A stopped step is never completed, and nothing follows a goodbye.
-  if (stop_ || finished_ || reducer_.step_refused()) return;
+  if (stop_ || roster_.closed() || reducer_.step_refused()) return;
   while (!reducer_.done()) {
     // Participants still in the step (in id order: round_ is), each of
     // which must have delivered the segment.
@@ -49,7 +49,8 @@ bool StepCoordinator::ReduceSegment() {
   SegmentReducer::Verdict verdict = reducer_.Combine(master_.average());
   metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
   if (!verdict.ok()) {
-    Refuse(InputSlot(verdict.refused), verdict.why);
+    roster_.Refuse(InputSlot(verdict.refused), verdict.why);
+    cv_.notify_all();
     return false;
   }
   const size_t n = reducer_.inputs().size();
@@ -63,7 +64,8 @@ bool StepCoordinator::ReduceSegment() {
       s->stats.persistence_peak = reducer_.persistence_peak(s->id);
     }
   if (!verdict.ok()) {
-    Refuse(InputSlot(verdict.refused), verdict.why);
+    roster_.Refuse(InputSlot(verdict.refused), verdict.why);
+    cv_.notify_all();
     return false;
   }
   const double cpu2 = ThreadCpuSeconds();
@@ -73,12 +75,13 @@ bool StepCoordinator::ReduceSegment() {
   if (state_.local && (config_.local_sgd.outer_momentum > 0 || config_.local_sgd.outer_lr != 1) &&
       !master_.ApplyOuterOptimizer(k, static_cast<float>(config_.local_sgd.outer_lr),
                                    static_cast<float>(config_.local_sgd.outer_momentum))) {
-    Refuse(InputSlot(reducer_.Largest()),
-           "the outer optimizer's step with its weight change is not finite (step " +
-               std::to_string(state_.step + 1) + ")");
+    roster_.Refuse(InputSlot(reducer_.Largest()),
+                   "the outer optimizer's step with its weight change is not finite (step " +
+                       std::to_string(state_.step + 1) + ")");
+    cv_.notify_all();
     return false;
   }
-  master_.EncodeSegment(k);
+  master_.EncodeSegment(k, exchange_.compression.current());
   if (!reducer_.last_segment()) {
     // Sent now, while the workers still compute the segments below it.
     int64_t payload = 0;

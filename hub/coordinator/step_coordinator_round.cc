@@ -92,7 +92,7 @@ void StepCoordinator::RecordBatchChange(const std::vector<WorkerSlot*>& who,
   if (metrics_.batch_changes.size() < RunMetrics::kMaxBatchChanges)
     metrics_.batch_changes.push_back(std::move(change));
   ++metrics_.batch_change_count;
-  Emit(HubEvent::Kind::kBatchesChanged, -1, text);
+  roster_.Emit(HubEvent::Kind::kBatchesChanged, -1, text);
   // The progress line counts the changes; each one in full only when asked.
   spdlog::debug("step {}: batches{}", state_.step + 1, text);
 }
@@ -150,7 +150,7 @@ StepCoordinator::StepOutcome StepCoordinator::Tally() {
     if (s->inbox.has_digest() && s->inbox.digest() != state_.digest_before) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",
                    s->id, s->name, s->inbox.step());
-      Emit(HubEvent::Kind::kWorkerResync, s->id);
+      roster_.Emit(HubEvent::Kind::kWorkerResync, s->id);
       s->full_state.next_step = true;
     }
   }
@@ -199,7 +199,7 @@ void StepCoordinator::ObserveRound() {
     metrics_.sync_changes.push_back(change);
   char text[64];
   std::snprintf(text, sizeof text, "%d->%d", change.from, change.to);
-  Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
+  roster_.Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
   spdlog::info(
       "step {}: --sync-every auto: {} -> {} local steps per round (an exchange takes {:.1f} ms, "
       "a step's compute {:.1f} ms)",
@@ -214,8 +214,8 @@ void StepCoordinator::RecordCompressionChange(Compression from) {
                            choice.decided_budget_ms()};
   if (metrics_.compression_changes.size() < RunMetrics::kMaxSyncChanges)
     metrics_.compression_changes.push_back(change);
-  Emit(HubEvent::Kind::kCompressionChanged, -1,
-       std::string(CompressionName(from)) + "->" + CompressionName(change.to));
+  roster_.Emit(HubEvent::Kind::kCompressionChanged, -1,
+               std::string(CompressionName(from)) + "->" + CompressionName(change.to));
   spdlog::info(
       "step {}: --compress auto: {} -> {} (an exchange takes {:.1f} ms at {}; a round may spend "
       "{:.1f} ms)",
@@ -231,7 +231,7 @@ std::string StepCoordinator::ParticipantSummary() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Row> rows;
   int late = 0;
-  for (const auto& [id, s] : membership_.all()) {
+  for (const auto& [id, s] : roster_.membership().all()) {
     if (s->state == WorkerSlot::State::kLate) ++late;
     if (s->state != WorkerSlot::State::kActive || s->last_batch <= 0) continue;
     rows.push_back({s.get(), 1000 * controller_.ms_per_sample(id)});

@@ -5,16 +5,19 @@
 #include "hub/aggregation/master_model.h"
 #include "hub/hub_config.h"
 #include "hub/membership/worker_slot.h"
+#include "hub/policy/compression_choice.h"
 #include "proto/wire.h"
 
 namespace mt {
 
 StepMessages::StepMessages(MessageEncoder& encoder, const HubConfig& config,
-                           const proto::ModelSpec& spec, MasterModel& master, int64_t global_batch)
+                           const proto::ModelSpec& spec, MasterModel& master,
+                           const CompressionChoice& encoding, int64_t global_batch)
     : encoder_(encoder),
       config_(config),
       spec_(spec),
       master_(master),
+      encoding_(encoding),
       global_batch_(global_batch) {}
 
 void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
@@ -28,7 +31,7 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   reply->set_digest_every(config_.digest_every);
   reply->set_param_count(master_.param_count());
   reply->set_max_batch(slot.max_batch);
-  reply->set_compression(ToProto(master_.compression()));
+  reply->set_compression(ToProto(encoding_.current()));
   for (const wire::Segment& seg : master_.segments()) reply->add_segments(seg.begin);
   reply->set_overlap_rounds(config_.local_sgd.rounds_overlap());
   reply->set_session_secret(slot.session.secret);
@@ -54,7 +57,7 @@ void StepMessages::SetPlan(int64_t step, int64_t hub_time_us, const std::vector<
   plan_.Clear();
   plan_.set_step(step);
   // The round's encoding both ways: the master broadcasts its result so too.
-  plan_.set_compression(ToProto(master_.compression()));
+  plan_.set_compression(ToProto(encoding_.current()));
   // Tracing: when it left, for each worker's clock offset (hub/report/hub_trace.h).
   if (hub_time_us != 0) plan_.set_hub_time_us(hub_time_us);
   for (const WorkerSlot* s : who) {

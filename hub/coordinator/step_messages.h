@@ -23,13 +23,16 @@
 namespace mt {
 
 struct HubConfig;
+class CompressionChoice;
 class MasterModel;
 struct WorkerSlot;
 
 class StepMessages {
  public:
+  // `encoding`: the rounds' encoding, which joining workers and each plan
+  // are told.
   StepMessages(MessageEncoder& encoder, const HubConfig& config, const proto::ModelSpec& spec,
-               MasterModel& master, int64_t global_batch);
+               MasterModel& master, const CompressionChoice& encoding, int64_t global_batch);
 
   // ---- Joining. ----
   // The running statistics (batch norm) joining workers get.
@@ -75,6 +78,7 @@ class StepMessages {
   const HubConfig& config_;
   const proto::ModelSpec& spec_;
   MasterModel& master_;
+  const CompressionChoice& encoding_;
   const int64_t global_batch_;
   std::vector<float> running_stats_;  // guarded by the coordinator's lock
   std::vector<ClassShare> partition_;

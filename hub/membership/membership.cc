@@ -127,7 +127,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
                                       " are waiting for their stream; try again shortly"
                                 : std::to_string(pending) +
                                       " joins are waiting for their stream; try again shortly");
-  if (in >= rules_.max_workers)
+  if (rules_.max_workers > 0 && in >= rules_.max_workers)
     return HubStatus::Error(Code::kResourceExhausted, "the run has its " +
                                                           std::to_string(rules_.max_workers) +
                                                           " workers (mthub --max-workers)");

@@ -30,8 +30,9 @@ struct AdmissionRules {
   size_t param_count = 0;
   std::vector<wire::Segment> segments;  // how gradients travel (proto/wire.h)
   std::vector<ParamMatrix> matrices;    // the model's, which lowrank factors
-  // At most this many workers in the run (joined and not gone) at once.
-  int max_workers = 256;
+  // At most this many workers in the run (joined and not gone) at once; 0:
+  // no cap. The hub's own default is HubConfig::max_workers_or_default().
+  int max_workers = 0;
 };
 
 class Membership {
@@ -109,6 +110,7 @@ class Membership {
 
   // After the run: every Join is told the run has ended.
   void Close() { closed_ = true; }
+  bool closed() const { return closed_; }
 
   WorkerSlot* Find(int id) const;
   // Workers that take part in the next step (waiting or active), in id order.

@@ -105,7 +105,7 @@ class Harness {
     config_.deadline.factor = 0;
     config_.deadline.floor_seconds = 0;
     plan_ = std::make_unique<mt::RunPlan>(samples, batch, 0, steps);
-    master_ = std::make_unique<mt::MasterModel>(spec, config_.optimizer, compression, 1, 1, 1);
+    master_ = std::make_unique<mt::MasterModel>(spec, config_.optimizer, 1, 1, 1);
     hub_ = std::make_unique<mt::StepCoordinator>(config_, spec, *plan_, *master_, encoder_,
                                                  metrics_, &events_);
   }
@@ -323,7 +323,7 @@ class Harness {
     const float size = scale * (1.0f + 0.01f * static_cast<float>(v.a.offset % 7));
     for (size_t i = 0; i < values_.size(); ++i)
       values_[i] = size * std::cos(0.5f * static_cast<float>((seg.begin + i) % 64));
-    mt_fuzz::PackHonest(master_->compression(), seg, master_->param_matrices(), values_, c);
+    mt_fuzz::PackHonest(*config_.compression, seg, master_->param_matrices(), values_, c);
     if (k + 1 == master_->segments().size()) {
       const int batch = v.a.batch * std::max(1, v.a.local_steps);
       c.set_last(true);
@@ -353,7 +353,7 @@ class Harness {
   }
 
   void Mutate(proto::GradientChunk& c, uint8_t how) {
-    MutateChunk(in_, master_->compression() == mt::Compression::kNone, c, how);
+    MutateChunk(in_, *config_.compression == mt::Compression::kNone, c, how);
   }
 
   // The rest of the step's gradient, as an honest worker sends it; a

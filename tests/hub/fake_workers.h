@@ -337,7 +337,7 @@ struct InProcessHub {
     config.compression = Compression::kNone;  // and auto encode (tests of auto set it back)
     config.optimizer.momentum = 0.9f;
     plan = std::make_unique<RunPlan>(100000, config.global_batch, 0, steps);
-    master = std::make_unique<MasterModel>(spec, config.optimizer, Compression::kNone, 1, 3, 1);
+    master = std::make_unique<MasterModel>(spec, config.optimizer, 1, 3, 1);
     Rebuild();
   }
 

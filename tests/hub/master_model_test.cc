@@ -18,7 +18,7 @@ std::unique_ptr<MasterModel> Tiny() {
                                                  layer { name: "flat" flatten {} }
                                                  layer { name: "fc" dense { units: 3 } })",
                      "test");
-  return std::make_unique<MasterModel>(spec, OptimizerConfig{}, Compression::kNone, 1, 3, 1);
+  return std::make_unique<MasterModel>(spec, OptimizerConfig{}, 1, 3, 1);
 }
 
 // Averages `change` alone (weight 1) into the master's average buffer,

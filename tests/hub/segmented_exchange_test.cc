@@ -148,8 +148,7 @@ class ScriptedWorker final : public WorkerLink {
 TEST(SegmentedExchange, EachSegmentIsAveragedAndAnsweredOnceEveryParticipantSentIt) {
   InProcessHub hub(/*workers=*/2, /*steps=*/3);
   hub.spec = TwoSegmentSpec();
-  hub.master =
-      std::make_unique<MasterModel>(hub.spec, hub.config.optimizer, Compression::kNone, 1, 3, 1);
+  hub.master = std::make_unique<MasterModel>(hub.spec, hub.config.optimizer, 1, 3, 1);
   hub.config.worker_batches = {8, 16};  // unequal, so the weighting shows
   hub.config.global_batch = 24;
   hub.config.aggregate = Aggregation::kMean;  // the weighting itself (auto would clip 4 against 1)
@@ -188,8 +187,7 @@ TEST(SegmentedExchange, EachSegmentIsAveragedAndAnsweredOnceEveryParticipantSent
 TEST(SegmentedExchange, AParticipantThatLeavesMidStepNoLongerHoldsTheOthersSegments) {
   InProcessHub hub(/*workers=*/2, /*steps=*/1);
   hub.spec = TwoSegmentSpec();
-  hub.master =
-      std::make_unique<MasterModel>(hub.spec, hub.config.optimizer, Compression::kNone, 1, 3, 1);
+  hub.master = std::make_unique<MasterModel>(hub.spec, hub.config.optimizer, 1, 3, 1);
   hub.Rebuild();
   auto a = std::make_unique<ScriptedWorker>(*hub.coordinator, "a");
   ScriptedWorker b(*hub.coordinator, "b");

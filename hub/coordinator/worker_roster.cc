@@ -1,0 +1,173 @@
+#include "hub/coordinator/worker_roster.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "hub/membership/churn_log.h"
+#include "hub/membership/worker_row.h"
+#include "hub/report/hub_trace.h"
+
+namespace mt {
+
+using Code = HubStatus::Code;
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+WorkerRoster::WorkerRoster(AdmissionRules rules, BatchController& controller,
+                           StepMessages& messages, RunMetrics& metrics, HubEventSink* events,
+                           const RoundState& state, const std::vector<WorkerSlot*>& round)
+    : membership_(std::move(rules)),
+      controller_(controller),
+      messages_(messages),
+      metrics_(metrics),
+      events_(events),
+      state_(state),
+      round_(round) {}
+
+void WorkerRoster::Emit(HubEvent::Kind kind, int worker, std::string detail) {
+  if (!events_) return;
+  const WorkerSlot* slot = membership_.Find(worker);
+  events_->OnEvent(
+      HubEvent{kind, state_.step, worker, std::move(detail), slot ? slot->name : std::string()});
+}
+
+HubStatus WorkerRoster::Join(const proto::JoinRequest& req, const std::string& peer,
+                             proto::JoinReply* reply, const std::string& identity) {
+  for (WorkerSlot* gone : membership_.ExpireJoins(Clock::now())) {
+    LogChurn(
+        spdlog::level::warn,
+        fmt::format("worker {} ({}) joined but opened no stream within {} s: its slot is freed",
+                    gone->id, gone->name, Membership::kJoinExpiry.count()));
+    Emit(HubEvent::Kind::kWorkerDropped, gone->id, "joined but opened no stream");
+  }
+  FreeDeparted();
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.Admit(req, peer, &slot, identity); !s.ok()) {
+    if (s.code == Code::kPermissionDenied) {
+      ++metrics_.refused_rejoins;  // Admit logged it, at most once per 10 s
+      if (events_)
+        events_->OnEvent(HubEvent{HubEvent::Kind::kRejoinRefused, state_.step, -1, identity,
+                                  req.device().name()});
+    }
+    return s;
+  }
+  Emit(HubEvent::Kind::kWorkerJoined, slot->id, slot->name);
+  messages_.FillJoinReply(*slot, trace_ != nullptr, reply);
+  if (trace_) trace_->OnJoin(slot->id, slot->name);
+  return HubStatus::Ok();
+}
+
+HubStatus WorkerRoster::Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id) {
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.Attach(hello, link, &slot); !s.ok()) return s;
+  *worker_id = slot->id;
+  controller_.Hint(slot->id, hello.compute_ms_per_sample());
+  Emit(HubEvent::Kind::kWorkerReady, slot->id, slot->name);
+  return HubStatus::Ok();
+}
+
+void WorkerRoster::NoteBack(WorkerSlot* slot) {
+  // It takes part again from the next step, with the current weights. Left
+  // out again and again, it sits out a while first (hub/membership/quarantine.h).
+  slot->quarantine.back_ready = true;
+  const double wait = Seconds(slot->quarantine.until - Clock::now());
+  if (wait > 0) {
+    spdlog::warn(
+        "worker {} ({}) has missed {} deadlines lately: it sits out {:.0f} s before it "
+        "takes part again",
+        slot->id, slot->name, slot->quarantine.strikes, wait);
+    Emit(HubEvent::Kind::kWorkerQuarantined, slot->id);
+  }
+  ReleaseQuarantined();
+}
+
+void WorkerRoster::StreamClosed(WorkerSlot* slot, const HubStatus& why) {
+  const bool was_in = membership_.StreamClosed(slot);
+  if (!why.ok()) {
+    LogChurn(spdlog::level::warn, fmt::format("worker {} ({}) refused and dropped: {}", slot->id,
+                                              slot->name, why.message));
+    Emit(HubEvent::Kind::kWorkerDropped, slot->id, why.message);
+  } else if (was_in && !closed()) {
+    LogChurn(spdlog::level::warn,
+             fmt::format("worker {} ({}) left: stream closed", slot->id, slot->name));
+    Emit(HubEvent::Kind::kWorkerDropped, slot->id, "stream closed");
+  }
+  const int id = slot->id;
+  FreeDeparted();  // while the controller still has its pace, for its row
+  controller_.Forget(id);
+}
+
+void WorkerRoster::FreeDeparted() {
+  // After the run the goodbye goes out to the slots outside the lock.
+  if (closed()) return;
+  membership_.FreeDeparted(round_,
+                           [&](const WorkerSlot& s) { return WorkerRowOf(s, controller_); });
+}
+
+HubStatus WorkerRoster::Leave(const proto::LeaveRequest& req, WorkerSlot** leaving) {
+  WorkerSlot* slot = nullptr;
+  if (HubStatus s = membership_.FindLeaving(req, &slot); !s.ok()) return s;
+  slot->left_because = req.reason();
+  slot->session.said_leave = true;
+  if (slot->state != WorkerSlot::State::kGone) {
+    LogChurn(spdlog::level::info,
+             fmt::format("worker {} ({}) leaves: {}", slot->id, slot->name,
+                         req.reason().empty() ? "no reason given" : req.reason()));
+    Emit(HubEvent::Kind::kWorkerLeft, slot->id, req.reason());
+  }
+  // The link stays until the stream closes: the worker cancels it itself.
+  slot->state = WorkerSlot::State::kGone;
+  slot->inbox.Release();
+  controller_.Forget(slot->id);
+  *leaving = slot;
+  return HubStatus::Ok();
+}
+
+void WorkerRoster::ReleaseQuarantined() {
+  membership_.ReleaseQuarantined(Clock::now(), [&](WorkerSlot* s) {
+    spdlog::info("worker {} ({}) is back after missing a step; it rejoins at the next step", s->id,
+                 s->name);
+    Emit(HubEvent::Kind::kWorkerBack, s->id);
+  });
+}
+
+void WorkerRoster::LeaveOut(WorkerSlot* s, double waited_seconds) {
+  membership_.LeaveOut(s, Clock::now());
+  // It took at least this long: the controller gives it less next time.
+  controller_.Observe(s->id, s->assignment.batch * static_cast<int>(state_.steps),
+                      1e3 * waited_seconds, -1, static_cast<int>(state_.steps));
+  char reason[128];
+  std::snprintf(reason, sizeof reason, "missed the deadline of step %lld (%.1f s)",
+                static_cast<long long>(state_.step + 1), waited_seconds);
+  spdlog::warn("worker {} ({}) {}; the step goes on without it", s->id, s->name, reason);
+  Emit(HubEvent::Kind::kWorkerLeftOut, s->id, reason);
+  s->Send(messages_.LeftOut(state_.step, reason));
+}
+
+void WorkerRoster::Refuse(WorkerSlot* s, const std::string& why) {
+  LogChurn(spdlog::level::warn,
+           fmt::format("worker {} ({}) refused and dropped: {}", s->id, s->name, why));
+  Emit(HubEvent::Kind::kWorkerDropped, s->id, why);
+  ++metrics_.refused_contributions;
+  BanIdentity(*s, why);
+  // A goodbye, so an honest worker caught by mistake stops cleanly instead
+  // of waiting for a step that no longer includes it.
+  s->Send(messages_.Stop("refused: " + why, state_.step, -1));
+  membership_.Remove(s);
+  controller_.Forget(s->id);
+}
+
+void WorkerRoster::BanIdentity(const WorkerSlot& s, const std::string& why) {
+  if (!membership_.Ban(s, why)) return;
+  spdlog::warn("worker {} ({}): its client certificate {} may not join again this run", s.id,
+               s.name, s.session.identity);
+}
+
+}  // namespace mt

@@ -1,0 +1,83 @@
+// The coordinator's side of who is in the run: joins, streams opening and
+// closing, late gradients coming back, leaving, leave-outs at the deadline,
+// quarantine, refusals and bans. The rules themselves are
+// hub/membership/membership.h and hub/membership/quarantine.h; the roster
+// logs, emits events and tells the workers. Not thread-safe: the step
+// coordinator calls it under its lock, and wakes its waiters itself.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "hub.pb.h"
+#include "hub/coordinator/step_messages.h"
+#include "hub/membership/membership.h"
+#include "hub/policy/batch_controller.h"
+#include "hub/report/hub_events.h"
+#include "hub/report/run_metrics.h"
+#include "hub/round/round_state.h"
+#include "hub/transport/hub_status.h"
+
+namespace mt {
+
+class HubTrace;
+
+class WorkerRoster {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `state`: the round in progress, whose step events and messages name;
+  // `round`: its participants, whose slots are never freed under them;
+  // `events` may be null.
+  WorkerRoster(AdmissionRules rules, BatchController& controller, StepMessages& messages,
+               RunMetrics& metrics, HubEventSink* events, const RoundState& state,
+               const std::vector<WorkerSlot*>& round);
+
+  Membership& membership() { return membership_; }
+  const Membership& membership() const { return membership_; }
+  void set_trace(HubTrace* trace) { trace_ = trace; }
+
+  void Emit(HubEvent::Kind kind, int worker = -1, std::string detail = {});
+
+  // ---- Events from the transport. ----
+  HubStatus Join(const proto::JoinRequest& request, const std::string& peer,
+                 proto::JoinReply* reply, const std::string& identity);
+  HubStatus Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id);
+  // The stream of `slot` is over (why.ok(): closed by the worker or broken).
+  void StreamClosed(WorkerSlot* slot, const HubStatus& why);
+  // `*slot`: the worker that leaves (nothing when refused).
+  HubStatus Leave(const proto::LeaveRequest& request, WorkerSlot** slot);
+
+  // ---- Decisions of the step cycle. ----
+  // A late worker's gradient is whole: it may come back (after its
+  // quarantine, hub/membership/quarantine.h).
+  void NoteBack(WorkerSlot* slot);
+  // Late workers whose gradient is whole and whose quarantine is over
+  // wait for the next step again.
+  void ReleaseQuarantined();
+  // Missed the deadline after `waited_seconds`: the step goes on without it.
+  void LeaveOut(WorkerSlot* slot, double waited_seconds);
+  // Drops a worker whose contribution was refused, naming it and why.
+  void Refuse(WorkerSlot* slot, const std::string& why);
+  // Its identity, if it has one, may not join again this run.
+  void BanIdentity(const WorkerSlot& slot, const std::string& why);
+  // Frees the slots of workers gone for good (Membership::FreeDeparted) but
+  // the step's participants, and none once the run has finished.
+  void FreeDeparted();
+  // Every Join from now on hears the run is over.
+  void Close() { membership_.Close(); }
+  bool closed() const { return membership_.closed(); }
+
+ private:
+  Membership membership_;
+  BatchController& controller_;
+  StepMessages& messages_;
+  RunMetrics& metrics_;
+  HubEventSink* events_;
+  const RoundState& state_;
+  const std::vector<WorkerSlot*>& round_;
+  HubTrace* trace_ = nullptr;
+};
+
+}  // namespace mt
