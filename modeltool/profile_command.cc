@@ -22,6 +22,7 @@
 #include "core/util/malloc_tuning.h"
 #include "core/util/process_stats.h"
 #include "core/util/rng.h"
+#include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model_io/model_file.h"
 #if MT_HAVE_OPENCL
@@ -33,10 +34,6 @@ namespace mt {
 namespace {
 
 using nlohmann::json;
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // Runs argv (argv[0] a path) and returns its stdout; its stderr passes
 // through. Throws when it cannot start or does not exit 0.

@@ -15,6 +15,7 @@
 #include "core/train/local_sgd.h"
 #include "core/train/run_plan.h"
 #include "core/util/digest.h"
+#include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "proto/wire.h"
 #include "worker/compute_probe.h"
@@ -22,10 +23,6 @@
 
 namespace mt {
 namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // Where the floats that travel begin: the lowest trained layer's parameters.
 // A hub's encoding, or a protocol error for one this build does not know.

@@ -5,13 +5,10 @@
 
 #include "core/profile/layer_flops.h"
 #include "core/util/process_stats.h"
+#include "core/util/seconds.h"
 
 namespace mt {
 namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // JSON null for a figure that is not known (NaN), else the figure.
 ReportJson OrNull(double v) { return std::isnan(v) ? ReportJson(nullptr) : ReportJson(v); }

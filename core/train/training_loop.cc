@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/util/seconds.h"
+
 namespace mt {
 namespace {
 
@@ -14,10 +16,6 @@ std::string Format(const char* format, ...) {
   std::vsnprintf(buf, sizeof buf, format, args);
   va_end(args);
   return buf;
-}
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
 }
 
 }  // namespace

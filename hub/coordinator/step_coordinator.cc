@@ -7,14 +7,11 @@
 #include <random>
 
 #include "core/util/process_stats.h"
+#include "core/util/seconds.h"
 #include "hub/report/hub_trace.h"
 
 namespace mt {
 namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 std::vector<SegmentRange> Ranges(const std::vector<wire::Segment>& segments) {
   std::vector<SegmentRange> out;

@@ -4,6 +4,7 @@
 // that left, and waiters wake. Also the waits for enough workers.
 #include <spdlog/spdlog.h>
 
+#include "core/util/seconds.h"
 #include "hub/coordinator/step_coordinator.h"
 #include "hub/membership/churn_log.h"
 #include "hub/report/hub_trace.h"
@@ -11,14 +12,6 @@
 namespace mt {
 
 using Code = HubStatus::Code;
-
-namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-}  // namespace
 
 HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer,
                                 proto::JoinReply* reply, const std::string& identity) {

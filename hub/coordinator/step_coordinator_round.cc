@@ -7,18 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/util/seconds.h"
 #include "hub/coordinator/step_coordinator.h"
 #include "hub/report/hub_trace.h"
 
 namespace mt {
-namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-}  // namespace
-
 trace::SpanSink* StepCoordinator::spans() const { return trace_ ? trace_->hub() : nullptr; }
 
 int64_t StepCoordinator::RoundLength() const {

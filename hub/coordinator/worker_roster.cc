@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "core/util/seconds.h"
 #include "hub/membership/churn_log.h"
 #include "hub/membership/worker_row.h"
 #include "hub/report/hub_trace.h"
@@ -11,14 +12,6 @@
 namespace mt {
 
 using Code = HubStatus::Code;
-
-namespace {
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-}  // namespace
 
 WorkerRoster::WorkerRoster(AdmissionRules rules, BatchController& controller,
                            StepMessages& messages, RunMetrics& metrics, HubEventSink* events,
