@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing job: builds the libFuzzer harnesses of tests/fuzz with clang under
 # ASan and UBSan into ${MT_FUZZ_BUILD_DIR:-build-fuzz} and runs each for
-# ${MT_FUZZ_SECONDS:-18} seconds, starting from its committed seed corpus
+# ${MT_FUZZ_SECONDS:-14} seconds, starting from its committed seed corpus
 # (tests/fuzz/corpus/NAME; what it finds on the way stays in the build tree).
 # Any crash, leak, sanitizer report, timeout (30 s an input) or input that
 # needs more than 2 GB fails the job, and the input that did it is kept in
@@ -11,9 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
 build="${MT_FUZZ_BUILD_DIR:-build-fuzz}"
-seconds="${MT_FUZZ_SECONDS:-18}"  # seven harnesses in about the two minutes five took at 25
+seconds="${MT_FUZZ_SECONDS:-14}"  # nine harnesses in about the two minutes five took at 25
 fuzzers=(worker_hub_messages_fuzz hub_worker_messages_fuzz idx_reader_fuzz checkpoint_fuzz model_spec_fuzz
-         onnx_import_fuzz http_request_head_fuzz)
+         onnx_import_fuzz http_request_head_fuzz image_decode_fuzz image_cache_fuzz)
 [ $# -gt 0 ] && fuzzers=("$@")
 if [ ! -f "$build/build.ninja" ]; then
   # -g1: line tables only, enough for the sanitizer's file:line stacks, and

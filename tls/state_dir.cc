@@ -1,16 +1,8 @@
-#include <cstdlib>
-#include <stdexcept>
-
+#include "core/util/state_dir.h"
 #include "tls/tls_options.h"
 
 namespace mt::tls {
 
-std::string DefaultStateDir() {
-  if (const char* dir = std::getenv("MT_STATE_DIR"); dir && *dir) return dir;
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.mt";
-  throw std::runtime_error(
-      "no state directory: set MT_STATE_DIR or HOME, or give --state-dir (it keeps the hub's TLS "
-      "certificate and the fingerprints of hubs a worker has met)");
-}
+std::string DefaultStateDir() { return mt::DefaultStateDir(); }
 
 }  // namespace mt::tls

@@ -68,6 +68,11 @@ DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& sett
   if (train.skipped > 0)
     spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", dataset, train.skipped,
                  train.skipped_examples.front());
+  if (train.links_skipped > 0)
+    spdlog::warn(
+        "{}: skipped {} symbolic link(s) to class folders or pictures: links are not "
+        "followed, since they may lead out of the dataset (copy the files in instead)",
+        dataset, train.links_skipped);
   return train;
 }
 

@@ -1,5 +1,6 @@
 #include "core/data/cached_image_dataset.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -7,9 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/data/cache_key.h"
+#include "core/util/constant_time.h"
+
 namespace mt {
 
-const char kImageCacheMagic[8] = {'M', 'T', 'I', 'M', 'G', 0, 0, 1};
+const char kImageCacheMagic[8] = {'M', 'T', 'I', 'M', 'G', 0, 0, 2};
 
 namespace {
 
@@ -27,29 +31,52 @@ bool ReadAt(int fd, void* out, size_t n, off_t offset) {
   return true;
 }
 
+// Whether the MAC at `mac_at` is that of every byte before it under `key`;
+// the whole file is read, in pieces.
+bool MacVerifies(int fd, uint64_t mac_at, const std::string& key) {
+  CacheMac mac(key);
+  std::vector<char> piece(1 << 20);
+  for (uint64_t at = 0; at < mac_at;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(piece.size(), mac_at - at));
+    if (!ReadAt(fd, piece.data(), n, static_cast<off_t>(at))) return false;
+    mac.Update(piece.data(), n);
+    at += n;
+  }
+  std::string stored(kCacheMacBytes, '\0');
+  return ReadAt(fd, stored.data(), stored.size(), static_cast<off_t>(mac_at)) &&
+         ConstantTimeEquals(mac.Final(), stored);
+}
+
 }  // namespace
 
-CachedImageDataset::CachedImageDataset(const std::string& path) : path_(path) {
-  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+CachedImageDataset::CachedImageDataset(const std::string& path, const std::string& key)
+    : path_(path) {
+  fd_ = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd_ < 0) throw DataError(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   fstat(fd_, &st);
   const auto file_size = static_cast<uint64_t>(st.st_size);
-  char head[8], tail[16];
+  // MAGIC, pixels, header, its length (8 bytes), MAC (of all before it), MAGIC.
+  constexpr uint64_t kTail = 8 + kCacheMacBytes + 8;
+  char head[8], tail[kTail];
   const auto bad = [&](const std::string& why) {
     close(fd_);
     fd_ = -1;
     return DataError(path + ": not a whole image cache (" + why + ")");
   };
-  if (file_size < 24 || !ReadAt(fd_, head, 8, 0) || !ReadAt(fd_, tail, 16, st.st_size - 16) ||
-      std::memcmp(head, kImageCacheMagic, 8) != 0 || std::memcmp(tail + 8, kImageCacheMagic, 8))
+  if (!S_ISREG(st.st_mode) || file_size < 8 + kTail || !ReadAt(fd_, head, 8, 0) ||
+      !ReadAt(fd_, tail, kTail, static_cast<off_t>(file_size - kTail)) ||
+      std::memcmp(head, kImageCacheMagic, 8) != 0 ||
+      std::memcmp(tail + kTail - 8, kImageCacheMagic, 8) != 0)
     throw bad("no magic at both ends");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = header_len << 8 | static_cast<uint8_t>(tail[i]);
-  if (header_len > file_size - 24) throw bad("header length");
+  if (header_len > file_size - 8 - kTail) throw bad("header length");
+  if (!MacVerifies(fd_, file_size - 8 - kCacheMacBytes, key))
+    throw bad("its MAC does not verify: written on another machine, or altered");
   std::string bytes(header_len, '\0');
   proto::ImageCache header;
-  if (!ReadAt(fd_, bytes.data(), header_len, static_cast<off_t>(file_size - 16 - header_len)) ||
+  if (!ReadAt(fd_, bytes.data(), header_len, static_cast<off_t>(file_size - kTail - header_len)) ||
       !header.ParseFromString(bytes))
     throw bad("header");
   // Pixel scaling covers at most 3 channels; a side past 2^15 is no picture
@@ -59,7 +86,7 @@ CachedImageDataset::CachedImageDataset(const std::string& path) : path_(path) {
     throw bad("shape");
   sample_ = Shape{header.channels(), header.height(), header.width()};
   per_sample_ = sample_.count();
-  const uint64_t pixels = file_size - 24 - header_len;
+  const uint64_t pixels = file_size - 8 - kTail - header_len;
   if (per_sample_ == 0 || pixels != per_sample_ * static_cast<uint64_t>(header.labels_size()))
     throw bad("pixel bytes");
   classes_.assign(header.classes().begin(), header.classes().end());

@@ -12,8 +12,9 @@ namespace mt {
 
 class CachedImageDataset : public Dataset {
  public:
-  // Opens a cache file; throws DataError if it is not a whole, valid one.
-  explicit CachedImageDataset(const std::string& path);
+  // Opens a cache file; throws DataError if it is not a whole, valid one
+  // whose MAC verifies under `key` (cache_key.h).
+  CachedImageDataset(const std::string& path, const std::string& key);
   ~CachedImageDataset() override;
   CachedImageDataset(const CachedImageDataset&) = delete;
   CachedImageDataset& operator=(const CachedImageDataset&) = delete;
@@ -30,13 +31,18 @@ class CachedImageDataset : public Dataset {
   uint64_t fingerprint() const { return fingerprint_; }
   uint64_t skipped() const { return skipped_; }
   const std::vector<std::string>& skipped_examples() const { return skipped_examples_; }
+  // Symbolic links the folder's listing skipped (image_folder.h), for
+  // the caller to say; not kept in the file, since links change nothing
+  // that was cached.
+  uint64_t links_skipped() const { return links_skipped_; }
+  void set_links_skipped(uint64_t n) { links_skipped_ = n; }
 
  private:
   std::string path_;
   int fd_ = -1;
   Shape sample_;
   size_t per_sample_ = 0;
-  uint64_t fingerprint_ = 0, skipped_ = 0;
+  uint64_t fingerprint_ = 0, skipped_ = 0, links_skipped_ = 0;
   std::vector<std::string> classes_, skipped_examples_;
   std::vector<uint16_t> labels_;
 };

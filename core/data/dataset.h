@@ -137,6 +137,8 @@ struct DatasetInfo {
   // the first few with why.
   uint64_t skipped = 0;
   std::vector<std::string> skipped_examples;
+  // Image folders: symbolic links below the folder, not followed.
+  uint64_t links_skipped = 0;
 };
 DatasetInfo PeekDataset(const std::string& name_or_dir, Split split,
                         const DataOptions& options = {});

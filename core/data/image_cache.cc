@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,9 +10,11 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
+#include "core/data/cache_eviction.h"
+#include "core/data/cache_files.h"
+#include "core/data/cache_key.h"
 #include "core/data/cached_image_dataset.h"
 #include "core/data/image_folder.h"
 #include "core/data/image_resize.h"
@@ -21,9 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kFormat = 1;          // changes when the decode or resize does
+constexpr uint64_t kFormat = 2;          // changes when the decode, resize or layout does
 constexpr size_t kChunkBytes = 8 << 20;  // decoded in parallel before writing
 constexpr int kSkippedExamples = 5;
+// Cache files kept per folder and split (the newest hold-outs and shapes).
+constexpr size_t kVariantsKept = 2;
+// How long a process waits for the lock while its holder shows no progress.
+constexpr std::chrono::seconds kLockStall{60};
 
 uint64_t Mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
@@ -46,74 +53,46 @@ uint64_t Fingerprint(const ImageFolder& folder, const Shape& input, bool skip_ba
   return h;
 }
 
-// One file per folder, split, hold-out and shape; its fingerprint then says
-// whether its contents are current.
-fs::path CachePath(const ImageFolder& folder, Split split, const Shape& input) {
-  std::error_code ec;
-  const fs::path canonical = fs::weakly_canonical(fs::absolute(folder.root), ec);
-  uint64_t h = Mix(Mix(kFormat, canonical.string()), split == Split::kTrain ? 1 : 2);
-  h = Mix(h, static_cast<uint64_t>(folder.test_fraction * 1e9));
-  for (int d = 0; d < 3; ++d) h = Mix(h, static_cast<uint64_t>(input[d]));
-  char name[64];
-  std::snprintf(name, sizeof name, "%s-%016llx.mtimg", split == Split::kTrain ? "train" : "test",
-                static_cast<unsigned long long>(h));
-  return fs::path(ImageCacheDir()) / name;
+std::string Hex(uint64_t v) {
+  char s[17];
+  std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(v));
+  return s;
 }
 
-// The cache file if it exists and matches, else nullptr. The fingerprint
-// covers the shape, but a header can be altered with its fingerprint kept:
-// the shape is checked too, since buffers are sized from it.
+// Names one folder and split: its cache files (one per hold-out and shape,
+// GROUP-VARIANT.mtimg, eviction keeps a few) and its lock (GROUP.lock).
+std::string CacheGroup(const ImageFolder& folder, Split split) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(folder.root), ec);
+  return std::string(split == Split::kTrain ? "train-" : "test-") +
+         Hex(Mix(Mix(kFormat, canonical.string()), split == Split::kTrain ? 1 : 2));
+}
+
+std::string CacheName(const std::string& group, const ImageFolder& folder, const Shape& input) {
+  uint64_t h = Mix(kFormat, static_cast<uint64_t>(folder.test_fraction * 1e9));
+  for (int d = 0; d < 3; ++d) h = Mix(h, static_cast<uint64_t>(input[d]));
+  return group + "-" + Hex(h) + ".mtimg";
+}
+
+// The cache file if it exists, its MAC verifies and it matches, else
+// nullptr. The fingerprint covers the shape, but the shape is checked too,
+// since buffers are sized from it. Opening renews the file's time, which
+// eviction reads as its last use.
 std::unique_ptr<CachedImageDataset> OpenIfCurrent(const fs::path& path, uint64_t fingerprint,
-                                                  const Shape& input) {
-  if (!fs::exists(path)) return nullptr;
+                                                  const Shape& input, const std::string& key) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return nullptr;
   try {
-    auto data = std::make_unique<CachedImageDataset>(path.string());
-    if (data->fingerprint() == fingerprint && data->SampleShape() == input) return data;
+    auto data = std::make_unique<CachedImageDataset>(path.string(), key);
+    if (data->fingerprint() != fingerprint || data->SampleShape() != input) return nullptr;
+    utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    return data;
   } catch (const DataError&) {
-    // Half written by a crash, or from another version: rebuilt below.
+    // Half written by a crash, from another version or machine, or altered:
+    // rebuilt below.
   }
   return nullptr;
 }
-
-struct Lock {
-  explicit Lock(const fs::path& path) {
-    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) throw DataError(path.string() + ": cannot create: " + std::strerror(errno));
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  ~Lock() { close(fd); }
-  Lock(const Lock&) = delete;
-  Lock& operator=(const Lock&) = delete;
-  int fd;
-};
-
-struct Output {
-  explicit Output(const fs::path& path) : path(path), f(std::fopen(path.c_str(), "wb")) {
-    if (!f) throw DataError(path.string() + ": cannot create: " + std::strerror(errno));
-  }
-  ~Output() {
-    if (f) std::fclose(f);
-    if (!kept) std::remove(path.c_str());
-  }
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-  void Write(const void* p, size_t n) {
-    if (std::fwrite(p, 1, n, f) != n)
-      throw DataError(path.string() + ": cannot write: " + std::strerror(errno));
-  }
-  void Keep(const fs::path& final_path) {
-    const bool ok = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-    std::fclose(f);
-    f = nullptr;
-    if (!ok || std::rename(path.c_str(), final_path.c_str()) != 0)
-      throw DataError(final_path.string() + ": cannot write: " + std::strerror(errno));
-    kept = true;
-  }
-  fs::path path;
-  FILE* f;
-  bool kept = false;
-};
 
 // Decodes files [begin, end) into `out` (one sample each), several threads
 // at a time; a file that fails leaves its error in `errors`.
@@ -140,8 +119,8 @@ void DecodeChunk(const ImageFolder& folder, size_t begin, size_t end, const Shap
 }
 
 void Build(const ImageFolder& folder, const Shape& input, const DataOptions& options,
-           uint64_t fingerprint, const fs::path& path) {
-  Output out(path.string() + ".tmp." + std::to_string(getpid()));
+           uint64_t fingerprint, const fs::path& path, const std::string& key, CacheLock& lock) {
+  CacheWriter out(path.string(), key);
   out.Write(kImageCacheMagic, 8);
   proto::ImageCache header;
   header.set_fingerprint(fingerprint);
@@ -168,6 +147,7 @@ void Build(const ImageFolder& folder, const Shape& input, const DataOptions& opt
       out.Write(pixels.data() + i * per, per);
       header.add_labels(static_cast<uint32_t>(folder.files[begin + i].label));
     }
+    lock.Touch();
     if (options.progress) options.progress(end, total);
   }
   if (header.labels_size() == 0)
@@ -178,8 +158,7 @@ void Build(const ImageFolder& folder, const Shape& input, const DataOptions& opt
   for (int i = 0; i < 8; ++i) length[i] = static_cast<uint8_t>(uint64_t{bytes.size()} >> (8 * i));
   out.Write(bytes.data(), bytes.size());
   out.Write(length, 8);
-  out.Write(kImageCacheMagic, 8);
-  out.Keep(path);
+  out.Commit(std::string(kImageCacheMagic, 8));
 }
 
 }  // namespace
@@ -205,19 +184,24 @@ std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
   const ImageFolder folder =
       ListImageFolder(dir, split, options.test_fraction, options.class_names);
   const uint64_t fingerprint = Fingerprint(folder, input, options.skip_bad_images);
-  const fs::path path = CachePath(folder, split, input);
-  if (auto data = OpenIfCurrent(path, fingerprint, input)) return data;
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    throw DataError(
-        path.parent_path().string() +
-        ": cannot create the image cache directory (set MT_CACHE_DIR): " + ec.message());
-  const Lock lock(path.string() + ".lock");
-  // Another process may have built it while this one waited.
-  if (auto data = OpenIfCurrent(path, fingerprint, input)) return data;
-  Build(folder, input, options, fingerprint, path);
-  return std::make_unique<CachedImageDataset>(path.string());
+  const std::string cache_dir = ImageCacheDir();
+  PrepareCacheDir(cache_dir);
+  const std::string key = ImageCacheKey(cache_dir);
+  const std::string group = CacheGroup(folder, split);
+  const fs::path path = fs::path(cache_dir) / CacheName(group, folder, input);
+  auto data = OpenIfCurrent(path, fingerprint, input, key);
+  if (!data) {
+    CacheLock lock((fs::path(cache_dir) / (group + ".lock")).string(), kLockStall);
+    // Another process may have built it while this one waited.
+    data = OpenIfCurrent(path, fingerprint, input, key);
+    if (!data) {
+      Build(folder, input, options, fingerprint, path, key, lock);
+      EvictCaches(cache_dir, path.string(), group, kVariantsKept, CacheSizeCap());
+      data = std::make_unique<CachedImageDataset>(path.string(), key);
+    }
+  }
+  data->set_links_skipped(folder.links_skipped);
+  return data;
 }
 
 }  // namespace mt

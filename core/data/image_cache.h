@@ -3,10 +3,13 @@
 // phone with 100k photos holds their labels in memory, not their pixels.
 //
 // The cache lives in $MT_CACHE_DIR, else $XDG_CACHE_HOME/mt, else
-// ~/.cache/mt, else the temporary directory's mt-cache. It is rebuilt when
-// a file is added, removed or changed, or when the model's input differs.
-// Processes on one machine (a hub and its local workers) build it once: the
-// others wait for the first.
+// ~/.cache/mt, else the temporary directory's mt-cache, kept 0700. It is
+// rebuilt when a file is added, removed or changed, when the model's input
+// differs, or when its MAC (cache_key.h) does not verify: a cache is
+// untrusted input. Processes on one machine (a hub and its local workers)
+// build it once: the others wait for the first (cache_files.h). Old
+// hold-outs and shapes and a total beyond the cap are evicted
+// (cache_eviction.h).
 #pragma once
 
 #include <memory>

@@ -1,15 +1,21 @@
 #include "core/data/image_decode.h"
 
+#include <cerrno>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include <fcntl.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // After jpeglib.h, which it needs.
 #include <jerror.h>
+
+#include "core/data/decode_budget.h"
 
 namespace mt {
 namespace {
@@ -18,15 +24,38 @@ namespace {
 // longjmp (unwinding through C frames is not allowed), so every C++ object
 // the decoders use is constructed before their setjmp.
 
+// Opened without following a link (the folder's listing skipped links; one
+// put in a file's place since is refused too), with the bytes it holds.
 struct File {
-  explicit File(const std::string& path) : f(std::fopen(path.c_str(), "rb")) {
-    if (!f) throw DataError(path + ": cannot open: " + std::strerror(errno));
+  explicit File(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ELOOP)
+      throw DataError(path + ": a symbolic link; links are not followed");
+    if (fd < 0) throw DataError(path + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+      close(fd);
+      throw DataError(path + ": not a regular file");
+    }
+    bytes = static_cast<uint64_t>(st.st_size);
   }
   ~File() { std::fclose(f); }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
-  FILE* f;
+  FILE* f = nullptr;
+  uint64_t bytes = 0;
 };
+
+// A header's size is a claim; the bytes present bound what a whole file of
+// that size can be. Refused before anything is allocated or decoded.
+void CheckBytesPresent(const std::string& path, const char* kind, int64_t width, int64_t height,
+                       uint64_t present, uint64_t least, const char* why) {
+  if (present >= least) return;
+  throw DataError(path + ": a whole " + kind + " of " + std::to_string(width) + "x" +
+                  std::to_string(height) + " pixels takes at least " + std::to_string(least) +
+                  " bytes (" + why + "); the file has " + std::to_string(present) +
+                  ": truncated, or a decompression bomb");
+}
 
 void CheckSize(const std::string& path, int64_t width, int64_t height) {
   if (width < kMinImageSide || height < kMinImageSide)
@@ -58,9 +87,14 @@ struct PngReader {
   ~PngReader() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
 };
 
-void DecodePng(const std::string& path, FILE* f, int channels, ImageRowSink& sink) {
+// Deflate shrinks at most 1032 to 1 (a 258-byte match in two bits).
+constexpr uint64_t kDeflateMaxRatio = 1032;
+
+void DecodePng(const std::string& path, FILE* f, uint64_t file_bytes, int channels,
+               ImageRowSink& sink) {
   PngErrors errors;
   PngReader r;
+  WholeImageHold hold;
   std::vector<uint8_t> pixels;  // a row, or an interlaced picture whole
   bool too_large = false;
   png_uint_32 width = 0, height = 0;
@@ -79,6 +113,10 @@ void DecodePng(const std::string& path, FILE* f, int channels, ImageRowSink& sin
   if (width < kMinImageSide || height < kMinImageSide || pixel_count > kMaxImagePixels) {
     too_large = true;
   } else {
+    // Each row, filter byte and all, comes out of the compressed data.
+    const uint64_t raw = uint64_t{height} * (png_get_rowbytes(r.png, r.info) + 1);
+    CheckBytesPresent(path, "PNG", width, height, file_bytes, raw / kDeflateMaxRatio,
+                      "deflate compresses at most 1032:1");
     const int color = png_get_color_type(r.png, r.info);
     const int depth = png_get_bit_depth(r.png, r.info);
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r.png);
@@ -102,6 +140,7 @@ void DecodePng(const std::string& path, FILE* f, int channels, ImageRowSink& sin
       }
     } else {
       // Interlaced rows arrive in seven passes: the picture is needed whole.
+      hold.Take(uint64_t{row_bytes} * height, path, "an interlaced PNG's pixels");
       pixels.resize(row_bytes * height);
       for (int pass = 0; pass < passes; ++pass)
         for (png_uint_32 y = 0; y < height; ++y)
@@ -114,11 +153,15 @@ void DecodePng(const std::string& path, FILE* f, int channels, ImageRowSink& sin
 
 // ---- JPEG ----
 
+// Scans of one progressive JPEG: each is a pass over every block, and a
+// few bytes can start another; cameras and encoders write about ten.
+constexpr int kMaxJpegScans = 100;
+
 struct JpegErrors {
-  jpeg_error_mgr mgr;
+  jpeg_error_mgr mgr;  // first: libjpeg's cinfo->err points here
+  jpeg_progress_mgr progress{};
   std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX] = "corrupt JPEG data";
-  bool truncated = false;
+  char message[JMSG_LENGTH_MAX + 80] = "corrupt JPEG data";
 };
 
 [[noreturn]] void JpegExit(j_common_ptr cinfo) {
@@ -127,11 +170,38 @@ struct JpegErrors {
   std::longjmp(errors->jump, 1);
 }
 
-// libjpeg finishes a truncated file with grey and only warns; a sample
-// that is half grey is a bad sample, so that warning is an error here.
+// libjpeg finishes a file whose data run short with grey, and decodes on
+// past corrupt data, and only warns. A sample that is partly grey is a bad
+// sample, and the work done past the bytes present is what a decompression
+// bomb buys: each such warning ends the decode at once, as an error.
 void JpegMessage(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace messages
   auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
-  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) errors->truncated = true;
+  switch (cinfo->err->msg_code) {
+    case JWRN_JPEG_EOF:
+      std::snprintf(errors->message, sizeof errors->message,
+                    "truncated JPEG (premature end of file)");
+      std::longjmp(errors->jump, 1);
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_BOGUS_PROGRESSION:
+    case JWRN_NOT_SEQUENTIAL:
+      (*cinfo->err->format_message)(cinfo, errors->message);
+      std::longjmp(errors->jump, 1);
+    default: return;  // about metadata (JFIF version, ICC, padding): harmless
+  }
+}
+
+void JpegProgress(j_common_ptr cinfo) {
+  const auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->input_scan_number <= kMaxJpegScans) return;
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  std::snprintf(errors->message, sizeof errors->message,
+                "a progressive JPEG of more than %d scans (each a pass over the whole picture)",
+                kMaxJpegScans);
+  std::longjmp(errors->jump, 1);
 }
 
 // EXIF's orientation tag (0x0112) from an APP1 marker, or 1. Every offset
@@ -177,10 +247,11 @@ struct JpegReader {
   }
 };
 
-void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, int want_height,
-                ImageRowSink& sink) {
+void DecodeJpeg(const std::string& path, FILE* f, uint64_t file_bytes, int channels, int want_width,
+                int want_height, ImageRowSink& sink) {
   JpegErrors errors;
   JpegReader r;
+  WholeImageHold hold;
   std::vector<uint8_t> row;
   bool refused = false, cmyk = false;
   JDIMENSION width = 0, height = 0;
@@ -188,9 +259,14 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
   r.cinfo.err = jpeg_std_error(&errors.mgr);
   errors.mgr.error_exit = JpegExit;
   errors.mgr.emit_message = JpegMessage;
+  errors.progress.progress_monitor = JpegProgress;
   if (setjmp(errors.jump)) throw DataError(path + ": " + errors.message);
   jpeg_create_decompress(&r.cinfo);
   r.created = true;
+  r.cinfo.progress = &errors.progress;
+  // Beyond the budget libjpeg's own allocator refuses too, should the
+  // estimate below ever fall short.
+  r.cinfo.mem->max_memory_to_use = static_cast<long>(kWholeImageBudget + (64 << 20));
   jpeg_stdio_src(&r.cinfo, f);
   jpeg_save_markers(&r.cinfo, JPEG_APP0 + 1, 0xffff);
   jpeg_read_header(&r.cinfo, TRUE);
@@ -201,6 +277,24 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
   refused = cmyk || width < kMinImageSide || height < kMinImageSide ||
             int64_t{width} * height > kMaxImagePixels;
   if (!refused) {
+    // Every 8x8 block of every component is coded in at least one bit
+    // (its DC difference, a Huffman code), so a whole file has at least
+    // blocks / 8 bytes; a header claiming more than the bytes hold is
+    // refused before the decoder allocates or decodes anything.
+    uint64_t blocks = 0, held_blocks = 0;
+    for (int c = 0; c < r.cinfo.num_components; ++c) {
+      const jpeg_component_info& comp = r.cinfo.comp_info[c];
+      blocks += uint64_t{comp.width_in_blocks} * comp.height_in_blocks;
+      const auto up = [](uint64_t n, int m) { return (n + m - 1) / m * m; };
+      held_blocks += up(comp.width_in_blocks, comp.h_samp_factor) *
+                     up(comp.height_in_blocks, comp.v_samp_factor);
+    }
+    CheckBytesPresent(path, "JPEG", width, height, file_bytes, blocks / 8,
+                      "every 8x8 block is coded in at least one bit");
+    // A progressive JPEG's scans refine all its coefficients in turn: they
+    // are held whole (64 of 2 bytes a block), within the budget.
+    if (jpeg_has_multiple_scans(&r.cinfo))
+      hold.Take(held_blocks * DCTSIZE2 * sizeof(JCOEF), path, "a progressive JPEG's coefficients");
     r.cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     // The decoder scales by 1/2, 1/4 or 1/8 almost for free; stop while the
     // result is still at least twice the size wanted, so the area resize
@@ -219,16 +313,15 @@ void DecodeJpeg(const std::string& path, FILE* f, int channels, int want_width, 
     row.resize(size_t{r.cinfo.output_width} * static_cast<size_t>(channels));
     sink.Begin(static_cast<int>(r.cinfo.output_width), static_cast<int>(r.cinfo.output_height),
                orientation);
-    while (r.cinfo.output_scanline < r.cinfo.output_height && !errors.truncated) {
+    while (r.cinfo.output_scanline < r.cinfo.output_height) {
       JSAMPROW rows[1] = {row.data()};
       jpeg_read_scanlines(&r.cinfo, rows, 1);
       sink.Row(row.data());
     }
-    if (!errors.truncated) jpeg_finish_decompress(&r.cinfo);
+    jpeg_finish_decompress(&r.cinfo);
   }
   if (cmyk) throw DataError(path + ": CMYK JPEG; save it as RGB");
   if (refused) CheckSize(path, width, height);
-  if (errors.truncated) throw DataError(path + ": truncated JPEG (premature end of file)");
 }
 
 }  // namespace
@@ -241,10 +334,11 @@ void DecodeImage(const std::string& path, int channels, int want_width, int want
   uint8_t magic[8] = {};
   const size_t got = std::fread(magic, 1, sizeof magic, file.f);
   static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (got == 8 && std::memcmp(magic, kPng, 8) == 0) return DecodePng(path, file.f, channels, sink);
+  if (got == 8 && std::memcmp(magic, kPng, 8) == 0)
+    return DecodePng(path, file.f, file.bytes, channels, sink);
   if (got >= 3 && magic[0] == 0xff && magic[1] == 0xd8 && magic[2] == 0xff) {
     std::rewind(file.f);
-    return DecodeJpeg(path, file.f, channels, want_width, want_height, sink);
+    return DecodeJpeg(path, file.f, file.bytes, channels, want_width, want_height, sink);
   }
   throw DataError(path + (got == 0 ? ": empty file" : ": neither a PNG nor a JPEG file"));
 }

@@ -29,12 +29,22 @@ bool ImageName(const fs::path& p) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-std::vector<std::string> ClassFolders(const fs::path& root) {
+// Links are never followed below DIR (a class folder linked to /usr, a
+// picture linked to /etc/passwd): only what the entry itself is counts.
+bool RealDirectory(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() == fs::file_type::directory;
+}
+
+std::vector<std::string> ClassFolders(const fs::path& root, size_t* links = nullptr) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(root, ec))
-    if (entry.is_directory() && !Hidden(entry.path()))
-      names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    if (Hidden(entry.path())) continue;
+    const fs::file_type type = entry.symlink_status(ec).type();
+    if (type == fs::file_type::directory) names.push_back(entry.path().filename().string());
+    if (type == fs::file_type::symlink && links) ++*links;
+  }
   if (ec) throw DataError(root.string() + ": cannot list: " + ec.message());
   std::sort(names.begin(), names.end());
   return names;
@@ -44,13 +54,14 @@ bool HasImages(const fs::path& dir) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec))
-    if (it->is_regular_file() && ImageName(it->path())) return true;
+    if (it->symlink_status(ec).type() == fs::file_type::regular && ImageName(it->path()))
+      return true;
   return false;
 }
 
 // Where the training class folders are: DIR/train, or DIR itself.
 fs::path TrainRoot(const fs::path& dir) {
-  if (fs::is_directory(dir / "train")) return dir / "train";
+  if (RealDirectory(dir / "train")) return dir / "train";
   return dir;
 }
 
@@ -69,7 +80,11 @@ void ListClasses(const fs::path& root, const std::map<std::string, int>& labels,
                  bool keep_empty, double held_out, bool want_held_out) {
   for (const auto& [name, label] : labels) {
     const fs::path dir = root / name;
-    if (!fs::is_directory(dir)) continue;
+    if (!RealDirectory(dir)) {
+      std::error_code ec;
+      if (fs::is_symlink(dir, ec)) ++out.links_skipped;
+      continue;
+    }
     std::vector<ImageFile> files;
     size_t seen = 0;  // before the hold-out
     std::error_code ec;
@@ -79,7 +94,10 @@ void ListClasses(const fs::path& root, const std::map<std::string, int>& labels,
         if (it->is_directory()) it.disable_recursion_pending();
         continue;
       }
-      if (!it->is_regular_file()) continue;
+      // The iterator itself never descends into a linked folder.
+      const fs::file_type type = it->symlink_status(ec).type();
+      if (type == fs::file_type::symlink) ++out.links_skipped;
+      if (type != fs::file_type::regular) continue;
       if (!ImageName(it->path())) {
         ++out.ignored;
         continue;
@@ -118,7 +136,7 @@ bool IsImageFolder(const std::string& dir) {
 ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction,
                             const std::vector<std::string>& known_classes) {
   const fs::path root = TrainRoot(dir);
-  const bool has_test = root != fs::path(dir) && fs::is_directory(fs::path(dir) / "test");
+  const bool has_test = root != fs::path(dir) && RealDirectory(fs::path(dir) / "test");
   if (has_test && test_fraction > 0)
     throw DataError(dir + ": has a test folder; --test-fraction is for folders without one");
   if (test_fraction >= 1)
@@ -126,13 +144,13 @@ ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fra
                     " leaves nothing to train on");
   ImageFolder out;
   out.root = dir;
-  out.classes = known_classes.empty() ? ClassFolders(root) : known_classes;
+  out.classes = known_classes.empty() ? ClassFolders(root, &out.links_skipped) : known_classes;
   if (!known_classes.empty()) {
     // Labels are places in the model's list: a phone's folder may lack some
     // classes, but may not bring one the model has no output for.
     const std::set<std::string> known(known_classes.begin(), known_classes.end());
     for (const fs::path& r : {root, fs::path(dir) / "test"}) {
-      if (!fs::is_directory(r) || (r != root && root == fs::path(dir))) continue;
+      if (!RealDirectory(r) || (r != root && root == fs::path(dir))) continue;
       for (const std::string& name : ClassFolders(r))
         if (!known.count(name))
           throw DataError((r / name).string() + ": class '" + name +

@@ -2,7 +2,8 @@
 // optionally DIR/test/<class>/..., or the class folders directly in DIR.
 // Without a test folder a fixed share of each class is held out for
 // testing, chosen by a hash of the file's path inside DIR, so every device
-// holds out the same files and adding photos moves no others.
+// holds out the same files and adding photos moves no others. Symbolic
+// links below DIR are skipped and counted, never followed.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,9 @@ struct ImageFolder {
   std::vector<ImageFile> files;      // of the split asked for, sorted by path
   double test_fraction = 0;          // held out (0 when DIR has test/)
   size_t ignored = 0;                // files that are not PNG or JPEG by name
+  // Symbolic links below DIR (class folders, pictures): never followed,
+  // since they may lead anywhere (/usr, /etc/passwd); counted to be said.
+  size_t links_skipped = 0;
 };
 
 // Whether `dir` holds class folders of images (directly or under train/).

@@ -142,8 +142,16 @@ DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataO
     const auto data = OpenImageFolder(f.image_folder, split, options);
     CheckSplitFits(data->SampleShape(), data->NumClasses(), split, options, name_or_dir);
     const auto& cached = static_cast<const CachedImageDataset&>(*data);
-    return {data->Size(), data->SampleShape(), data->NumClasses(),       data->ClassNames(),
-            true,         cached.skipped(),    cached.skipped_examples()};
+    DatasetInfo info;
+    info.size = data->Size();
+    info.sample = data->SampleShape();
+    info.classes = data->NumClasses();
+    info.class_names = data->ClassNames();
+    info.image_folder = true;
+    info.skipped = cached.skipped();
+    info.skipped_examples = cached.skipped_examples();
+    info.links_skipped = cached.links_skipped();
+    return info;
   }
   DatasetInfo info = f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);
   CheckSplitFits(info.sample, info.classes, split, options, name_or_dir);

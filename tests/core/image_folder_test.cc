@@ -310,7 +310,7 @@ TEST_F(ImageFolderTest, CacheIsReusedUntilAFileChanges) {
 }
 
 // Rewrites the one cache file in `dir` with another sample shape (and as
-// many pixel bytes as that shape needs), keeping its fingerprint.
+// many pixel bytes as that shape needs), keeping its fingerprint and MAC.
 void ReshapeCache(const fs::path& dir, int channels, int height, int width) {
   std::vector<fs::path> caches;
   for (const auto& e : fs::directory_iterator(dir))
@@ -318,11 +318,12 @@ void ReshapeCache(const fs::path& dir, int channels, int height, int width) {
   ASSERT_EQ(caches.size(), 1u);
   std::ifstream in(caches[0], std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t tail = 8 + 32 + 8;  // length, MAC, magic
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i)
-    header_len = header_len << 8 | static_cast<uint8_t>(bytes[bytes.size() - 16 + i]);
+    header_len = header_len << 8 | static_cast<uint8_t>(bytes[bytes.size() - tail + i]);
   proto::ImageCache header;
-  ASSERT_TRUE(header.ParseFromString(bytes.substr(bytes.size() - 16 - header_len, header_len)));
+  ASSERT_TRUE(header.ParseFromString(bytes.substr(bytes.size() - tail - header_len, header_len)));
   header.set_channels(channels);
   header.set_height(height);
   header.set_width(width);
@@ -331,7 +332,7 @@ void ReshapeCache(const fs::path& dir, int channels, int height, int width) {
   out += std::string(static_cast<size_t>(channels) * height * width * header.labels_size(), 'x');
   out += head;
   for (int i = 0; i < 8; ++i) out += static_cast<char>(head.size() >> (8 * i));
-  out += bytes.substr(0, 8);
+  out += bytes.substr(bytes.size() - 40);  // the old MAC and the magic
   std::ofstream(caches[0], std::ios::binary | std::ios::trunc) << out;
 }
 
