@@ -136,6 +136,7 @@ void Hub::WriteReport() {
   d["refused_contributions"] = m.refused_contributions;
   d["steps_refused"] = m.steps_refused;
   d["refused_rejoins"] = m.refused_rejoins;
+  d["set_asides"] = m.set_asides;
   d["batch_change_count"] = m.batch_change_count;
   d["gradient_bytes_in"] = m.gradient_bytes_in;
   d["result_bytes_out"] = m.result_bytes_out.load();

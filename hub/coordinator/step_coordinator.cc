@@ -66,8 +66,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       metrics_(metrics),
       deadline_(config.deadline),
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
-      roster_(AdmissionRulesOf(config, plan, master), controller_, messages_, metrics, events,
-              state_, round_),
+      roster_(AdmissionRulesOf(config, plan, master), controller_, attendance_, messages_, metrics,
+              events, state_, round_),
       reducer_(Ranges(master.segments()), AggregationOf(config)) {}
 
 void StepCoordinator::StartAt(int64_t step) {
@@ -124,6 +124,7 @@ bool StepCoordinator::PublishStep() {
     if (who.empty()) state_.have_result = false;  // whoever comes next starts from the full state
     if (!WaitForMinWorkers(lock)) return false;
   }
+  who = Attend(std::move(who));
   BeginStep(who);
   lock.unlock();
   // Sending happens outside the lock: slots never move, and only this
@@ -134,6 +135,33 @@ bool StepCoordinator::PublishStep() {
   metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
   metrics_.wall_seconds += Seconds(Clock::now() - wall);
   return true;
+}
+
+std::vector<WorkerSlot*> StepCoordinator::Attend(std::vector<WorkerSlot*> present) {
+  // With --partition each worker's share would go untrained while it sits
+  // out; fixed shares are the user's own choice.
+  if (controller_.policy() != BatchPolicy::kBalanced ||
+      config_.data.partition.kind != PartitionSpec::Kind::kIid)
+    return present;
+  std::vector<BatchController::Member> members;
+  for (const WorkerSlot* s : present) members.push_back({s->id, s->max_batch, 1.0});
+  const int total = plan_.BatchAt(state_.step);
+  const int steps = static_cast<int>(RoundLength());
+  const int min_batch = exchange_.sync.local() ? BatchController::kMinLocalBatch : 1;
+  Attendance::Changes changes;
+  const std::vector<BatchController::Member> taking = attendance_.Choose(
+      members, config_.min_workers,
+      [&](const std::vector<BatchController::Member>& m) {
+        return controller_.PredictStepMs(total, m, steps, min_batch);
+      },
+      &changes);
+  for (int id : changes.set_aside) roster_.SetAside(roster_.membership().Find(id));
+  for (int id : changes.brought_back) roster_.BringBack(roster_.membership().Find(id));
+  for (int id : changes.remeasure) controller_.Forget(id);
+  std::vector<WorkerSlot*> who;
+  for (const BatchController::Member& m : taking)
+    who.push_back(roster_.membership().Find(m.worker));
+  return who;
 }
 
 void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
@@ -177,7 +205,8 @@ void StepCoordinator::AdvanceIfComplete() {
   const double cpu = ThreadCpuSeconds();
   const auto wall = Clock::now();
   fast_.outcome = CloseStep();
-  next = roster_.membership().Participants();  // the same slots: closing changes no states
+  // The same slots: closing changes no states; it measured the round.
+  next = Attend(roster_.membership().Participants());
   BeginStep(next, /*digest_now=*/false);
   // Under the lock: nothing else may change assignments while they go out.
   // The workers' next plan goes out before the master's own optimizer step

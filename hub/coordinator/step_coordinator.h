@@ -208,6 +208,10 @@ class StepCoordinator {
   WorkerSlot* InputSlot(int i) const;
 
   // ---- The step cycle (step_coordinator.cc) ----
+  // Of the workers present, those that take part in the next round
+  // (hub/policy/attendance.h): all, but a device that would make the round
+  // slower than it is without it, where the workers share one data order.
+  std::vector<WorkerSlot*> Attend(std::vector<WorkerSlot*> present);
   // Under the lock: the step's participants take part (their assignments,
   // who gets the full state); `digest_now`: hash the master weights for
   // the digest check now (else the caller does, once they are final).
@@ -237,6 +241,7 @@ class StepCoordinator {
   bool stop_ = false;
   StepDeadline deadline_;
   BatchController controller_;
+  Attendance attendance_;
   std::vector<WorkerSlot*> round_;  // the participants of the step in progress
   RoundState state_;
   WorkerRoster roster_;  // who is in the run; closed once the run has finished

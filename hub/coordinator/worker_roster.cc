@@ -14,10 +14,12 @@ namespace mt {
 using Code = HubStatus::Code;
 
 WorkerRoster::WorkerRoster(AdmissionRules rules, BatchController& controller,
-                           StepMessages& messages, RunMetrics& metrics, HubEventSink* events,
-                           const RoundState& state, const std::vector<WorkerSlot*>& round)
+                           Attendance& attendance, StepMessages& messages, RunMetrics& metrics,
+                           HubEventSink* events, const RoundState& state,
+                           const std::vector<WorkerSlot*>& round)
     : membership_(std::move(rules)),
       controller_(controller),
+      attendance_(attendance),
       messages_(messages),
       metrics_(metrics),
       events_(events),
@@ -95,6 +97,7 @@ void WorkerRoster::StreamClosed(WorkerSlot* slot, const HubStatus& why) {
   const int id = slot->id;
   FreeDeparted();  // while the controller still has its pace, for its row
   controller_.Forget(id);
+  attendance_.Forget(id);
 }
 
 void WorkerRoster::FreeDeparted() {
@@ -119,6 +122,7 @@ HubStatus WorkerRoster::Leave(const proto::LeaveRequest& req, WorkerSlot** leavi
   slot->state = WorkerSlot::State::kGone;
   slot->inbox.Release();
   controller_.Forget(slot->id);
+  attendance_.Forget(slot->id);
   *leaving = slot;
   return HubStatus::Ok();
 }
@@ -155,6 +159,29 @@ void WorkerRoster::Refuse(WorkerSlot* s, const std::string& why) {
   s->Send(messages_.Stop("refused: " + why, state_.step, -1));
   membership_.Remove(s);
   controller_.Forget(s->id);
+  attendance_.Forget(s->id);
+}
+
+void WorkerRoster::SetAside(WorkerSlot* s) {
+  s->set_aside = true;
+  // Back in a round, it starts from the full model: it missed the rounds between.
+  s->state = WorkerSlot::State::kWaiting;
+  ++metrics_.set_asides;
+  const double ms = controller_.ms_per_sample(s->id);
+  char reason[160];
+  std::snprintf(reason, sizeof reason,
+                "set aside: at %.2f ms a sample it makes the rounds slower than they are "
+                "without it",
+                ms);
+  spdlog::warn("worker {} ({}) {}; tried again later", s->id, s->name, reason);
+  Emit(HubEvent::Kind::kWorkerSetAside, s->id, reason);
+  s->Send(messages_.LeftOut(state_.step, reason));
+}
+
+void WorkerRoster::BringBack(WorkerSlot* s) {
+  s->set_aside = false;
+  spdlog::info("worker {} ({}) takes part again from step {}", s->id, s->name, state_.step + 1);
+  Emit(HubEvent::Kind::kWorkerBroughtBack, s->id);
 }
 
 void WorkerRoster::BanIdentity(const WorkerSlot& s, const std::string& why) {

@@ -13,6 +13,7 @@
 #include "hub.pb.h"
 #include "hub/coordinator/step_messages.h"
 #include "hub/membership/membership.h"
+#include "hub/policy/attendance.h"
 #include "hub/policy/batch_controller.h"
 #include "hub/report/hub_events.h"
 #include "hub/report/run_metrics.h"
@@ -30,9 +31,9 @@ class WorkerRoster {
   // `state`: the round in progress, whose step events and messages name;
   // `round`: its participants, whose slots are never freed under them;
   // `events` may be null.
-  WorkerRoster(AdmissionRules rules, BatchController& controller, StepMessages& messages,
-               RunMetrics& metrics, HubEventSink* events, const RoundState& state,
-               const std::vector<WorkerSlot*>& round);
+  WorkerRoster(AdmissionRules rules, BatchController& controller, Attendance& attendance,
+               StepMessages& messages, RunMetrics& metrics, HubEventSink* events,
+               const RoundState& state, const std::vector<WorkerSlot*>& round);
 
   Membership& membership() { return membership_; }
   const Membership& membership() const { return membership_; }
@@ -62,6 +63,10 @@ class WorkerRoster {
   void Refuse(WorkerSlot* slot, const std::string& why);
   // Its identity, if it has one, may not join again this run.
   void BanIdentity(const WorkerSlot& slot, const std::string& why);
+  // Attendance's verdicts: out of the rounds (told, so it drops any steps
+  // it took ahead and waits), or in again (with the full model).
+  void SetAside(WorkerSlot* slot);
+  void BringBack(WorkerSlot* slot);
   // Frees the slots of workers gone for good (Membership::FreeDeparted) but
   // the step's participants, and none once the run has finished.
   void FreeDeparted();
@@ -72,6 +77,7 @@ class WorkerRoster {
  private:
   Membership membership_;
   BatchController& controller_;
+  Attendance& attendance_;
   StepMessages& messages_;
   RunMetrics& metrics_;
   HubEventSink* events_;

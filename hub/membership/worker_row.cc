@@ -6,7 +6,7 @@ WorkerRow WorkerRowOf(const WorkerSlot& s, const BatchController& controller) {
   WorkerRow row;
   row.id = s.id;
   row.name = s.name;
-  row.state = StateName(s.state);
+  row.state = s.set_aside && s.in_run() ? "set aside" : StateName(s.state);
   row.device = s.device;
   row.placement = s.placement;
   row.peer = s.peer;

@@ -112,6 +112,9 @@ struct WorkerSlot {
   WorkerSession session;
   bool attached = false;        // it opened its stream (said Hello) at least once
   QuarantineRecord quarantine;  // hub/membership/quarantine.h
+  // Present, but left out of the rounds: it would make them slower
+  // (hub/policy/attendance.h).
+  bool set_aside = false;
 
   // Sends on the worker's link while it is open.
   bool Send(const Encoded& m) { return link.Send(m); }

@@ -149,6 +149,16 @@ std::vector<double> BatchController::BalancedTargets(int total, const std::vecto
   return b;
 }
 
+double BatchController::PredictStepMs(int total, const std::vector<Member>& members, int steps,
+                                      int min_batch) const {
+  if (members.empty() || total < 1) return -1;
+  for (const Member& m : members)
+    if (ms_per_sample(m.worker) <= 0 || overhead_ms(m.worker) < 0) return -1;
+  const Speeds speeds = SpeedsOf(members, std::max(1, steps));
+  const std::vector<double> floor = Floors(total, members, min_batch);
+  return speeds.StepMs(BalancedTargets(total, members, speeds, floor));
+}
+
 std::vector<int> BatchController::Next(int total, const std::vector<Member>& members, int steps,
                                        int min_batch) {
   const size_t n = members.size();

@@ -89,6 +89,12 @@ class BatchController {
   std::vector<int> Next(int total, const std::vector<Member>& members, int steps = 1,
                         int min_batch = 1);
 
+  // The balanced policy's step for these members, undamped, as the running
+  // estimates predict it (hub/policy/attendance.h weighs a worker by it):
+  // its time in milliseconds, or < 0 when a member is not measured yet.
+  double PredictStepMs(int total, const std::vector<Member>& members, int steps = 1,
+                       int min_batch = 1) const;
+
   BatchPolicy policy() const { return policy_; }
   // Running estimates (overhead: of one exchange); < 0 when the worker has
   // not been measured yet.

@@ -11,6 +11,8 @@ const char* EventName(HubEvent::Kind kind) {
     case HubEvent::Kind::kWorkerLeftOut: return "worker_left_out";
     case HubEvent::Kind::kWorkerQuarantined: return "worker_quarantined";
     case HubEvent::Kind::kWorkerBack: return "worker_back";
+    case HubEvent::Kind::kWorkerSetAside: return "worker_set_aside";
+    case HubEvent::Kind::kWorkerBroughtBack: return "worker_brought_back";
     case HubEvent::Kind::kWorkerResync: return "worker_resync";
     case HubEvent::Kind::kWorkerDropped: return "worker_dropped";
     case HubEvent::Kind::kWorkerLeft: return "worker_left";

@@ -16,6 +16,8 @@ struct HubEvent {
     kWorkerLeftOut,      // missed a step's deadline
     kWorkerQuarantined,  // back after missing deadlines again and again: sits out a while
     kWorkerBack,         // its late gradient arrived: it rejoins next step
+    kWorkerSetAside,     // it costs the group more time than it saves (hub/policy/attendance.h)
+    kWorkerBroughtBack,  // set aside before, it takes part again
     kWorkerResync,       // its weights differed from the hub's: full state next step
     kWorkerDropped,      // its stream broke or it sent something refused
     kWorkerLeft,         // it said Leave

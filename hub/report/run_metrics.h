@@ -54,6 +54,8 @@ struct RunMetrics {
   int64_t steps_refused = 0;
   // Joins refused because their identity was dropped so (hub/membership/identity_bans.h).
   int64_t refused_rejoins = 0;
+  // Workers set aside for making the rounds slower (hub/policy/attendance.h).
+  int64_t set_asides = 0;
   // For the end-of-run check (hub/evaluation/model_health.h).
   TrainLossTrend train_loss;
 

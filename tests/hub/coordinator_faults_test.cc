@@ -73,6 +73,31 @@ TEST(CoordinatorFaults, AWorkerLeftOutAgainAndAgainSitsOutInsteadOfDelayingEvery
   EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerQuarantined, late), 1);
 }
 
+// A device whose every round takes 200 ms beside one that needs well under
+// a millisecond for the whole global batch: set aside once three measured
+// rounds say so (the first, with the full model, measures nothing), told
+// with a left-out message, tried again after Attendance::kRecheckRounds
+// rounds with the full model and its estimates dropped, and set aside
+// again once it is measured anew.
+TEST(CoordinatorFaults, AHopelessDeviceIsSetAsideAndTriedAgainLater) {
+  InProcessHub hub(2, 50);
+  Fault hopeless{Fault::Kind::kSlowLink, -1};
+  hopeless.link_ms = 200;
+  RunResult r = RunWith(hub, {Fault{}, hopeless});
+  EXPECT_EQ(r.steps, 50);
+  const int slow = r.workers[1]->id();
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerSetAside, slow), 2);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerBroughtBack, slow), 1);
+  EXPECT_EQ(hub.events.Count(HubEvent::Kind::kWorkerSetAside, r.workers[0]->id()), 0);
+  EXPECT_EQ(hub.metrics.set_asides, 2);
+  EXPECT_EQ(r.workers[1]->left_out, 2);
+  EXPECT_EQ(r.workers[1]->states, 2) << "at the start, and when tried again";
+  // Four rounds before it is set aside, four on trial (the full model, one
+  // to measure, two more to settle); the rest without it.
+  EXPECT_EQ(r.workers[1]->steps, 8);
+  EXPECT_EQ(r.workers[0]->steps, 50);
+}
+
 TEST(Quarantine, GrowsFromTheSecondMissAndIsBounded) {
   EXPECT_EQ(Quarantine::For(0).count(), 0);
   EXPECT_EQ(Quarantine::For(1).count(), 0);
