@@ -54,8 +54,10 @@ std::vector<Attendance::Member> Attendance::Choose(const std::vector<Member>& pr
   std::stable_sort(taking.begin(), taking.end(),
                    [](const Member& a, const Member& b) { return a.worker < b.worker; });
 
-  // Aside: the one whose absence shortens the round most, if it pays.
-  if (static_cast<int>(taking.size()) <= std::max(1, min_members)) return taking;
+  // Aside: the one whose absence shortens the round most, if it pays; not
+  // in a round that brought one back (its estimates may be about to go).
+  if (!changes->brought_back.empty() || static_cast<int>(taking.size()) <= std::max(1, min_members))
+    return taking;
   const double all_ms = predict(taking);
   if (all_ms <= 0) return taking;
   size_t best = taking.size();
