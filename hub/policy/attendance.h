@@ -11,10 +11,11 @@
 // overheads) with and without the worker, for the same global batch: set
 // aside when the round without it is shorter by more than kMargin and by
 // kMinSavingMs in kSettleRounds rounds running, the worker whose absence
-// shortens it most first. Both bounds are wide, so a device that is merely
-// slower, or one whose estimate a busy moment inflated, keeps its place: a
-// 5x phone beside a 1x one still shortens their rounds and is kept, a 20x
-// one is set aside. It comes back when the prediction with its last estimates says it
+// shortens it most first. The margin is wide (the round at least twice as
+// fast without it), so a device that is merely slower, or one whose
+// estimate a busy moment inflated, keeps its place: beside a 1x phone, a
+// 5x or 10x phone still shortens their rounds or costs little and is kept,
+// a 20x one (4x longer rounds) is set aside. It comes back when the prediction with its last estimates says it
 // would pay again (the others slowed down), and is tried again after
 // kRecheckRounds rounds, twice as long each time it proves hopeless again
 // (up to kMaxRecheckRounds), since a phone's speed changes (charging,
@@ -34,8 +35,8 @@ namespace mt {
 
 class Attendance {
  public:
-  static constexpr double kMargin = 0.5;
-  static constexpr double kMinSavingMs = 10;
+  static constexpr double kMargin = 1.0;
+  static constexpr double kMinSavingMs = 2;
   static constexpr int kSettleRounds = 3;
   static constexpr int kRecheckRounds = 32;
   static constexpr int kMaxRecheckRounds = 512;
