@@ -177,7 +177,12 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
   const int batch = static_cast<int>(cfg.batch);
-  TrainerSpec trainer_spec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed};
+  TrainerSpec trainer_spec;
+  trainer_spec.model = spec;
+  trainer_spec.dataset = cfg.dataset;
+  trainer_spec.optimizer = cfg.optimizer;
+  trainer_spec.capacity = batch;
+  trainer_spec.seed = cfg.seed;
   trainer_spec.frozen = run.frozen;
   trainer_spec.data = cfg.data;
   trainer_spec.recompute = cfg.recompute;
