@@ -139,13 +139,24 @@ void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
                  "hub; sgd 0.05: measured, docs/benchmarks.md)")
       ->check(Real(kMinLearningRate, kMaxLearningRate))
       ->default_str("");
-  app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, kMaxMomentum));
+  app.add_option("--momentum", optimizer.momentum, "SGD momentum (with --optimizer sgd only)")
+      ->check(Real(0, kMaxMomentum));
   app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")
       ->check(Real(0, kMaxWeightDecay));
 }
 
 void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch) {
-  if (app.count("--lr") == 0) {
+  // Adam has no momentum of its own: the PyTorch habit `--lr 0.05
+  // --momentum 0.9` would train Adam at SGD's rate, which stays at chance.
+  if (app.count("--momentum") > 0 && optimizer.kind != OptimizerKind::kSgd)
+    throw UsageError(std::string("--momentum is SGD's, and the optimizer is ") +
+                     OptimizerKindName(optimizer.kind) +
+                     (app.count("--optimizer") > 0 ? "" : " (the default)") +
+                     ": add --optimizer sgd to train SGD with momentum, or leave --momentum out");
+  if (app.count("--lr") > 0) {
+    const std::string unusual = UnusualLearningRate(optimizer.kind, optimizer.lr, batch);
+    if (!unusual.empty()) spdlog::warn("--lr: {}", unusual);
+  } else {
     optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
     optimizer.lr_from_batch = true;
   }

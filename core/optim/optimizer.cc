@@ -112,4 +112,16 @@ void CheckOptimizerConfig(const OptimizerConfig& c) {
   }
 }
 
+std::string UnusualLearningRate(OptimizerKind kind, double lr, int64_t batch) {
+  const double usual = DefaultLearningRate(kind, batch);
+  if (lr <= kUsualLrAbove * usual && lr >= usual / kUsualLrBelow) return "";
+  char why[300];
+  std::snprintf(why, sizeof why,
+                "a learning rate of %g is %.0f times %s %s's usual %.3g at batch %lld; it may "
+                "not train at all (leave --lr out for the default)",
+                lr, lr > usual ? lr / usual : usual / lr, lr > usual ? "above" : "below",
+                OptimizerKindName(kind), usual, static_cast<long long>(batch));
+  return why;
+}
+
 }  // namespace mt

@@ -163,5 +163,20 @@ TEST(OptimizerConfig, OneCheckHoldsEverySettingToItsRange) {
   refused([](OptimizerConfig& c) { c.kind = static_cast<OptimizerKind>(7); }, "kind");
 }
 
+TEST(OptimizerConfig, ALearningRateFarFromTheOptimizersUsualRangeIsNamed) {
+  // Issue 44: Adam at SGD's 0.05 stays at chance.
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kAdam, 0.05, 64), "");
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kSgd, 5, 64), "");
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kAdam, 1e-6, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.004, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.001, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.012, 192), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kSgd, 0.05, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kSgd, 0.1, 256), "");
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam})
+    for (int64_t batch : {1, 64, 4096})
+      EXPECT_EQ(UnusualLearningRate(kind, DefaultLearningRate(kind, batch), batch), "");
+}
+
 }  // namespace
 }  // namespace mt

@@ -58,6 +58,10 @@ TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
   ExpectFailure({"--standalone", "--optimizer", "rmsprop"}, 2, "--optimizer");
   ExpectFailure({"--standalone", "--epochs"}, 2, "--epochs");
   ExpectFailure({"--standalone", "--resume"}, 2, "--checkpoint-dir");
+  // Issue 44: the PyTorch habit trained Adam at SGD's rate with the
+  // momentum silently ignored, and ended at chance with exit 0.
+  ExpectFailure({"--standalone", "--lr", "0.05", "--momentum", "0.9"}, 2, "--optimizer sgd");
+  ExpectFailure({"--standalone", "--optimizer", "adam", "--momentum", "0.9"}, 2, "--optimizer sgd");
 }
 
 TEST(StandaloneCli, BadModelAndDataNameTheFile) {
@@ -115,6 +119,21 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   EXPECT_EQ(b.value("steps", int64_t{0}), 90) << b.dump(2);
   EXPECT_EQ(b.value("samples", int64_t{0}), 30 * 64) << b.dump(2);
   test_support::ExpectHistoryCovers(b, 61, 90);
+  fs::remove_all(dir);
+}
+
+TEST(StandaloneCli, AModelAtChanceEndsTheRunWithExitOne) {
+  // As mthub does: a run that learned nothing is no result (issue 44).
+  const fs::path dir = test_support::FreshTempDir("cli-chance");
+  test_support::WriteNoiseIdxDataset(dir.string(), 640, 500, 5);
+  const auto r = RunProcess({Worker(), "--standalone", "--dataset", dir.string(), "--batch", "32",
+                             "--steps", "20", "--report", (dir / "r.json").string(), "--export",
+                             (dir / "final.mtc").string()},
+                            120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const json report = ReadJson(dir / "r.json");
+  EXPECT_THAT(report.value("stop_reason", ""), HasSubstr("at chance")) << report.dump(2);
+  EXPECT_FALSE(fs::exists(dir / "final.mtc")) << "no model file passes for a result";
   fs::remove_all(dir);
 }
 
