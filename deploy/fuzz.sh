@@ -9,7 +9,7 @@
 #   deploy/fuzz.sh [NAME...]     only these harnesses
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 build="${MT_FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${MT_FUZZ_SECONDS:-14}"  # nine harnesses in about the two minutes five took at 25
 fuzzers=(worker_hub_messages_fuzz hub_worker_messages_fuzz idx_reader_fuzz checkpoint_fuzz model_spec_fuzz

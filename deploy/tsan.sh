@@ -6,7 +6,7 @@
 # fails the job. deploy/test.sh runs it after the main suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 build="${MT_TSAN_BUILD_DIR:-build-tsan}"
 if [ ! -f "$build/build.ninja" ]; then
   # -g1: line tables only, enough for the sanitizer's file:line stacks, and

@@ -16,6 +16,7 @@
 #include "core/model/model_spec.h"
 #include "core/trace/span.h"
 #include "core/train/evaluate.h"
+#include "core/train/model_health.h"
 #include "core/train/run_plan.h"
 #include "core/train/run_summary.h"
 #include "core/train/training_loop.h"
@@ -148,6 +149,13 @@ class StandaloneHooks final : public RunHooks {
   void OnHistoryPoint(StepPoint& point) override {
     point.batches = {{"batch", plan_.BatchAt(point.step - 1)}};
   }
+  void OnEvaluated(const EvalPoint& point) override { evals_.push_back(point); }
+  // The hub's end-of-run check: a model at chance or broken is no result.
+  std::string ResultProblem(double /*last_test_loss*/) override {
+    const std::string problem = health::ResultProblem(trainer_.model(), evals_, test_.NumClasses());
+    if (!problem.empty()) spdlog::error("{}", problem);
+    return problem;
+  }
   void Log(const std::string& line) override { spdlog::info("{}", line); }
 
  private:
@@ -157,6 +165,7 @@ class StandaloneHooks final : public RunHooks {
   LocalTrainer& trainer_;
   const Dataset& test_;
   WorkerTrace* tracing_;
+  std::vector<EvalPoint> evals_;
 };
 
 }  // namespace
@@ -177,7 +186,12 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   const proto::ModelSpec& spec = run.spec;
   const std::string spec_text = ModelSpecToText(spec);
   const int batch = static_cast<int>(cfg.batch);
-  TrainerSpec trainer_spec{spec, cfg.dataset, cfg.optimizer, batch, cfg.seed};
+  TrainerSpec trainer_spec;
+  trainer_spec.model = spec;
+  trainer_spec.dataset = cfg.dataset;
+  trainer_spec.optimizer = cfg.optimizer;
+  trainer_spec.capacity = batch;
+  trainer_spec.seed = cfg.seed;
   trainer_spec.frozen = run.frozen;
   trainer_spec.data = cfg.data;
   trainer_spec.recompute = cfg.recompute;
@@ -249,6 +263,12 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   TrainingLoop loop(plan, cfg, steps, hooks);
   loop.Run();
   loop.FillSummary(summary);
+  if (loop.failed()) {
+    // As the hub: the report says why, and no model file passes for a result.
+    if (!cfg.report_path.empty()) summary.Write(cfg.report_path);
+    timeline.Write();
+    return 1;
+  }
   const std::string final_path =
       FinalModelPath(cfg.export_path, cfg.checkpoint_dir,
                      cfg.state_dir.empty() ? tls::DefaultStateDir() : cfg.state_dir, run.label);

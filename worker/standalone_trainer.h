@@ -23,7 +23,9 @@ struct StandaloneConfig : RunSettings {
   bool recompute = false;  // replay cheap layers instead of keeping their outputs
 };
 
-// Returns the process exit code; throws on errors the caller reports
+// Returns the process exit code: 0, or 1 when the trained model is no
+// result (at chance or broken, core/train/model_health.h: the report says
+// why, and no final model is written); throws on errors the caller reports
 // (RunLengthError for --steps/--epochs that disagree). Ends early, with a
 // checkpoint and a report, once *stop is set.
 int RunStandalone(const StandaloneConfig& config, const std::atomic<bool>* stop = nullptr);

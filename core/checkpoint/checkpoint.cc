@@ -72,6 +72,13 @@ void CheckContent(const Checkpoint& c, const std::string& origin) {
   if (const size_t bad = NonFinite(c.optimizer.slots))
     throw CheckpointError(origin + ": " + std::to_string(bad) +
                           " values of its optimizer state are not finite");
+  // Its settings as the command line's: a learning rate of NaN or 1e30, or
+  // momentum 2, would train into a diverged model.
+  try {
+    CheckOptimizerConfig(c.optimizer.config);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(origin + ": " + e.what());
+  }
 }
 
 }  // namespace

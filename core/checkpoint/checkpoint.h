@@ -37,7 +37,8 @@ constexpr uint32_t kCheckpointVersion = 2;
 std::string EncodeCheckpoint(const Checkpoint& c);
 // `origin` names the source in errors. Checks the content as well as the
 // checksum: a checkpoint that passes its checksum but holds non-finite
-// weights or a negative step is refused.
+// weights, a negative step or optimizer settings the command line would
+// refuse (CheckOptimizerConfig) is refused.
 Checkpoint DecodeCheckpoint(const std::string& bytes, const std::string& origin);
 
 void SaveCheckpoint(const std::string& path, const Checkpoint& c);
@@ -46,8 +47,9 @@ Checkpoint LoadCheckpoint(const std::string& path);
 std::string CheckpointPath(const std::string& dir, int64_t step);
 
 // What --resume continues from: the newest checkpoint in dir that loads
-// (checksum, body and content: finite weights and optimizer state, step and
-// epoch not negative), and the newer ones it passed over, each with why.
+// (checksum, body and content: finite weights and optimizer state, optimizer
+// settings in range, step and epoch not negative), and the newer ones it passed over, each with
+// why.
 struct ResumePoint {
   std::string path;  // "" when dir has no checkpoint at all
   Checkpoint checkpoint;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "core/cli/choice_option.h"
@@ -141,16 +142,35 @@ void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer) {
   app.add_option("--lr", optimizer.lr,
                  "learning rate (default: adam 0.004 x sqrt(batch / 64), the global batch on the "
                  "hub; sgd 0.05: measured, docs/benchmarks.md)")
-      ->check(Real(1e-9, 100))
+      ->check(Real(kMinLearningRate, kMaxLearningRate))
       ->default_str("");
-  app.add_option("--momentum", optimizer.momentum, "SGD momentum")->check(Real(0, 0.9999));
-  app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")->check(Real(0, 1));
+  app.add_option("--momentum", optimizer.momentum, "SGD momentum (with --optimizer sgd only)")
+      ->check(Real(0, kMaxMomentum));
+  app.add_option("--weight-decay", optimizer.weight_decay, "L2 weight decay")
+      ->check(Real(0, kMaxWeightDecay));
 }
 
 void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch) {
-  if (app.count("--lr") > 0) return;
-  optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
-  optimizer.lr_from_batch = true;
+  // Adam has no momentum of its own: the PyTorch habit `--lr 0.05
+  // --momentum 0.9` would train Adam at SGD's rate, which stays at chance.
+  if (app.count("--momentum") > 0 && optimizer.kind != OptimizerKind::kSgd)
+    throw UsageError(std::string("--momentum is SGD's, and the optimizer is ") +
+                     OptimizerKindName(optimizer.kind) +
+                     (app.count("--optimizer") > 0 ? "" : " (the default)") +
+                     ": add --optimizer sgd to train SGD with momentum, or leave --momentum out");
+  if (app.count("--lr") > 0) {
+    const std::string unusual = UnusualLearningRate(optimizer.kind, optimizer.lr, batch);
+    if (!unusual.empty()) spdlog::warn("--lr: {}", unusual);
+  } else {
+    optimizer.lr = DefaultLearningRate(optimizer.kind, batch);
+    optimizer.lr_from_batch = true;
+  }
+  // What a checkpoint's settings are held to as well (core/checkpoint).
+  try {
+    CheckOptimizerConfig(optimizer);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what) {

@@ -48,7 +48,11 @@ void AddEvaluation(CLI::App& app, int64_t& eval_every, int64_t& patience, double
 // --optimizer, --lr, --momentum, --weight-decay.
 void AddOptimizer(CLI::App& app, OptimizerConfig& optimizer);
 // After parsing: without --lr, the optimizer's own rate for `batch` samples
-// per step (DefaultLearningRate). Adam at SGD's rate does not train.
+// per step (DefaultLearningRate). Adam at SGD's rate does not train, so an
+// --lr far from the optimizer's usual range (UnusualLearningRate) is warned
+// about, and --momentum with any optimizer but SGD is refused (UsageError
+// naming --optimizer sgd). Then the whole config goes through
+// CheckOptimizerConfig, as a checkpoint's does.
 void ApplyDefaultLearningRate(const CLI::App& app, OptimizerConfig& optimizer, int64_t batch);
 // --seed. `what` says what it seeds.
 void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/optim/adam.h"
@@ -80,6 +80,48 @@ float DefaultLearningRate(OptimizerKind kind, int64_t batch) {
   if (kind == OptimizerKind::kSgd) return 0.05f;
   return static_cast<float>(0.004 *
                             std::sqrt(static_cast<double>(std::max<int64_t>(batch, 1)) / 64));
+}
+
+namespace {
+
+// `value` in [min, max] (`open_max`: [min, max)), finite; else throws.
+void CheckRange(const char* name, double value, double min, double max, bool open_max = false) {
+  if (std::isfinite(value) && value >= min && (open_max ? value < max : value <= max)) return;
+  char why[200];
+  std::snprintf(why, sizeof why, "optimizer setting %s is %g: expected %g to %g%s", name, value,
+                min, max, open_max ? " (not included)" : "");
+  throw std::invalid_argument(why);
+}
+
+}  // namespace
+
+void CheckOptimizerConfig(const OptimizerConfig& c) {
+  if (c.kind != OptimizerKind::kSgd && c.kind != OptimizerKind::kAdam)
+    throw std::invalid_argument("unknown optimizer kind " +
+                                std::to_string(static_cast<int>(c.kind)));
+  CheckRange("lr", c.lr, kMinLearningRate, kMaxLearningRate);
+  CheckRange("momentum", c.momentum, 0, kMaxMomentum);
+  CheckRange("weight_decay", c.weight_decay, 0, kMaxWeightDecay);
+  CheckRange("beta1", c.beta1, 0, 1, /*open_max=*/true);
+  CheckRange("beta2", c.beta2, 0, 1, /*open_max=*/true);
+  if (!(std::isfinite(c.eps) && c.eps > 0 && c.eps <= 1)) {
+    char why[120];
+    std::snprintf(why, sizeof why, "optimizer setting eps is %g: expected above 0, at most 1",
+                  static_cast<double>(c.eps));
+    throw std::invalid_argument(why);
+  }
+}
+
+std::string UnusualLearningRate(OptimizerKind kind, double lr, int64_t batch) {
+  const double usual = DefaultLearningRate(kind, batch);
+  if (lr <= kUsualLrAbove * usual && lr >= usual / kUsualLrBelow) return "";
+  char why[300];
+  std::snprintf(why, sizeof why,
+                "a learning rate of %g is %.0f times %s %s's usual %.3g at batch %lld; it may "
+                "not train at all (leave --lr out for the default)",
+                lr, lr > usual ? lr / usual : usual / lr, lr > usual ? "above" : "below",
+                OptimizerKindName(kind), usual, static_cast<long long>(batch));
+  return why;
 }
 
 }  // namespace mt

@@ -43,6 +43,26 @@ struct OptimizerConfig {
   bool lr_from_batch = false;
 };
 
+// The settings an optimizer is built with, wherever they come from (the
+// command line, a checkpoint): the ranges the flags take (core/cli) and the
+// one check of a whole config.
+constexpr double kMinLearningRate = 1e-9, kMaxLearningRate = 100;
+constexpr double kMaxMomentum = 0.9999;
+constexpr double kMaxWeightDecay = 1;
+// Throws std::invalid_argument naming the first setting that is not finite
+// or outside its range (lr, momentum, weight_decay; Adam's beta1, beta2 in
+// [0, 1) and eps in (0, 1]).
+void CheckOptimizerConfig(const OptimizerConfig& config);
+
+// A learning rate this many times above the optimizer's default for the
+// batch (DefaultLearningRate), or this many times below it, is far from
+// what trains: Adam at SGD's 0.05 (12.5 times its 0.004 at batch 64) stays
+// at chance (docs/benchmarks.md).
+constexpr double kUsualLrAbove = 5, kUsualLrBelow = 20;
+// "" when `lr` is within the usual range of `kind` at `batch` samples per
+// step; else a sentence saying how far off it is, and what the default is.
+std::string UnusualLearningRate(OptimizerKind kind, double lr, int64_t batch);
+
 // What a run (RunSettings: mthub, mtworker --standalone) trains with
 // unless told otherwise: Adam at its rate for a batch of 64, which the
 // daemons then scale to the run's batch. Adam reached the accuracy sooner

@@ -39,8 +39,10 @@ def run(a, batch, lr, seed):
         h = int(a.sync_every)
         eval_every = -(-eval_every // h) * h
     training = ["--lr", str(lr), "--seed", str(seed), "--epochs", str(a.epochs), "--eval-every", str(eval_every),
-                "--target-accuracy", str(a.target), "--optimizer", a.optimizer, "--momentum", str(a.momentum),
+                "--target-accuracy", str(a.target), "--optimizer", a.optimizer,
                 "--log-every", "600"] + a.extra.split()
+    if a.optimizer == "sgd":  # Adam has no momentum: mthub and mtworker refuse the flag with it
+        training += ["--momentum", str(a.momentum)]
     with tempfile.TemporaryDirectory() as out:
         if a.workers > 1:
             cmd = [os.path.join(ROOT, "deploy", "local-cluster.sh"), "--workers", str(a.workers), "--out", out, "--",

@@ -47,19 +47,6 @@ double Now() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-// Fastest of `reps` calls after a warm-up, in seconds: the same statistic
-// as the peak, so the percentage compares like with like.
-double FastestSeconds(int reps, const std::function<void()>& f) {
-  f();
-  double best = 1e30;
-  for (int i = 0; i < reps; ++i) {
-    const double t = Now();
-    f();
-    best = std::min(best, Now() - t);
-  }
-  return best;
-}
-
 struct Buffers {
   Backend& backend;
   std::vector<std::unique_ptr<Buffer>> owned;

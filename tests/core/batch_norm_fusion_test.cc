@@ -58,7 +58,9 @@ class BatchNormFusion : public test_support::BackendTest {
           std::count_if(y.begin(), y.end(), [hi](float v) { return v > 0 && v < hi; });
       const long several = 5;
       EXPECT_GE(at_lo, several) << "too few outputs clipped at 0";
-      if (hi != kInf) EXPECT_GE(at_hi, several) << "too few outputs clipped at " << hi;
+      if (hi != kInf) {
+        EXPECT_GE(at_hi, several) << "too few outputs clipped at " << hi;
+      }
       EXPECT_GE(inside, several) << "too few outputs inside the clip";
     };
     CheckLayerGradients(bn, sample, batch, backend(),

@@ -162,6 +162,15 @@ TEST_F(Checkpoints, AValidChecksumDoesNotVouchForTheContent) {
   refused([](Checkpoint& c) { c.weights.clear(); }, "holds no weights");
   refused([](Checkpoint& c) { c.running_stats[1] = std::nanf(""); },
           "1 of its 2 running statistics are not finite");
+  // Its optimizer settings, as the command line's (issue 45: lr NaN or
+  // 1e30 diverged the resumed run, momentum 2 trained).
+  refused([](Checkpoint& c) { c.optimizer.config.lr = std::nanf(""); }, "lr is nan");
+  refused([](Checkpoint& c) { c.optimizer.config.lr = 1e30f; }, "lr is 1e+30");
+  refused([](Checkpoint& c) { c.optimizer.config.lr = 0; }, "lr is 0");
+  refused([](Checkpoint& c) { c.optimizer.config.momentum = 2; }, "momentum is 2");
+  refused([](Checkpoint& c) { c.optimizer.config.weight_decay = -1; }, "weight_decay");
+  refused([](Checkpoint& c) { c.optimizer.config.beta2 = 1; }, "beta2");
+  refused([](Checkpoint& c) { c.optimizer.config.eps = 0; }, "eps");
 }
 
 TEST_F(Checkpoints, OneWithoutRunningStatisticsStillLoads) {

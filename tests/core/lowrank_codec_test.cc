@@ -66,8 +66,9 @@ TEST(LowRankCodec, SizesAndTheRankRule) {
   for (size_t rows : {2u, 7u, 64u, 300u})
     for (size_t cols : {2u, 9u, 150u, 1000u}) {
       const size_t r = LowRankRank(rows, cols);
-      if (r)
+      if (r) {
         EXPECT_LE(2 * LowRankBytes(rows, cols, r), EncodedBytes(Compression::kInt8, rows * cols));
+      }
     }
 }
 

@@ -300,7 +300,9 @@ TEST_P(PlacedModel, GradientsAnnouncedFinalAreFinal) {
   ASSERT_FALSE(listener.taken.empty());
   EXPECT_EQ(listener.taken.back().first, 0u);
   // On one backend it hears after every parameterised layer, last first.
-  if (!model.Mixed()) EXPECT_EQ(listener.taken.size(), 5u + 1u);  // LeNet-5's five, then 0
+  if (!model.Mixed()) {
+    EXPECT_EQ(listener.taken.size(), 5u + 1u);  // LeNet-5's five, then 0
+  }
   size_t previous = model.ParamCount() + 1;
   for (const auto& [begin, values] : listener.taken) {
     EXPECT_LE(begin, previous);

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include "core/optim/optimizer.h"
 #include "core/optim/optimizer_proto.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -133,6 +136,46 @@ TEST(OptimizerState, BadStateIsRejectedClearly) {
   EXPECT_THROW(FromProto(unknown), std::invalid_argument);
   EXPECT_THROW(MakeOptimizer(OptimizerConfig{static_cast<OptimizerKind>(7)}, backend, 4),
                std::invalid_argument);
+}
+
+TEST(OptimizerConfig, OneCheckHoldsEverySettingToItsRange) {
+  EXPECT_NO_THROW(CheckOptimizerConfig(OptimizerConfig{}));
+  EXPECT_NO_THROW(CheckOptimizerConfig(RunDefaultOptimizer()));
+  auto refused = [](auto damage, const std::string& names) {
+    OptimizerConfig c = RunDefaultOptimizer();
+    damage(c);
+    try {
+      CheckOptimizerConfig(c);
+      ADD_FAILURE() << names << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(names));
+    }
+  };
+  refused([](OptimizerConfig& c) { c.lr = std::nanf(""); }, "lr");
+  refused([](OptimizerConfig& c) { c.lr = 1e30f; }, "lr");
+  refused([](OptimizerConfig& c) { c.lr = -0.1f; }, "lr");
+  refused([](OptimizerConfig& c) { c.momentum = 2; }, "momentum");
+  refused([](OptimizerConfig& c) { c.momentum = INFINITY; }, "momentum");
+  refused([](OptimizerConfig& c) { c.weight_decay = 1.5f; }, "weight_decay");
+  refused([](OptimizerConfig& c) { c.beta1 = 1; }, "beta1");
+  refused([](OptimizerConfig& c) { c.beta2 = -0.5f; }, "beta2");
+  refused([](OptimizerConfig& c) { c.eps = 0; }, "eps");
+  refused([](OptimizerConfig& c) { c.kind = static_cast<OptimizerKind>(7); }, "kind");
+}
+
+TEST(OptimizerConfig, ALearningRateFarFromTheOptimizersUsualRangeIsNamed) {
+  // Issue 44: Adam at SGD's 0.05 stays at chance.
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kAdam, 0.05, 64), "");
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kSgd, 5, 64), "");
+  EXPECT_NE(UnusualLearningRate(OptimizerKind::kAdam, 1e-6, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.004, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.001, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kAdam, 0.012, 192), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kSgd, 0.05, 64), "");
+  EXPECT_EQ(UnusualLearningRate(OptimizerKind::kSgd, 0.1, 256), "");
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam})
+    for (int64_t batch : {1, 64, 4096})
+      EXPECT_EQ(UnusualLearningRate(kind, DefaultLearningRate(kind, batch), batch), "");
 }
 
 }  // namespace

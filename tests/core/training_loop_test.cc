@@ -238,7 +238,9 @@ TEST(TrainingLoop, BackgroundEvaluationsAreRecordedAsOfTheirWeightsWhileTheSteps
     const EvalPoint& p = s.eval_history[i];
     EXPECT_EQ(p.samples, 10 * p.step);  // as of the weights it evaluated
     EXPECT_DOUBLE_EQ(p.test_accuracy, 0.01 * static_cast<double>(p.step));
-    if (i > 0) EXPECT_GE(p.seconds, s.eval_history[i - 1].seconds);
+    if (i > 0) {
+      EXPECT_GE(p.seconds, s.eval_history[i - 1].seconds);
+    }
   }
   EXPECT_EQ(s.steps, 20);
 }

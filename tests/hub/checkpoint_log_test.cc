@@ -24,9 +24,12 @@ TEST(CheckpointLog, OneInfoLineAMinuteHoweverManyAreWritten) {
                     start + std::chrono::seconds(i));
     EXPECT_THAT(line.text, HasSubstr("step " + std::to_string(10 * (i + 1))));
     if (line.info) ++info;
-    if (i == 0) EXPECT_TRUE(line.info);
-    if (i == 1 || i == 59) EXPECT_FALSE(line.info);
-    if (i == 60) EXPECT_TRUE(line.info);
+    if (i == 0 || i == 60) {
+      EXPECT_TRUE(line.info) << i;
+    }
+    if (i == 1 || i == 59) {
+      EXPECT_FALSE(line.info) << i;
+    }
   }
   EXPECT_EQ(info, 5);
   EXPECT_EQ(log.count(), 300);

@@ -118,7 +118,9 @@ TEST(DashboardFlood, AnEndlessRequestLineIsCutAtTheCapAndItsConnectionClosed) {
   bool closed = false;
   const std::string answer = ReadUntilClosed(fd, closed);
   EXPECT_TRUE(closed);
-  if (!answer.empty()) EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer.substr(0, 200);
+  if (!answer.empty()) {
+    EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer.substr(0, 200);
+  }
   close(fd);
   EXPECT_LT(ReadResidentMemory().current_bytes - rss_before, 16 << 20);
   // And the server goes on answering.

@@ -57,6 +57,8 @@ TEST(HubCliE2e, FlagsThatContradictEachOtherExit2) {
        "--token and --token-file both give the secret"},
       {{"--token-file", "/nonexistent/mt-token"},
        "--token-file /nonexistent/mt-token: cannot read it"},
+      // Adam, the default, has no momentum: issue 44's PyTorch habit.
+      {{"--lr", "0.05", "--momentum", "0.9"}, "add --optimizer sgd"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;

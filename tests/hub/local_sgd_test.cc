@@ -139,17 +139,20 @@ TEST_F(LocalSgd, AutoLeavesThePerStepModeOnlyForASlowExchange) {
   int h = 1;
   for (const json& c : changes) {
     EXPECT_EQ(c["from"], h) << changes.dump();
-    if (c["to"].get<int>() > 1)
+    if (c["to"].get<int>() > 1) {
       EXPECT_GE(c["exchange_ms"].get<double>(), SyncPeriod::kFastExchangeMs) << changes.dump();
+    }
     h = c["to"];
   }
   EXPECT_EQ(r["final_sync_every"], h);
   // --compress auto, the default, by the same rule: it leaves none only for
   // an exchange above 20 ms.
   const json& encodings = r["compression_changes"];
-  for (const json& c : encodings)
-    if (c["from"] == "none")
+  for (const json& c : encodings) {
+    if (c["from"] == "none") {
       EXPECT_GE(c["exchange_ms"].get<double>(), SyncPeriod::kFastExchangeMs) << encodings.dump();
+    }
+  }
   if (changes.empty() && encodings.empty()) {
     // Per-step exchanges throughout: a gradient up from each worker every step.
     const double gradient_bytes = 4.0 * static_cast<double>(r["parameters"].get<int64_t>());

@@ -100,8 +100,11 @@ TEST(MetricsText, HistogramBucketsAreCumulativeAndEndAtInfEqualToCount) {
     ASSERT_EQ(Find(e, family + "_sum").size(), 1u);
   }
   const std::vector<Sample> steps = Find(e, "mt_hub_step_seconds_bucket");
-  for (const Sample& b : steps)
-    if (b.labels.at("le") == "0.025") EXPECT_EQ(b.value, 3);  // 0.004, 0.02, 0.02
+  for (const Sample& b : steps) {
+    if (b.labels.at("le") == "0.025") {
+      EXPECT_EQ(b.value, 3);  // 0.004, 0.02, 0.02
+    }
+  }
   EXPECT_EQ(Find(e, "mt_hub_step_seconds_count")[0].value, 5);
   EXPECT_DOUBLE_EQ(Find(e, "mt_hub_step_seconds_sum")[0].value, 500.344);
 }

@@ -155,7 +155,9 @@ TEST_P(BatchNormClip, FusedEqualsBatchNormThenClipBitForBit) {
         const auto at_zero = std::count(fused.y.begin(), fused.y.end(), 0.0f);
         const auto at_hi = std::count(fused.y.begin(), fused.y.end(), k.hi);
         EXPECT_GT(at_zero, 0) << what;
-        if (k.hi == 6.0f) EXPECT_GT(at_hi, 0) << what;
+        if (k.hi == 6.0f) {
+          EXPECT_GT(at_hi, 0) << what;
+        }
         EXPECT_LT(at_zero + at_hi, static_cast<long>(fused.y.size())) << what;
       }
     }

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "core/util/rng.h"
 
@@ -44,6 +45,27 @@ inline void WriteIdxSplit(const std::string& dir, const std::string& prefix, int
 inline void WriteIdxDataset(const std::string& dir, int train, int test, uint64_t seed) {
   WriteIdxSplit(dir, "train", train, seed);
   WriteIdxSplit(dir, "t10k", test, seed + 1);
+}
+
+// The same shape with nothing to learn: noise images, labels drawn apart
+// from them. A model trained on it stays at chance.
+inline void WriteNoiseIdxDataset(const std::string& dir, int train, int test, uint64_t seed) {
+  Rng rng(seed);
+  for (const auto& [prefix, n] : {std::pair<std::string, int>{"train", train}, {"t10k", test}}) {
+    std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+    std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+    const unsigned char image_header[16] = {
+        0, 0,  8, 3, 0, 0, static_cast<unsigned char>(n >> 8), static_cast<unsigned char>(n), 0, 0,
+        0, 28, 0, 0, 0, 28};
+    const unsigned char label_header[8] = {
+        0, 0, 8, 1, 0, 0, static_cast<unsigned char>(n >> 8), static_cast<unsigned char>(n)};
+    images.write(reinterpret_cast<const char*>(image_header), sizeof image_header);
+    labels.write(reinterpret_cast<const char*>(label_header), sizeof label_header);
+    for (int i = 0; i < n; ++i) {
+      for (int p = 0; p < 28 * 28; ++p) images.put(static_cast<char>(rng.Below(256)));
+      labels.put(static_cast<char>(rng.Below(10)));
+    }
+  }
 }
 
 }  // namespace mt::test_support

@@ -210,7 +210,8 @@ TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
   const fs::path data = dir / "data";
   fs::create_directories(data);
   test_support::WriteIdxDataset(data.string(), 256, 64, 3);
-  r = RunWorkerWithToken("s3cret", {"--standalone", "--dataset", data.string(), "--steps", "1"});
+  // Enough steps to leave chance, which a standalone run would report as a failure (exit 1).
+  r = RunWorkerWithToken("s3cret", {"--standalone", "--dataset", data.string(), "--steps", "10"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   fs::remove_all(dir);
 }
@@ -282,14 +283,15 @@ TEST(WorkerCliE2e, MoreThreadsThanTheMachineHasWarnsButRuns) {
   if (cores == 0 || cores >= 256) GTEST_SKIP() << "hardware_concurrency() is " << cores;
   const fs::path dir = test_support::FreshTempDir("worker-cli-threads");
   test_support::WriteIdxDataset(dir.string(), 256, 64, 5);
-  const auto r = RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads",
+  // Enough steps to leave chance, which a standalone run would report as a failure (exit 1).
+  const auto r = RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "10", "--threads",
                             std::to_string(cores + 1)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output,
               HasSubstr("--threads " + std::to_string(cores + 1) + " is more than this machine's " +
                         std::to_string(cores) + " hardware threads"));
   const auto fits =
-      RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "1", "--threads", "1"});
+      RunWorker({"--standalone", "--dataset", dir.string(), "--steps", "10", "--threads", "1"});
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_THAT(fits.output, Not(HasSubstr("hardware threads")));
   fs::remove_all(dir);

@@ -38,7 +38,10 @@ TEST(RecomputeBudget, TurnsOnOnlyWhenItMakesTheBatchFit) {
   const int64_t plain = Needs(false, capacity), replaying = Needs(true, capacity);
   ASSERT_LT(replaying, plain);
   auto trainer = [&](int64_t budget, bool asked) {
-    TrainerSpec spec{LoadModelSpec("mobilenet-tiny"), dir.string(), OptimizerConfig{}, capacity, 1};
+    TrainerSpec spec;
+    spec.model = LoadModelSpec("mobilenet-tiny");
+    spec.dataset = dir.string();
+    spec.capacity = capacity;
     spec.memory_budget_bytes = budget;
     spec.recompute = asked;
     return std::make_unique<LocalTrainer>(devices, spec);

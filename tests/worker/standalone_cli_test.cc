@@ -3,12 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "core/checkpoint/checkpoint.h"
 #include "core/util/build_target.h"
 #include "tests/support/files.h"
 #include "tests/support/history_check.h"
+#include "tests/support/idx_writer.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_backends.h"
 
@@ -55,6 +58,10 @@ TEST(StandaloneCli, BadFlagsGiveOneClearMessage) {
   ExpectFailure({"--standalone", "--optimizer", "rmsprop"}, 2, "--optimizer");
   ExpectFailure({"--standalone", "--epochs"}, 2, "--epochs");
   ExpectFailure({"--standalone", "--resume"}, 2, "--checkpoint-dir");
+  // Issue 44: the PyTorch habit trained Adam at SGD's rate with the
+  // momentum silently ignored, and ended at chance with exit 0.
+  ExpectFailure({"--standalone", "--lr", "0.05", "--momentum", "0.9"}, 2, "--optimizer sgd");
+  ExpectFailure({"--standalone", "--optimizer", "adam", "--momentum", "0.9"}, 2, "--optimizer sgd");
 }
 
 TEST(StandaloneCli, BadModelAndDataNameTheFile) {
@@ -112,6 +119,62 @@ TEST(StandaloneCli, TrainsReportsAndResumes) {
   EXPECT_EQ(b.value("steps", int64_t{0}), 90) << b.dump(2);
   EXPECT_EQ(b.value("samples", int64_t{0}), 30 * 64) << b.dump(2);
   test_support::ExpectHistoryCovers(b, 61, 90);
+  fs::remove_all(dir);
+}
+
+TEST(StandaloneCli, AModelAtChanceEndsTheRunWithExitOne) {
+  // As mthub does: a run that learned nothing is no result (issue 44).
+  const fs::path dir = test_support::FreshTempDir("cli-chance");
+  test_support::WriteNoiseIdxDataset(dir.string(), 640, 500, 5);
+  const auto r = RunProcess({Worker(), "--standalone", "--dataset", dir.string(), "--batch", "32",
+                             "--steps", "20", "--report", (dir / "r.json").string(), "--export",
+                             (dir / "final.mtc").string()},
+                            120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const json report = ReadJson(dir / "r.json");
+  EXPECT_THAT(report.value("stop_reason", ""), HasSubstr("at chance")) << report.dump(2);
+  EXPECT_FALSE(fs::exists(dir / "final.mtc")) << "no model file passes for a result";
+  fs::remove_all(dir);
+}
+
+TEST(StandaloneCli, ResumeRefusesACheckpointWhoseOptimizerSettingsAreOutOfRange) {
+  // Issue 45: a checkpoint with a valid checksum and lr NaN or 1e30, or
+  // momentum 2, was resumed.
+  const fs::path dir = test_support::FreshTempDir("cli-resume-optim");
+  test_support::WriteIdxDataset(dir.string(), 640, 200, 3);
+  const std::string ck = (dir / "ck").string();
+  RunProcess({Worker(), "--standalone", "--dataset", dir.string(), "--optimizer", "sgd", "--steps",
+              "3", "--checkpoint-dir", ck, "--checkpoint-every", "1"},
+             120);
+  const ResumePoint written = NewestValidCheckpoint(ck);
+  ASSERT_NE(written.path, "");
+  for (const auto& entry : fs::directory_iterator(ck))
+    if (entry.path() != written.path) fs::remove(entry.path());
+  // Resumed at its own step, a run has nothing left to train: only the
+  // check on the checkpoint stands between it and exit 0.
+  const std::string steps = std::to_string(written.checkpoint.step);
+  for (int bad = 0; bad < 3; ++bad) {
+    Checkpoint c = written.checkpoint;
+    if (bad == 0) c.optimizer.config.lr = std::nanf("");
+    if (bad == 1) c.optimizer.config.lr = 1e30f;
+    if (bad == 2) c.optimizer.config.momentum = 2;
+    SaveCheckpoint(written.path, c);
+    const auto r = RunProcess({Worker(), "--standalone", "--dataset", dir.string(), "--optimizer",
+                               "sgd", "--steps", steps, "--checkpoint-dir", ck, "--resume"},
+                              120);
+    EXPECT_EQ(r.exit_code, 1) << bad << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr(written.path)) << bad;
+    EXPECT_THAT(r.output, HasSubstr(bad == 2 ? "momentum" : "lr")) << bad;
+  }
+  // The same checkpoint as written resumes.
+  SaveCheckpoint(written.path, written.checkpoint);
+  const auto ok = RunProcess({Worker(), "--standalone", "--dataset", dir.string(), "--optimizer",
+                              "sgd", "--steps", steps, "--checkpoint-dir", ck, "--resume",
+                              "--report", (dir / "ok.json").string()},
+                             120);
+  EXPECT_EQ(ReadJson(dir / "ok.json").value("resumed_from_step", int64_t{-1}),
+            written.checkpoint.step)
+      << ok.output;
   fs::remove_all(dir);
 }
 

@@ -91,15 +91,17 @@ TEST_F(StandaloneEvaluation, ATargetStopsTheRunAtTheFirstEvaluationThatReachesIt
 }
 
 TEST_F(StandaloneEvaluation, PatienceStopsOnceTheTestLossHasNotImprovedForThatManyEpochs) {
-  // Test labels shifted by one class: the better the model learns the
-  // training set, the worse its test loss, so it stops improving early.
+  // A third of the test labels shifted by one class: the better the model
+  // learns the training set, the worse its test loss, so it stops improving
+  // early. (All of them shifted made a test loss 18 times a uniform guess's:
+  // a broken model, exit 1.)
   const fs::path labels = data_ / "t10k-labels-idx1-ubyte";
   std::vector<char> bytes;
   {
     std::ifstream in(labels, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  for (size_t i = 8; i < bytes.size(); ++i) bytes[i] = static_cast<char>((bytes[i] + 1) % 10);
+  for (size_t i = 8; i < bytes.size(); i += 3) bytes[i] = static_cast<char>((bytes[i] + 1) % 10);
   std::ofstream(labels, std::ios::binary)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 

@@ -69,13 +69,14 @@ class StandaloneExport : public ::testing::Test {
 TEST_F(StandaloneExport, TrainsAPyTorchFileAndExportsWhatOnnxRuntimeRuns) {
   const std::string fixture = Fixture("mobilenet_v2_style.onnx");
   const fs::path trained = dir_ / "trained.onnx", report = dir_ / "r.json";
+  // 20 steps: enough to leave chance, which would fail the run (exit 1).
   const auto r =
       RunWorker(dir_ / "state", {"--standalone", "--model", fixture, "--dataset", data_.string(),
-                                 "--steps", "5", "--batch", "32", "--threads", "2", "--export",
+                                 "--steps", "20", "--batch", "32", "--threads", "2", "--export",
                                  trained.string(), "--report", report.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = ReadJson(report);
-  EXPECT_EQ(j.value("steps", int64_t{0}), 5) << j.dump(2);
+  EXPECT_EQ(j.value("steps", int64_t{0}), 20) << j.dump(2);
   EXPECT_EQ(j.value("model_file", ""), trained.string()) << j.dump(2);
   EXPECT_EQ(j.value("initial_weights", ""), fixture) << j.dump(2);
   ASSERT_TRUE(fs::is_regular_file(trained)) << r.output;
@@ -85,7 +86,7 @@ TEST_F(StandaloneExport, TrainsAPyTorchFileAndExportsWhatOnnxRuntimeRuns) {
   ASSERT_TRUE(before.weights && after.weights);
   EXPECT_EQ(ModelSpecToText(after.spec), ModelSpecToText(before.spec));
   ASSERT_EQ(after.weights->params.size(), before.weights->params.size());
-  EXPECT_NE(after.weights->params, before.weights->params) << "5 steps changed no weight";
+  EXPECT_NE(after.weights->params, before.weights->params) << "20 steps changed no weight";
   EXPECT_NE(after.weights->running_stats, before.weights->running_stats);
 
   const std::string missing = test_support::OnnxToolsMissing();
@@ -110,9 +111,10 @@ TEST_F(StandaloneExport, TrainsAPyTorchFileAndExportsWhatOnnxRuntimeRuns) {
 // directory as final.onnx; the report says where.
 TEST_F(StandaloneExport, WithoutExportTheFinalModelGoesToTheStateOrCheckpointDir) {
   const fs::path state = dir_ / "state";
-  const std::vector<std::string> common = {
-      "--standalone", "--model", "mobilenet-tiny", "--dataset", data_.string(),
-      "--steps",      "1",       "--batch",        "16"};
+  // 40 steps: enough to leave chance, which would fail the run (exit 1).
+  const std::vector<std::string> common = {"--standalone", "--model",      "mobilenet-tiny",
+                                           "--dataset",    data_.string(), "--steps",
+                                           "40",           "--batch",      "16"};
   auto args = common;
   args.insert(args.end(), {"--report", (dir_ / "a.json").string()});
   const auto a = RunWorker(state, args);

@@ -75,9 +75,9 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
                                  "--steps",
                                  "010",
                                  "--optimizer",
-                                 "adam",
+                                 "sgd",
                                  "--lr",
-                                 "0.001",
+                                 "0.01",
                                  "--momentum",
                                  "0.5",
                                  "--weight-decay",
@@ -94,8 +94,8 @@ TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   EXPECT_EQ(o.standalone_mode.batch, 16);  // given twice: the last one
   EXPECT_EQ(o.standalone_mode.epochs, 3);
   EXPECT_EQ(o.standalone_mode.max_steps, 10);  // decimal, not octal
-  EXPECT_EQ(o.standalone_mode.optimizer.kind, OptimizerKind::kAdam);
-  EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.lr, 0.001f);
+  EXPECT_EQ(o.standalone_mode.optimizer.kind, OptimizerKind::kSgd);
+  EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.lr, 0.01f);
   EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.momentum, 0.5f);
   EXPECT_FLOAT_EQ(o.standalone_mode.optimizer.weight_decay, 0.0001f);
   EXPECT_EQ(o.standalone_mode.seed, 42u);

@@ -37,8 +37,11 @@ TEST(WorkerTrace, ATracedStepRecordsEveryLayerTheLossAndTheOptimizer) {
   const fs::path dir = test_support::FreshTempDir("worker-trace-step");
   test_support::WriteIdxDataset(dir.string(), 64, 16, 3);
   ComputeDevices devices(DeviceChoice::kCpu, 1);
-  LocalTrainer trainer(
-      devices, TrainerSpec{LoadModelSpec("lenet5"), dir.string(), OptimizerConfig{}, 16, 1});
+  TrainerSpec spec;
+  spec.model = LoadModelSpec("lenet5");
+  spec.dataset = dir.string();
+  spec.capacity = 16;
+  LocalTrainer trainer(devices, spec);
   WorkerTrace timeline((dir / "w.json").string(), "w");
   timeline.SetSending(true);
   timeline.NameLayers(trainer.model());
