@@ -94,10 +94,12 @@ void Hub::OnStepsEnded() {
 std::string Hub::ResultProblem(double last_test_loss) {
   // Finite weights that a hostile worker (or the learning rate) blew up
   // are no result either: the run fails rather than report success.
-  std::string broken = BrokenModelReason(master_->model(), last_test_loss, test_->NumClasses());
+  std::string broken =
+      health::BrokenModelReason(master_->model(), last_test_loss, test_->NumClasses());
   // So is a model a bias walked to chance with finite weights, or one that
   // lost what it had learned.
-  if (broken.empty()) broken = CollapsedModelReason(loop_->eval_history(), test_->NumClasses());
+  if (broken.empty())
+    broken = health::CollapsedModelReason(loop_->eval_history(), test_->NumClasses());
   // A test loss far above the training loss reached is only a warning:
   // honest runs on little data overfit that far too (a 40-step run on 1000
   // samples did), and failing them would be worse than letting a bias

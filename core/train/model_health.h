@@ -4,11 +4,8 @@
 // in a reported success. mtworker --standalone ends with exit 1 on these,
 // as mthub does.
 //
-// The hub's copy of these checks (hub/model_health.h: BrokenModelReason,
-// CollapsedModelReason and their constants) is to become a call to these
-// when the hub's rooms are rearranged (issue 44); until then the two must
-// say the same, and tests/core/model_health_test.cc holds the cases of
-// tests/hub/model_health_test.cc.
+// The hub judges its master model with these too (hub/hub_evaluation.cc);
+// what only the hub can add is hub/evaluation/model_health.h.
 #pragma once
 
 #include <string>
