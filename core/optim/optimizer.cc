@@ -84,8 +84,10 @@ float DefaultLearningRate(OptimizerKind kind, int64_t batch) {
 
 namespace {
 
-// `value` in [min, max] (`open_max`: [min, max)), finite; else throws.
-void CheckRange(const char* name, double value, double min, double max, bool open_max = false) {
+// `value` in [min, max] (`open_max`: [min, max)), finite; else throws. The
+// settings are floats: the bounds are taken as floats too, so a flag at a
+// bound (--lr 1e-9, stored as the float just below) is within it.
+void CheckRange(const char* name, float value, float min, float max, bool open_max = false) {
   if (std::isfinite(value) && value >= min && (open_max ? value < max : value <= max)) return;
   char why[200];
   std::snprintf(why, sizeof why, "optimizer setting %s is %g: expected %g to %g%s", name, value,

@@ -15,8 +15,8 @@
 // fast without it), so a device that is merely slower, or one whose
 // estimate a busy moment inflated, keeps its place: beside a 1x phone, a
 // 5x or 10x phone still shortens their rounds or costs little and is kept,
-// a 20x one (4x longer rounds) is set aside. It comes back when the prediction with its last estimates says it
-// would pay again (the others slowed down), and is tried again after
+// a 20x one (4x longer rounds) is set aside. It comes back when the prediction with its last
+// estimates says it would pay again (the others slowed down), and is tried again after
 // kRecheckRounds rounds, twice as long each time it proves hopeless again
 // (up to kMaxRecheckRounds), since a phone's speed changes (charging,
 // cooling, another app) and its estimate ages.

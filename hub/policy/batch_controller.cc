@@ -154,6 +154,10 @@ double BatchController::PredictStepMs(int total, const std::vector<Member>& memb
   if (members.empty() || total < 1) return -1;
   for (const Member& m : members)
     if (ms_per_sample(m.worker) <= 0 || overhead_ms(m.worker) < 0) return -1;
+  // Members whose memory cannot hold the step never finish it.
+  int64_t room = 0;
+  for (const Member& m : members) room += std::max(1, m.cap);
+  if (room < total) return std::numeric_limits<double>::infinity();
   const Speeds speeds = SpeedsOf(members, std::max(1, steps));
   const std::vector<double> floor = Floors(total, members, min_batch);
   return speeds.StepMs(BalancedTargets(total, members, speeds, floor));

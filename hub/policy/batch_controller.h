@@ -91,7 +91,8 @@ class BatchController {
 
   // The balanced policy's step for these members, undamped, as the running
   // estimates predict it (hub/policy/attendance.h weighs a worker by it):
-  // its time in milliseconds, or < 0 when a member is not measured yet.
+  // its time in milliseconds, or < 0 when a member is not measured yet
+  // (infinite when their memory caps hold less than `total`).
   double PredictStepMs(int total, const std::vector<Member>& members, int steps = 1,
                        int min_batch = 1) const;
 

@@ -83,6 +83,16 @@ TEST(SetAside, NeverBelowTheMinimumOfWorkers) {
   for (int r = 0; r < 20; ++r) ASSERT_EQ(g.Round(), (std::vector<int>{0, 1})) << r;
 }
 
+// The fast worker's memory holds 20 samples of the 72: without the slow
+// one the step could not be taken at all, however slow that one is.
+TEST(SetAside, NobodyIsSetAsideWhomTheOthersCannotReplace) {
+  Group g;
+  g.Add(0, 0.3, 2);
+  g.present[0].cap = 20;
+  g.Add(1, 11.7, 2);
+  for (int r = 0; r < 20; ++r) ASSERT_EQ(g.Round(), (std::vector<int>{0, 1})) << r;
+}
+
 TEST(SetAside, UnmeasuredWorkersAreNotJudged) {
   Group g;
   g.Add(0, 0.3, 2);
