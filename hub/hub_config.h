@@ -35,6 +35,11 @@ struct LocalSgdSettings {
   // FedProx's mu for the workers' local steps (core/train/local_sgd.h:
   // AddProximal); 0: plain local SGD.
   double prox_mu = 0;
+  // Workers correct their local steps for the drift of their own data
+  // (core/train/local_sgd.h: UpdateDrift), from the rounds' averages.
+  // Needs plain averaging (outer momentum 0, outer lr 1).
+  bool drift_correction = false;
+  bool plain_averaging() const { return outer_momentum == 0 && outer_lr == 1; }
   // Whether workers are told to overlap (per-step runs have no rounds).
   bool rounds_overlap() const { return overlap_rounds && sync_every != 1; }
 };
@@ -100,6 +105,9 @@ struct HubConfig : RunSettings {
   // How rounds encode what they exchange, both directions; nullopt: auto,
   // chosen from the measured exchange (hub/policy/compression_choice.h).
   std::optional<Compression> compression;
+  // Steps at the start of the run that use no encoding lossier than fp16
+  // (hub/policy/compression_choice.h).
+  int64_t compression_warmup_steps = 0;
   std::string token;
   tls::ServerOptions tls;  // TLS unless tls.insecure
   // A Train stream that has not said Hello by then is closed (a worker

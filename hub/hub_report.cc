@@ -99,6 +99,7 @@ void Hub::WriteReport() {
   if (config_.local_sgd.outer_momentum > 0) d["outer_momentum"] = config_.local_sgd.outer_momentum;
   if (config_.local_sgd.outer_lr != 1) d["outer_lr"] = config_.local_sgd.outer_lr;
   d["overlap_rounds"] = config_.local_sgd.rounds_overlap();
+  d["drift_correction"] = config_.local_sgd.drift_correction;
   // Each change --sync-every auto made, with the estimates it decided on.
   ReportJson sync_changes = ReportJson::array();
   for (const SyncChange& c : m.sync_changes)

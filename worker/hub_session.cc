@@ -76,6 +76,10 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
   }
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots
+  if (join.drift_correction()) {
+    drift_.assign(trainer.model().ParamCount(), 0.0f);
+    own_change_.reserve(trainer.model().ParamCount());
+  }
   result_codecs_ = MakeSegmentCodecs(sender_.segments(), trainer.model().ParamMatrices());
   if (pacer_.active())
     sender_.set_early_send_hooks([this] { pacer_.Pay(&pace_mark_); },
@@ -218,6 +222,8 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
     // exactly as the hub adds it to its master copy: the next round's
     // anchor, the same on every worker.
     if (round_start_.size() != p) throw HubProtocolError("hub sent a round result out of turn");
+    if (join_.drift_correction() && own_change_.size() == p)
+      local_sgd::UpdateDrift(drift_.data(), into, own_change_.data(), p, own_steps_);
     local_sgd::AddChange(round_start_.data(), into, p);
     anchored_ = true;
     if (ahead_steps_ > 0) {
@@ -355,6 +361,12 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   // The change over the round travels where a gradient would.
   float* change = kernels::CpuBackend::Data(model.grads());
   local_sgd::RoundChange(w, round_start_.data(), p, change);
+  if (join_.drift_correction()) {
+    // Kept for the drift's update when the average comes (the gradient
+    // buffer holds the next steps' gradients by then).
+    own_change_.assign(change, change + p);  // reserved: no allocation
+    own_steps_ = taken;
+  }
   // Compute is the steps' time, those ahead included; not the wait for
   // the plan.
   const double ms = 1e3 * (ahead_seconds + Seconds(Clock::now() - t0));
@@ -415,6 +427,8 @@ double HubSession::Step(const proto::Assignment& a, int64_t k, StepMode mode) {
                              kernels::CpuBackend::Data(trainer_.model().params()),
                              round_start_.data(), p, join_.prox_mu());
     trainer_.ApplyGradients();
+    if (join_.drift_correction() && drift_.size() == p)
+      local_sgd::AddChange(kernels::CpuBackend::Data(trainer_.model().params()), drift_.data(), p);
   }
   pacer_.Pay(&pace_mark_);
   control_.OnStep(step, b);
@@ -425,6 +439,10 @@ void HubSession::DiscardAhead() {
   ahead_steps_ = round_ahead_ = 0;
   ahead_seconds_ = ahead_loss_ = 0;
   anchored_ = false;
+  // A state or a round left out: this worker's history with the group's
+  // averages is broken, so its correction starts again from none.
+  std::fill(drift_.begin(), drift_.end(), 0.0f);
+  own_change_.clear();
 }
 
 void HubSession::RecordHistory(int64_t step, int steps, int batch, int samples, double loss,

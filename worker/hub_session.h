@@ -152,6 +152,11 @@ class HubSession {
   int round_ahead_ = 0;  // moved onto the average: the next round's first steps
   double ahead_seconds_ = 0, ahead_loss_ = 0;
   std::vector<float> sent_weights_;  // the weights when the round's change left
+  // mthub --drift-correction (core/train/local_sgd.h, UpdateDrift): the
+  // correction each local step adds, and this worker's change over its last
+  // round (`own_steps_` steps) until the round's average comes.
+  std::vector<float> drift_, own_change_;
+  int own_steps_ = 0;
   // round_start_ holds the averaged weights of the last round, the next
   // one's anchor (the weights themselves may be ahead of them).
   bool anchored_ = false;

@@ -20,6 +20,11 @@ void AddProximal(float* grad, const float* now, const float* start, size_t n, fl
   for (size_t i = 0; i < n; ++i) grad[i] += mu * (now[i] - start[i]);
 }
 
+void UpdateDrift(float* drift, const float* average, const float* own, size_t n, int steps) {
+  const float per_step = 1.0f / static_cast<float>(steps > 0 ? steps : 1);
+  for (size_t i = 0; i < n; ++i) drift[i] += (average[i] - own[i]) * per_step;
+}
+
 bool OuterStep(float* change, float* velocity, size_t n, float lr, float m) {
   // Checked before anything changes, so the caller can refuse a worker and
   // average again without it.

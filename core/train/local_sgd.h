@@ -26,6 +26,24 @@ void MoveOnto(const float* anchor, const float* now, const float* sent, size_t n
 // unlike the others' pulls its weights less far apart (mthub --prox).
 void AddProximal(float* grad, const float* now, const float* start, size_t n, float mu);
 
+// Drift correction for rounds on data that differs per worker (mthub
+// --drift-correction; SCAFFOLD's control variates, Karimireddy et al. 2020,
+// option II, kept in weight space so it works the same under SGD, momentum
+// and Adam). `drift` is this worker's correction per local step, c - c_i in
+// SCAFFOLD's terms times the step size: each local step adds it to the
+// weights after the optimizer's own step (AddChange), and at each round's
+// end it becomes
+//   drift += (average - own) / steps
+// where `own` is the change this worker sent over the round (its `steps`
+// local steps, corrections included) and `average` the round's averaged
+// change every worker receives. So it needs no bytes beyond the round's
+// own exchange: SCAFFOLD's server variate c follows from the average alone
+// when every worker is in every round. Weighted as the hub averages, the
+// workers' corrections sum to zero (nothing is added to the model as a
+// whole); each pulls its worker's steps from where its own data leads
+// towards where the group's went.
+void UpdateDrift(float* drift, const float* average, const float* own, size_t n, int steps);
+
 // The outer optimizer (DiLoCo) over n floats of the averaged change:
 // v = m * v + change, then change = lr * v, the update every worker and the
 // hub add. `velocity` may be null when m is 0. Returns false, changing

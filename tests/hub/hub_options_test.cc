@@ -90,6 +90,15 @@ TEST(HubOptions, SyncEveryIsAutoOrAFixedNumberOfSteps) {
   EXPECT_EQ(Parse({"--outer-lr", "0.7"}).config.local_sgd.outer_lr, 0.7);
   EXPECT_FALSE(Parse({}).config.local_sgd.overlap_rounds);
   EXPECT_TRUE(Parse({"--overlap"}).config.local_sgd.overlap_rounds);
+  EXPECT_TRUE(Parse({"--drift-correction"}).config.local_sgd.drift_correction);
+  EXPECT_FALSE(Parse({"--no-drift-correction"}).config.local_sgd.drift_correction);
+  // The correction is derived from the plain average, which an outer
+  // optimizer replaces: a usage error, exit 2.
+  for (const char* outer : {"--outer-momentum", "--outer-lr"}) {
+    const char* argv[] = {"mthub", "--drift-correction", outer, "0.5"};
+    HubOptions options;
+    EXPECT_EQ(ParseHubOptions(4, argv, options), std::optional<int>(2)) << outer;
+  }
 }
 
 // Adam at SGD's learning rate does not train (chance accuracy on LeNet-5):
