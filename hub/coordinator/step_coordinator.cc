@@ -61,7 +61,8 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       plan_(plan),
       master_(master),
       exchange_(config.local_sgd.sync_every, config.local_sgd.overlap_rounds, config.compression,
-                SyncPeriod::AutoRoundCeiling(config.optimizer.kind)),
+                SyncPeriod::AutoRoundCeiling(config.optimizer.kind),
+                config.compression_warmup_steps),
       messages_(encoder, config, spec, master, exchange_.compression, plan.batch()),
       metrics_(metrics),
       deadline_(config.deadline),
@@ -165,6 +166,7 @@ std::vector<WorkerSlot*> StepCoordinator::Attend(std::vector<WorkerSlot*> presen
 }
 
 void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
+  exchange_.compression.AtStep(state_.step);
   state_.steps = RoundLength();
   state_.local = exchange_.sync.local();
   Assign(who);

@@ -23,8 +23,11 @@ double CompressionChoice::BytesPerValue(Compression c) {
   return static_cast<double>(EncodedBytes(c, kLong)) / kLong;
 }
 
-CompressionChoice::CompressionChoice(std::optional<Compression> fixed)
-    : automatic_(!fixed), current_(fixed.value_or(Compression::kNone)) {
+CompressionChoice::CompressionChoice(std::optional<Compression> fixed, int64_t warmup_steps)
+    : automatic_(!fixed),
+      current_(fixed.value_or(Compression::kNone)),
+      warmup_steps_(warmup_steps),
+      warming_(warmup_steps > 0) {
   std::fill(std::begin(measured_ms_), std::end(measured_ms_), -1.0);
   std::fill(std::begin(measured_round_), std::end(measured_round_), int64_t{0});
 }
@@ -70,6 +73,10 @@ bool CompressionChoice::Observe(double exchange_ms, double step_compute_ms) {
   return true;
 }
 
+Compression CompressionChoice::Capped(Compression c) const {
+  return warming_ && Rank(c) > Rank(Compression::kFp16) ? Compression::kFp16 : c;
+}
+
 double CompressionChoice::exchange_ms() const { return measured_ms_[Rank(current_)]; }
 
 CompressionChoice::LinkModel CompressionChoice::Fit() const {
@@ -106,9 +113,9 @@ Compression CompressionChoice::Target() const {
     const double limit = i < now    ? std::max(BudgetMs() / 2, kNearBest * best)
                          : i == now ? std::max(BudgetMs(), kNearBest * kNearBest * best)
                                     : std::max(BudgetMs(), kNearBest * best);
-    if (predicted[i] <= limit) return kLadder[i];
+    if (predicted[i] <= limit) return Capped(kLadder[i]);
   }
-  return kLadder[kEncodings - 1];
+  return Capped(kLadder[kEncodings - 1]);
 }
 
 }  // namespace mt

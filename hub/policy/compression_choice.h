@@ -73,11 +73,18 @@ class CompressionChoice {
   static constexpr int kEncodings = 4;
   static constexpr int kRecentRounds = 5;
 
-  // A fixed encoding; nullopt: automatic, starting at none.
-  explicit CompressionChoice(std::optional<Compression> fixed);
+  // A fixed encoding; nullopt: automatic, starting at none. For the first
+  // `warmup_steps` steps of the run no encoding lossier than fp16 is used
+  // (mthub --compress-warmup): compressing from the first step costs
+  // accuracy that later steps do not win back (PowerSGD's practice).
+  explicit CompressionChoice(std::optional<Compression> fixed, int64_t warmup_steps = 0);
 
   bool automatic() const { return automatic_; }
-  Compression current() const { return current_; }
+  // The encoding of the step AtStep last named.
+  Compression current() const { return Capped(current_); }
+  // The step about to be planned: ends the warm-up once past it.
+  void AtStep(int64_t step) { warming_ = step < warmup_steps_; }
+  bool warming_up() const { return warming_; }
 
   // A round in which every participant finished, exchanged at current():
   // its exchange and one step's compute, in milliseconds. Returns whether
@@ -102,11 +109,15 @@ class CompressionChoice {
     double latency_ms, ms_per_byte;  // per byte a value takes
   };
   static double BytesPerValue(Compression c);
+  // `c`, or fp16 where c is lossier and the warm-up runs.
+  Compression Capped(Compression c) const;
   LinkModel Fit() const;
   Compression Target() const;
 
   bool automatic_;
   Compression current_;
+  int64_t warmup_steps_;
+  bool warming_;
   double measured_ms_[kEncodings];      // each encoding's exchange, as last measured
   int64_t measured_round_[kEncodings];  // the round (rounds_seen_) it was measured in
   int64_t rounds_seen_ = 0;

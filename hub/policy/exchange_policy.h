@@ -14,8 +14,8 @@ struct ExchangePolicy {
   // `ceiling`: the longest round --sync-every auto may choose
   // (SyncPeriod::AutoRoundCeiling).
   ExchangePolicy(int sync_every, bool overlap, std::optional<Compression> compression,
-                 int ceiling = SyncPeriod::kMax)
-      : sync(sync_every, overlap, ceiling), compression(compression) {}
+                 int ceiling = SyncPeriod::kMax, int64_t compression_warmup_steps = 0)
+      : sync(sync_every, overlap, ceiling), compression(compression, compression_warmup_steps) {}
 
   // A round in which every participant finished (SyncPeriod::Observe's
   // arguments). Returns which of the two changed.

@@ -190,6 +190,35 @@ TEST(CompressionChoice, ContradictingRoundsDoNotMakeItOscillate) {
   EXPECT_EQ(c.settle_rounds(), CompressionChoice::kMaxSettleRounds);
 }
 
+TEST(CompressionChoice, TheWarmUpExchangesInFp16AtMost) {
+  CompressionChoice topk(Compression::kTopK, /*warmup_steps=*/10);
+  CompressionChoice none(Compression::kNone, 10);
+  for (int64_t step = 0; step < 10; ++step) {
+    topk.AtStep(step);
+    none.AtStep(step);
+    EXPECT_EQ(topk.current(), Compression::kFp16) << step;
+    EXPECT_EQ(none.current(), Compression::kNone) << step;  // never lossier than asked
+  }
+  topk.AtStep(10);
+  EXPECT_EQ(topk.current(), Compression::kTopK);
+  // Auto on a slow link: fp16 while warming up, where it would take topk.
+  CompressionChoice c(std::nullopt, 100);
+  const Link slow{0, 2000};
+  int64_t step = 0;
+  for (; step < 100; step += 4) {
+    c.AtStep(step);
+    c.Observe(slow.Exchange(c.current()), 25);
+    ASSERT_NE(c.current(), Compression::kInt8) << step;
+    ASSERT_NE(c.current(), Compression::kTopK) << step;
+  }
+  EXPECT_EQ(c.current(), Compression::kFp16);
+  for (; step < 400; step += 4) {
+    c.AtStep(step);
+    c.Observe(slow.Exchange(c.current()), 25);
+  }
+  EXPECT_EQ(c.current(), Compression::kTopK);
+}
+
 TEST(CompressionChoice, AfterDampingAChangedLinkIsStillFollowed) {
   CompressionChoice c(std::nullopt);
   for (int r = 0; r < 400; ++r) c.Observe(Contradicting(c.current()), 25);
