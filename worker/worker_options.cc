@@ -11,6 +11,7 @@
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
 #include "core/data/dataset.h"
+#include "core/util/process_stats.h"
 #include "tls/tls_flags.h"
 #include "worker/hub_connection.h"
 
@@ -24,6 +25,13 @@ using cli::UsageError;
 // A flag's --help section is also its mode: CheckModes refuses the flags of
 // the other mode's section, so the help and the check cannot disagree.
 const char kModeSection[] = "Mode (exactly one)";
+// --memory-budget auto: this share of the memory available at start. A
+// phone's memory is the user's: Android's low-memory killer takes
+// background work first when free memory runs short, and the apps in front
+// keep needing theirs. Half leaves as much to the device as training takes;
+// a batch that would not fit in it is recomputed rather than cut
+// (worker/local_trainer.cc), or cut by the hub.
+constexpr double kAutoMemoryShare = 0.5;
 const char kHubSection[] = "Hub mode only (with --hub)";
 const char kSharedSection[] = "Both modes";
 const char kStandaloneSection[] =
@@ -59,6 +67,15 @@ void CheckModes(const CLI::App& app, bool standalone) {
       throw UsageError(wrong + (OneName(wrong) ? " is" : " are") +
                        " for hub mode (--hub) only; --standalone trains on this device alone");
   }
+}
+
+// --memory-budget's value in bytes (0: no limit).
+int64_t ResolveMemoryBudget(const std::string& text) {
+  if (text == "none") return 0;
+  if (text != "auto") return std::stoll(text);  // ByteSize wrote the bytes
+  const int64_t available = AvailableMemoryBytes();
+  return available > 0 ? static_cast<int64_t>(kAutoMemoryShare * static_cast<double>(available))
+                       : 0;
 }
 
 }  // namespace
@@ -100,12 +117,19 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   app.add_option("--connect-timeout", hub_mode.connect_timeout_seconds,
                  "seconds to keep trying to reach the hub")
       ->check(Real(1, 1e7));
-  app.add_option("--memory-budget", hub_mode.memory_budget_bytes,
+  std::string memory_budget = "auto";
+  app.add_option("--memory-budget", memory_budget,
                  "memory the model and its batch may use, e.g. 256M, 1G or 300000K (K, M, G: "
-                 "powers of 1024); the hub caps this worker's batch to fit")
-      ->type_name("SIZE")
-      ->transform(cli::ByteSize())
-      ->default_str("no limit");
+                 "powers of 1024), auto: half the memory available when the worker starts (the "
+                 "rest stays the device's), or none; the hub caps this worker's batch to fit, "
+                 "and where a batch would be cut the worker recomputes activations instead")
+      ->type_name("SIZE|auto|none")
+      ->transform(CLI::Validator(
+          [](std::string& text) {
+            return text == "auto" || text == "none" ? std::string() : cli::ByteSize()(text);
+          },
+          "", "SizeAutoOrNone"))
+      ->default_str("auto");
   app.add_option(
          "--min-battery", hub_mode.policy.min_battery_percent,
          "leave the run when the battery is below this percentage and not charging (0: never)")
@@ -200,6 +224,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       hub_mode.trace_path = alone.trace_path;
       hub_mode.profile = alone.profile;
       hub_mode.recompute = alone.recompute;
+      hub_mode.memory_budget_bytes = ResolveMemoryBudget(memory_budget);
     }
     cli::ApplyLogLevel(options.log_level);
     cli::WarnIfMoreThreadsThanCores(alone.threads);

@@ -24,22 +24,34 @@ int64_t StatusKibibytes(const char* text, const char* key) {
   return std::strtoll(at + std::strlen(key), nullptr, 10) * 1024;
 }
 
-}  // namespace
-
-ResidentMemory ReadResidentMemory() {
-  ResidentMemory m;
-  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return m;
-  char text[8192];  // the file is about 1.5 KB
+// The start of a small /proc file into `text`, terminated; false if unreadable.
+bool ReadProcFile(const char* path, char (&text)[8192]) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
   size_t used = 0;
   for (ssize_t got;
        used + 1 < sizeof text && (got = read(fd, text + used, sizeof text - 1 - used)) > 0;)
     used += static_cast<size_t>(got);
   close(fd);
   text[used] = '\0';
+  return true;
+}
+
+}  // namespace
+
+ResidentMemory ReadResidentMemory() {
+  ResidentMemory m;
+  char text[8192];  // the file is about 1.5 KB
+  if (!ReadProcFile("/proc/self/status", text)) return m;
   m.current_bytes = StatusKibibytes(text, "\nVmRSS:");
   m.peak_bytes = StatusKibibytes(text, "\nVmHWM:");
   return m;
+}
+
+int64_t AvailableMemoryBytes() {
+  char text[8192];  // /proc/meminfo is about 1.5 KB; MemAvailable is its third line
+  if (!ReadProcFile("/proc/meminfo", text)) return -1;
+  return StatusKibibytes(text, "\nMemAvailable:");
 }
 
 int64_t PeakRssBytes() {

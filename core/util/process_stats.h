@@ -18,6 +18,10 @@ struct ResidentMemory {
 };
 ResidentMemory ReadResidentMemory();
 
+// Memory the kernel says could be given to a new program without swapping
+// (MemAvailable in /proc/meminfo), in bytes; -1 where unreadable.
+int64_t AvailableMemoryBytes();
+
 // CPU time of the calling thread: the work itself, which wall time on a
 // busy machine would overstate by the time other processes held the core.
 double ThreadCpuSeconds();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/process_stats.h"
 #include "tests/support/files.h"
 
 namespace mt {
@@ -38,7 +39,18 @@ TEST(WorkerOptions, MemoryBudgetSizesAreBytesInPowersOf1024) {
   EXPECT_EQ(Budget("1048576"), 1048576);
   EXPECT_EQ(Budget("1.5G"), 3LL << 29);
   EXPECT_EQ(Budget("64KiB"), 64LL << 10);
-  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1"}).hub_mode.memory_budget_bytes, 0);  // no limit
+  EXPECT_EQ(Budget("none"), 0);  // no limit
+}
+
+// The default, auto: half of what /proc/meminfo says is available (which
+// moves while the test runs, so within a tenth of it).
+TEST(WorkerOptions, TheMemoryBudgetDefaultsToHalfTheAvailableMemory) {
+  const double available = static_cast<double>(AvailableMemoryBytes());
+  ASSERT_GT(available, 0) << "no MemAvailable in /proc/meminfo";
+  for (const int64_t budget :
+       {Parse({"--hub", "127.0.0.1:1"}).hub_mode.memory_budget_bytes, Budget("auto")}) {
+    EXPECT_NEAR(static_cast<double>(budget), 0.5 * available, 0.1 * available);
+  }
 }
 
 TEST(WorkerOptions, HubModeGetsTheSharedFlags) {

@@ -1,5 +1,6 @@
 package org.mt.worker.android;
 
+import android.app.ActivityManager;
 import android.app.Notification;
 import android.app.NotificationChannel;
 import android.app.NotificationManager;
@@ -101,6 +102,15 @@ public final class MtWorkerService extends Service {
     controller = new WorkerController(status -> main.post(() -> onStatus(status)), 1000);
   }
 
+  // mtworker --memory-budget auto's rule: half the memory available now, counted above the
+  // level where Android starts killing background work (the rest stays the user's). The
+  // worker recomputes activations where its batch would not fit, or the hub cuts the batch.
+  private long memoryBudget() {
+    ActivityManager.MemoryInfo info = new ActivityManager.MemoryInfo();
+    getSystemService(ActivityManager.class).getMemoryInfo(info);
+    return Math.max(64L << 20, (info.availMem - info.threshold) / 2);
+  }
+
   @Override
   public int onStartCommand(Intent intent, int flags, int startId) {
     // A service started with startForegroundService must call startForeground promptly.
@@ -138,6 +148,7 @@ public final class MtWorkerService extends Service {
         .hubFingerprint(intent.getStringExtra(EXTRA_HUB_FINGERPRINT))
         .insecure(intent.getBooleanExtra(EXTRA_INSECURE, false))
         .stateDir(getFilesDir().getAbsolutePath()) // known_hubs: private to the app
+        .memoryBudgetBytes(memoryBudget())
         .build();
     started = true;
     // The sticky battery broadcast comes back at once: the state is known before the worker starts.
