@@ -5,8 +5,12 @@ Runs deploy/netem-cluster.sh (needs root) with phone-class workers
 (`mtworker --slowdown S`, default 10: a phone's compute on this machine's
 core): one worker alone on a fast link, then N workers sharing one shaped
 medium (--medium shared: --rate is everyone's total each way) for each
---compress mode, and a heterogeneous pair on the same medium (one worker S,
-the other 5 x S slower). Prints samples/s, the ratio to one alone, step
+--compress mode, and heterogeneous groups on the same medium (--sets: each
+a list of speed factors, "1,5" one worker S and one 5 x S slower; the
+default is that pair; "1,5;1,2,5;1,20" are issue 43's cases), each with
+every --partitions value (each worker its own samples: mthub --partition).
+--busy starts one CPU-bound process per device beside every run (alone
+too), as a phone busy with something else. Prints samples/s, the ratio to one alone, step
 time, bytes per sample on the hub's link, test accuracy, training seconds
 (with --epochs 1: the time to one epoch) and, with
 --target-accuracy, the seconds to reach it (the hub evaluates every
@@ -21,7 +25,7 @@ repeat's group to its own alone run is printed too.
 
   tests/bench/wifi.py [--workers 3] [--slowdown 10] [--rate 32mbit] [--loss 1%] [--delay 5ms]
       [--shaper netem|tbf] [--modes none,int8] [--sync-every 1,16] [--overlap off,on]
-      [--steps 100 | --epochs 1]
+      [--steps 100 | --epochs 1] [--sets "1,5;1,2,5;1,20"] [--partitions iid,dirichlet:0.1] [--busy]
       [--target-accuracy X --eval-every 50] [--no-pair] [--repeat 1] [--hub-args "..."] [--all-args "..."]
       [--build build] [--json out.json]
 
@@ -104,7 +108,15 @@ def cluster(a, workers, medium, rate, delay, loss, slowdowns, hub_flags, seed=1)
             "test_acc": hub["test_accuracy"], "seconds_to_target": hub.get("seconds_to_target", -1),
             "train_seconds": hub["train_seconds"], "steps": hub["steps"],
             "final_sync_every": hub.get("final_sync_every"), "final_compression": hub.get("final_compression"),
-            "compression_changes": hub.get("compression_changes", []), "sync_changes": hub.get("sync_changes", [])}
+            "compression_changes": hub.get("compression_changes", []), "sync_changes": hub.get("sync_changes", []),
+            "samples_to_target": next((e["samples"] for e in hub.get("eval_history", [])
+                                       if a.target_accuracy and e["test_accuracy"] >= a.target_accuracy), -1)}
+
+
+def name_devices(name, a):
+    """How many devices a job's name says it runs: "3 shared ..." or "1x+5x ..."."""
+    first = name.split()[0]
+    return len(first.split("+")) if "x" in first else int(first)
 
 
 def main():
@@ -124,7 +136,13 @@ def main():
     ap.add_argument("--epochs", type=int, default=0, help="run whole epochs instead of --steps")
     ap.add_argument("--target-accuracy", type=float, default=0)
     ap.add_argument("--eval-every", type=int, default=50)
-    ap.add_argument("--no-pair", action="store_true", help="skip the heterogeneous pair")
+    ap.add_argument("--no-pair", action="store_true", help="skip the heterogeneous groups (--sets)")
+    ap.add_argument("--sets", default="1,5",
+                    help="heterogeneous groups, ';'-separated, each ','-separated speed factors of --slowdown")
+    ap.add_argument("--partitions", default="iid",
+                    help="comma-separated mthub --partition values for the group runs (iid: none)")
+    ap.add_argument("--busy", action="store_true",
+                    help="one CPU-bound process per device beside every run (alone included)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--hub-args", default="", help="more mthub flags for the group runs, e.g. \"--lr 0.15\"")
@@ -148,6 +166,7 @@ def main():
     jobs = [("alone", lambda seed: cluster(a, 1, "separate", a.fast_rate, "0ms", "0%", [a.slowdown],
                                            a.all_args.split(), seed))]
     syncs = [h for h in a.sync_every.split(",") if h]
+    partitions = [p for p in a.partitions.split(",") if p]
     overlaps = [o for o in a.overlap.split(",") if o]
     for o in overlaps:
         if o not in ("on", "off"):
@@ -163,17 +182,38 @@ def main():
                              seed)))
         if not a.no_pair:
             m = modes[-1]
-            jobs.append((f"pair 1x+5x {m} H={h}{tag}",
-                         lambda seed, m=m, h=h, extra=extra: cluster(
-                             a, 2, "shared", a.rate, a.delay, a.loss, [a.slowdown, 5 * a.slowdown],
-                             ["--compress", m, "--sync-every", h] + extra + a.hub_args.split() + a.all_args.split(),
-                             seed)))
+            for speeds in [[float(x) for x in group.split(",")] for group in a.sets.split(";") if group]:
+                name = "+".join(f"{x:g}x" for x in speeds)
+                for part in partitions:
+                    flags = [] if part == "iid" else ["--partition", part]
+                    jobs.append((f"{name} {m} H={h}{tag}" + (f" {part}" if flags else ""),
+                                 lambda seed, m=m, h=h, extra=extra, speeds=speeds, flags=flags: cluster(
+                                     a, len(speeds), "shared", a.rate, a.delay, a.loss,
+                                     [a.slowdown * x for x in speeds],
+                                     ["--compress", m, "--sync-every", h] + extra + flags + a.hub_args.split()
+                                     + a.all_args.split(), seed)))
+        for part in partitions:
+            if part == "iid":
+                continue
+            for m in modes:
+                jobs.append((f"{a.workers} shared {m} H={h}{tag} {part}",
+                             lambda seed, m=m, h=h, extra=extra, part=part: cluster(
+                                 a, a.workers, "shared", a.rate, a.delay, a.loss, [a.slowdown] * a.workers,
+                                 ["--compress", m, "--sync-every", h, "--partition", part] + extra
+                                 + a.hub_args.split() + a.all_args.split(), seed)))
     runs = {name: [] for name, _ in jobs}
     for i in range(a.repeat):
         for name, job in jobs:
             seed = i + 1 if a.seeds == "vary" else 1
             print(f"run {i + 1}/{a.repeat} (seed {seed}): {name}", file=sys.stderr, flush=True)
-            runs[name].append(dict(job(seed), seed=seed))
+            devices = 1 if name == "alone" else name_devices(name, a)
+            busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(devices if a.busy else 0)]
+            try:
+                runs[name].append(dict(job(seed), seed=seed))
+            finally:
+                for b in busy:
+                    b.kill()
+                    b.wait()
 
     def med(name, key):
         values = [r[key] for r in runs[name] if r[key] is not None]
@@ -198,6 +238,13 @@ def main():
             ratios = [al["seconds_to_target"] / r["seconds_to_target"]
                       for al, r in zip(runs["alone"], runs[name])
                       if al["seconds_to_target"] > 0 and r["seconds_to_target"] > 0]
+            shown = ", ".join(f"{x:.2f}" for x in ratios)
+            print(f"  {name:<30} {shown}  ({statistics.median(ratios):.2f}x)" if ratios else f"  {name:<30} -")
+        print("\nsamples to target, the group / one alone, per repeat (median):")
+        for name, _ in jobs[1:]:
+            ratios = [r["samples_to_target"] / al["samples_to_target"]
+                      for al, r in zip(runs["alone"], runs[name])
+                      if al["samples_to_target"] > 0 and r["samples_to_target"] > 0]
             shown = ", ".join(f"{x:.2f}" for x in ratios)
             print(f"  {name:<30} {shown}  ({statistics.median(ratios):.2f}x)" if ratios else f"  {name:<30} -")
     if a.json:
