@@ -130,9 +130,15 @@ void HttpServer::Accept(Loop& loop, int listen_fd, Clock::time_point now) {
     ++counts_.accepted;
     loop.views.clear();
     for (const auto& c : loop.connections)
-      loop.views.push_back({c->address(), c->last_progress(), c->answering()});
+      loop.views.push_back({c->address(), c->last_progress(), c->answering(), c->spoke()});
     const int victim =
         ConnectionToEvict(loop.views, address, limits_.max_connections, limits_.per_address);
+    if (victim == kRefuseNewConnection) {
+      // Every connection it could replace is serving a request.
+      close(fd);
+      ++counts_.refused_full;
+      continue;
+    }
     if (victim >= 0) {
       loop.connections.erase(loop.connections.begin() + victim);
       ++counts_.evicted;
