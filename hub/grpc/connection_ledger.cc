@@ -52,6 +52,13 @@ bool ParseGrpcPeer(const std::string& peer, std::string* address, int* port) {
   return *port > 0 && *port < 65536;
 }
 
+void MarkGrpcPeer(ConnectionLedger* ledger, const std::string& peer,
+                  ConnectionLedger::Stage stage) {
+  std::string address;
+  int port = 0;
+  if (ledger && ParseGrpcPeer(peer, &address, &port)) ledger->Mark(address, port, stage);
+}
+
 std::string ConnectionLedger::KeyOf(const std::string& address, int port) {
   return address + "#" + std::to_string(port);
 }

@@ -9,8 +9,8 @@
 // flood of idle channels (1,000 Hello-less streams and 2,000 Joins from
 // one address) once filled it, and honest workers on that address failed
 // their TLS handshake until the run trained 0 steps (issue 45). A
-// connection on which a Join succeeded (Mark, from the service) leaves
-// the count: Joins per address are the membership's to bound
+// connection on which a Join or a Hello succeeded (Mark, from the service)
+// leaves the count: Joins per address are the membership's to bound
 // (hub/membership/peer_limits.h). And when an address is at its cap, the
 // newcomer replaces, rather than yields to, the oldest of its connections
 // that carried calls but no worker, or else one still silent past
@@ -62,7 +62,7 @@ class ConnectionLedger {
   // need be; otherwise records nothing and says which cap it meets.
   std::string Admit(int fd, const std::string& address, Clock::time_point now, int port = 0);
   // A call arrived on the connection from `address`:`port` (kCalls), or a
-  // Join on it succeeded (kWorker). A stage never goes back.
+  // Join or Hello on it succeeded (kWorker). A stage never goes back.
   void Mark(const std::string& address, int port, Stage stage);
 
   int open() const;
@@ -99,5 +99,9 @@ class ConnectionLedger {
   Clock::time_point last_sweep_{};
   int cut_ = 0;
 };
+
+// ledger->Mark for the connection of a gRPC peer string; nothing when the
+// ledger is null or the string is not an IP peer.
+void MarkGrpcPeer(ConnectionLedger* ledger, const std::string& peer, ConnectionLedger::Stage stage);
 
 }  // namespace mt

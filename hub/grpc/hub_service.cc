@@ -40,13 +40,6 @@ std::string PeerIdentity(const grpc::ServerContext& context) {
 constexpr int kHandshakeTimeoutMs = 20'000;
 constexpr int kIdleConnectionMs = 60'000;
 
-void MarkConnection(ConnectionLedger* ledger, const std::string& peer,
-                    ConnectionLedger::Stage stage) {
-  std::string address;
-  int port = 0;
-  if (ledger && ParseGrpcPeer(peer, &address, &port)) ledger->Mark(address, port, stage);
-}
-
 }  // namespace
 
 grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinRequest* request,
@@ -57,20 +50,20 @@ grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinReq
     return coordinator_.Join(bounded, context->peer(), reply, PeerIdentity(*context));
   });
   // A worker now holds the connection: it leaves its address's count.
-  MarkConnection(ledger_, context->peer(),
-                 status.ok() ? ConnectionLedger::Stage::kWorker : ConnectionLedger::Stage::kCalls);
+  MarkGrpcPeer(ledger_, context->peer(),
+               status.ok() ? ConnectionLedger::Stage::kWorker : ConnectionLedger::Stage::kCalls);
   return status;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
     grpc::CallbackServerContext* context) {
-  MarkConnection(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
-  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_, hello_deadlines_);
+  MarkGrpcPeer(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
+  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_, hello_deadlines_, ledger_);
 }
 
 grpc::Status HubService::Leave(grpc::ServerContext* context, const proto::LeaveRequest* request,
                                proto::LeaveReply*) {
-  MarkConnection(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
+  MarkGrpcPeer(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
   return Guarded("Leave", [&] {
     proto::LeaveRequest bounded = *request;
     BoundStrings(&bounded);
