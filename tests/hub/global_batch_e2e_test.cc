@@ -29,7 +29,8 @@ using test_support::ReportedWorker;
 using test_support::StartHub;
 using test_support::StartWorker;
 
-constexpr int kTrain = 2000;
+// Enough that 24 steps of the largest batch a test expects stay in one epoch.
+constexpr int kTrain = 4000;
 
 class GlobalBatch : public ::testing::Test {
  protected:
