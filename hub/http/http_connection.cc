@@ -1,6 +1,7 @@
 #include "hub/http/http_connection.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -20,6 +21,11 @@ HttpConnection::HttpConnection(std::unique_ptr<ByteStream> stream, std::string a
     : stream_(std::move(stream)), address_(std::move(address)), timeouts_(timeouts) {
   last_progress_ = now;
   deadline_ = now + timeouts_.head;
+}
+
+bool HttpConnection::HasInput() const {
+  char byte = 0;
+  return state_ != State::kClosed && recv(fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 short HttpConnection::PollEvents() const {

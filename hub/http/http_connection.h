@@ -61,6 +61,8 @@ class HttpConnection {
   bool spoke() const { return spoke_; }
   // A request is being served: never closed to make room.
   bool answering() const { return state_ == State::kWriting; }
+  // Bytes wait on its socket, not yet read.
+  bool HasInput() const;
   // Advance stopped with work left that needs no event (bytes already
   // received, or held by TLS): call it again without waiting.
   bool ready() const { return ready_; }

@@ -54,6 +54,9 @@ class HttpServer {
   void RemoveClosed(Loop& loop);
   // Takes what waits on the listening socket, making room as it must.
   void Accept(Loop& loop, int listen_fd, Clock::time_point now);
+  // ConnectionToEvict for a new connection from `address`; a silent choice
+  // with bytes already waiting is served instead and the choice made again.
+  int Victim(Loop& loop, const std::string& address, Clock::time_point now);
   // A flood is logged once, then counted once a minute while it lasts.
   void LogEvictions(Loop& loop, Clock::time_point now);
 
