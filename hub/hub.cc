@@ -242,7 +242,8 @@ void Hub::FollowDevices() {
   const int batch = coordinator_->FollowingBatch(kPerWorker, &timings);
   const int64_t planned = plan_->batch();
   if (batch <= 0) {
-    spdlog::info("global batch {}: not every worker timed itself", planned);
+    spdlog::info("global batch {}: not every worker timed itself, or no speed is claimed by two",
+                 planned);
     return;
   }
   if (batch >= kFollowBelow * static_cast<double>(planned)) return;
@@ -255,8 +256,8 @@ void Hub::FollowDevices() {
     lr = fmt::format(", learning rate {:.4g}", master_->optimizer().lr());
   }
   spdlog::info(
-      "global batch {} instead of {}: the fastest worker takes {} a step and the others "
-      "what they compute meanwhile ({} per sample){}",
+      "global batch {} instead of {}: the fastest workers (a speed two of them claim) take {} a "
+      "step and the others what they compute meanwhile ({} per sample){}",
       batch, planned, kPerWorker, timings, lr);
   if (events_)
     events_->OnEvent({HubEvent::Kind::kGlobalBatchChanged,

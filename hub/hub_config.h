@@ -83,6 +83,9 @@ struct HubConfig : RunSettings {
   // multiple of the step's median.
   Aggregation aggregate = Aggregation::kAuto;
   double clip_factor = 2;
+  // The residual sketch's signs (hub/aggregation/sketch_seed.h): unset, each
+  // hub draws its own, unknown to the workers; tests set it to repeat a run.
+  std::optional<uint32_t> sketch_seed;
   int min_workers = 1;  // below this many the hub waits instead of training on
   int max_workers = 0;  // at most this many in the run at once; 0: twice --workers, at least 64
   // A worker's share of the default global batch (and, where the batch

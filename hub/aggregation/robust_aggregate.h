@@ -73,7 +73,10 @@ struct AggregatorOptions {
   // known to differ: an honest worker's residual then keeps its classes'
   // direction.
   bool sketch_residuals = true;
-  // The count sketch's signs (a hub picks its own, unknown to workers).
+  // The count sketch's signs. A hub draws its own (SketchSeedOf,
+  // hub/aggregation/sketch_seed.h), so a worker cannot aim its residual at
+  // the signs; this fixed default is for tests that build an aggregator
+  // by hand.
   uint32_t sketch_seed = 0x5eed;
 };
 

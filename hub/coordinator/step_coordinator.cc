@@ -4,10 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <random>
-
 #include "core/util/process_stats.h"
 #include "core/util/seconds.h"
+#include "hub/aggregation/sketch_seed.h"
+#include "hub/policy/plausible_speed.h"
 #include "hub/report/hub_trace.h"
 
 namespace mt {
@@ -48,7 +48,8 @@ AggregatorOptions AggregationOf(const HubConfig& config) {
   const bool iid = config.data.partition.kind == PartitionSpec::Kind::kIid;
   options.refuse_misaligned = iid;
   options.sketch_residuals = iid;
-  options.sketch_seed = static_cast<uint32_t>(std::random_device{}());  // each hub its own
+  options.sketch_seed =
+      SketchSeedOf(config.sketch_seed);  // each hub its own, unless a test names it
   return options;
 }
 
@@ -69,7 +70,9 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       roster_(AdmissionRulesOf(config, plan, master), controller_, attendance_, messages_, metrics,
               events, state_, round_),
-      reducer_(Ranges(master.segments()), AggregationOf(config)) {}
+      reducer_(Ranges(master.segments()), AggregationOf(config)) {
+  controller_.SetHintFloor(FastestPlausibleMsPerSample(spec, master.model()));
+}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);

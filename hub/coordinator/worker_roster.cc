@@ -7,6 +7,7 @@
 #include "core/util/seconds.h"
 #include "hub/membership/churn_log.h"
 #include "hub/membership/worker_row.h"
+#include "hub/policy/plausible_speed.h"
 #include "hub/report/hub_trace.h"
 
 namespace mt {
@@ -63,7 +64,13 @@ HubStatus WorkerRoster::Hello(const proto::Hello& hello, WorkerLink* link, int* 
   WorkerSlot* slot = nullptr;
   if (HubStatus s = membership_.Attach(hello, link, &slot); !s.ok()) return s;
   *worker_id = slot->id;
-  controller_.Hint(slot->id, hello.compute_ms_per_sample());
+  if (const double hint = hello.compute_ms_per_sample();
+      hint != 0 && !controller_.Hint(slot->id, hint))
+    spdlog::warn(
+        "worker {} ({}) claims {:.3g} ms per sample, not a time a device takes (this model's "
+        "arithmetic needs {:.3g} ms at {:.0e} FLOP/s): not believed; its measured steps alone "
+        "size its batch",
+        slot->id, slot->name, hint, controller_.hint_floor(), kFastestDeviceFlopsPerSecond);
   Emit(HubEvent::Kind::kWorkerReady, slot->id, slot->name);
   return HubStatus::Ok();
 }

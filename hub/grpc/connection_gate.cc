@@ -43,8 +43,8 @@ long RaiseOpenFileLimit() {
   return limit.rlim_cur == RLIM_INFINITY ? (1L << 20) : static_cast<long>(limit.rlim_cur);
 }
 
-ConnectionGate::ConnectionGate(ListenSocket socket, ConnectionCaps caps)
-    : socket_(socket), ledger_(caps) {
+ConnectionGate::ConnectionGate(ListenSocket socket, ConnectionLedger& ledger)
+    : socket_(socket), ledger_(ledger) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (wake_fd_ < 0 || spare_fd_ < 0) {
@@ -54,7 +54,8 @@ ConnectionGate::ConnectionGate(ListenSocket socket, ConnectionCaps caps)
     socket_.Close();
     throw std::runtime_error("cannot start accepting connections: " + why);
   }
-  spdlog::debug("connections: at most {} at once, {} per address", caps.total, caps.per_address);
+  spdlog::debug("connections: at most {} at once, {} per address without a worker",
+                ledger.caps().total, ledger.caps().per_address);
 }
 
 ConnectionGate::~ConnectionGate() {
@@ -93,7 +94,8 @@ void ConnectionGate::AcceptLoop() {
 
 bool ConnectionGate::AcceptOne(int listen_fd) {
   std::string address;
-  const int fd = AcceptPeer(listen_fd, address);
+  int port = 0;
+  const int fd = AcceptPeer(listen_fd, address, &port);
   if (fd < 0) {
     switch (errno) {
       case EINTR:
@@ -108,7 +110,7 @@ bool ConnectionGate::AcceptOne(int listen_fd) {
       default: return false;  // EAGAIN: nothing more waiting
     }
   }
-  const std::string why = ledger_.Admit(fd, address, ConnectionLedger::Clock::now());
+  const std::string why = ledger_.Admit(fd, address, ConnectionLedger::Clock::now(), port);
   if (!why.empty()) {
     Refuse(fd, address, why);
     return true;

@@ -26,7 +26,8 @@ long RaiseOpenFileLimit();
 
 class ConnectionGate {
  public:
-  ConnectionGate(ListenSocket socket, ConnectionCaps caps);
+  // `ledger` counts what is admitted; it must outlive the gate.
+  ConnectionGate(ListenSocket socket, ConnectionLedger& ledger);
   // Stops accepting and closes the listening socket.
   ~ConnectionGate();
   ConnectionGate(const ConnectionGate&) = delete;
@@ -48,7 +49,7 @@ class ConnectionGate {
   void RefuseWithSpare(int listen_fd);
 
   ListenSocket socket_;
-  ConnectionLedger ledger_;
+  ConnectionLedger& ledger_;
   grpc::experimental::ExternalConnectionAcceptor* acceptor_ = nullptr;
   int wake_fd_ = -1;   // an eventfd the destructor writes to end the loop
   int spare_fd_ = -1;  // /dev/null, given up when the descriptors run out

@@ -44,20 +44,26 @@ constexpr int kIdleConnectionMs = 60'000;
 
 grpc::Status HubService::Join(grpc::ServerContext* context, const proto::JoinRequest* request,
                               proto::JoinReply* reply) {
-  return Guarded("Join", [&] {
+  grpc::Status status = Guarded("Join", [&] {
     proto::JoinRequest bounded = *request;
     BoundStrings(&bounded);
     return coordinator_.Join(bounded, context->peer(), reply, PeerIdentity(*context));
   });
+  // A worker now holds the connection: it leaves its address's count.
+  MarkGrpcPeer(ledger_, context->peer(),
+               status.ok() ? ConnectionLedger::Stage::kWorker : ConnectionLedger::Stage::kCalls);
+  return status;
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* HubService::Train(
     grpc::CallbackServerContext* context) {
-  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_, hello_deadlines_);
+  MarkGrpcPeer(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
+  return new TrainStream(coordinator_, context->peer(), write_cpu_ns_, hello_deadlines_, ledger_);
 }
 
-grpc::Status HubService::Leave(grpc::ServerContext*, const proto::LeaveRequest* request,
+grpc::Status HubService::Leave(grpc::ServerContext* context, const proto::LeaveRequest* request,
                                proto::LeaveReply*) {
+  MarkGrpcPeer(ledger_, context->peer(), ConnectionLedger::Stage::kCalls);
   return Guarded("Leave", [&] {
     proto::LeaveRequest bounded = *request;
     BoundStrings(&bounded);
@@ -69,12 +75,13 @@ HubServer::HubServer(StepCoordinator& coordinator, const std::string& bind, int 
                      std::shared_ptr<grpc::ServerCredentials> credentials,
                      std::atomic<int64_t>* write_cpu_ns, std::chrono::milliseconds hello_timeout,
                      int max_workers)
-    : hello_deadlines_(hello_timeout), service_(coordinator, write_cpu_ns, &hello_deadlines_) {
+    : hello_deadlines_(hello_timeout),
+      ledger_(CapsFor(RaiseOpenFileLimit(), max_workers)),
+      service_(coordinator, write_cpu_ns, &hello_deadlines_, &ledger_) {
   // The hub binds and accepts itself (hub/grpc/connection_gate.h); gRPC
   // gets the connections it admits.
   ListenSocket socket = OpenListenSocket(bind, port);
-  const ConnectionCaps caps = CapsFor(RaiseOpenFileLimit(), max_workers);
-  gate_ = std::make_unique<ConnectionGate>(socket, caps);
+  gate_ = std::make_unique<ConnectionGate>(socket, ledger_);
   grpc::ServerBuilder builder;
   acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,

@@ -18,9 +18,14 @@ class StepCoordinator;
 
 class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::Hub::Service> {
  public:
+  // `ledger`: told what each connection carried (its per-address cap
+  // leaves out those holding a worker).
   HubService(StepCoordinator& coordinator, std::atomic<int64_t>* write_cpu_ns,
-             HelloDeadlines* hello_deadlines)
-      : coordinator_(coordinator), write_cpu_ns_(write_cpu_ns), hello_deadlines_(hello_deadlines) {}
+             HelloDeadlines* hello_deadlines, ConnectionLedger* ledger)
+      : coordinator_(coordinator),
+        write_cpu_ns_(write_cpu_ns),
+        hello_deadlines_(hello_deadlines),
+        ledger_(ledger) {}
 
   grpc::Status Join(grpc::ServerContext* context, const proto::JoinRequest* request,
                     proto::JoinReply* reply) override;
@@ -34,6 +39,7 @@ class HubService final : public proto::Hub::WithRawCallbackMethod_Train<proto::H
   StepCoordinator& coordinator_;
   std::atomic<int64_t>* write_cpu_ns_;
   HelloDeadlines* hello_deadlines_;
+  ConnectionLedger* ledger_;
 };
 
 // The listening server: binds on Start-up and shuts down when destroyed.
@@ -51,6 +57,7 @@ class HubServer {
 
  private:
   HelloDeadlines hello_deadlines_;  // first: the streams use it until the server is down
+  ConnectionLedger ledger_;         // so does the service
   HubService service_;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   std::unique_ptr<grpc::Server> server_;

@@ -65,8 +65,12 @@ HubStatus FromGrpc(const grpc::Status& status) {
 }  // namespace
 
 TrainStream::TrainStream(StepCoordinator& coordinator, std::string peer,
-                         std::atomic<int64_t>* write_cpu_ns, HelloDeadlines* hello_deadlines)
-    : coordinator_(coordinator), peer_(std::move(peer)), write_cpu_ns_(write_cpu_ns) {
+                         std::atomic<int64_t>* write_cpu_ns, HelloDeadlines* hello_deadlines,
+                         ConnectionLedger* ledger)
+    : coordinator_(coordinator),
+      peer_(std::move(peer)),
+      ledger_(ledger),
+      write_cpu_ns_(write_cpu_ns) {
   if (hello_deadlines) hello_deadline_ = hello_deadlines->Add(this);
   StartRead(&incoming_);
 }
@@ -179,6 +183,8 @@ grpc::Status TrainStream::AcceptHello() {
   int id = -1;
   BoundStrings(message_.mutable_hello());
   const grpc::Status status = ToGrpc(coordinator_.Hello(message_.hello(), this, &id));
+  // A worker holds this connection now, even if its Join came on another.
+  if (status.ok()) MarkGrpcPeer(ledger_, peer_, ConnectionLedger::Stage::kWorker);
   // Under the lock: CloseForNoHello reads it from the sweeper's thread.
   std::lock_guard<std::mutex> lock(mu_);
   worker_id_ = id;

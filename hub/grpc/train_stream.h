@@ -17,6 +17,7 @@
 #include <string>
 
 #include "hub.pb.h"
+#include "hub/grpc/connection_ledger.h"
 #include "hub/grpc/hello_deadlines.h"
 #include "hub/transport/hub_status.h"
 #include "hub/transport/transport.h"
@@ -39,9 +40,10 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   // CPU time spent starting writes off the step loop's thread (the next
   // chunk after one is done) is added to *write_cpu_ns: part of the hub's
   // cost of broadcasting. `hello_deadlines` (may be null) closes the stream
-  // if it does not say Hello in time.
+  // if it does not say Hello in time. `ledger` (may be null) learns that
+  // the stream's connection holds a worker once its Hello is accepted.
   TrainStream(StepCoordinator& coordinator, std::string peer, std::atomic<int64_t>* write_cpu_ns,
-              HelloDeadlines* hello_deadlines);
+              HelloDeadlines* hello_deadlines, ConnectionLedger* ledger = nullptr);
 
   // Takes only messages made by GrpcEncoder.
   bool Send(Encoded message) override;
@@ -63,6 +65,7 @@ class TrainStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
 
   StepCoordinator& coordinator_;
   const std::string peer_;
+  ConnectionLedger* const ledger_;
   std::atomic<int64_t>* write_cpu_ns_;
   int worker_id_ = -1;  // set by the first message (Hello) once the hub accepts it
   std::shared_ptr<HelloDeadlines::Entry> hello_deadline_;  // null once Hello is in, or none

@@ -25,6 +25,7 @@ Io ByteStream::ReadPlain(char* buffer, size_t capacity, size_t& got) {
     const ssize_t n = recv(fd_, buffer, capacity, 0);
     if (n > 0) {
       got = static_cast<size_t>(n);
+      plain_bytes_ += got;
       return Io::kDone;
     }
     if (n == 0) return Io::kClosed;
@@ -40,6 +41,7 @@ Io ByteStream::WritePlain(const char* data, size_t size, size_t& wrote) {
     const ssize_t n = send(fd_, data, size, MSG_NOSIGNAL);
     if (n >= 0) {
       wrote = static_cast<size_t>(n);
+      plain_bytes_ += wrote;
       return Io::kDone;
     }
     if (errno == EINTR) continue;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace mt::http {
@@ -37,9 +38,13 @@ class ByteStream {
   // did not speak TLS, and for draining what a peer still sends.
   Io WritePlain(const char* data, size_t size, size_t& wrote);
   Io ReadPlain(char* buffer, size_t capacity, size_t& got);
+  // Bytes that crossed the socket so far, both ways, TLS records and
+  // handshake included: whether, and when, a connection last made progress.
+  virtual uint64_t bytes_moved() const { return plain_bytes_; }
 
  private:
   int fd_;
+  uint64_t plain_bytes_ = 0;  // by ReadPlain and WritePlain
 };
 
 std::unique_ptr<ByteStream> MakePlainStream(int fd);

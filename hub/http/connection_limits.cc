@@ -4,15 +4,16 @@ namespace mt::http {
 namespace {
 
 bool Staler(const ConnectionView& a, const ConnectionView& b) {
-  if (a.answering != b.answering) return !a.answering;
+  if (a.spoke != b.spoke) return !a.spoke;
   return a.last_progress < b.last_progress;
 }
 
-// The stalest of `open` (of `address` only, when given), or -1.
+// The stalest of `open` that is not answering (of `address` only, when
+// given), or kRefuseNewConnection.
 int Stalest(const std::vector<ConnectionView>& open, const std::string_view* address) {
-  int best = -1;
+  int best = kRefuseNewConnection;
   for (size_t i = 0; i < open.size(); ++i) {
-    if (address && open[i].address != *address) continue;
+    if (open[i].answering || (address && open[i].address != *address)) continue;
     if (best < 0 || Staler(open[i], open[static_cast<size_t>(best)])) best = static_cast<int>(i);
   }
   return best;

@@ -1,6 +1,7 @@
 #include "hub/http/http_connection.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -22,6 +23,11 @@ HttpConnection::HttpConnection(std::unique_ptr<ByteStream> stream, std::string a
   deadline_ = now + timeouts_.head;
 }
 
+bool HttpConnection::HasInput() const {
+  char byte = 0;
+  return state_ != State::kClosed && recv(fd(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 short HttpConnection::PollEvents() const {
   if (state_ == State::kClosed) return 0;
   return waiting_for_ == Io::kWantWrite ? POLLOUT : POLLIN;
@@ -31,12 +37,17 @@ void HttpConnection::Advance(const Handler& handler, Clock::time_point now) {
   // Bounded, so a client that pipelines requests as fast as it reads the
   // answers does not keep the loop from the others.
   ready_ = false;
+  const uint64_t moved = stream_->bytes_moved();
   for (int steps = 0; state_ != State::kClosed; ++steps) {
     if (steps == kMaxStepsPerAdvance) {
       ready_ = true;  // more to do without waiting: the server comes back at once
       break;
     }
     if (!Step(handler, now)) break;
+  }
+  if (state_ != State::kClosed && stream_->bytes_moved() != moved) {
+    last_progress_ = now;
+    spoke_ = true;
   }
   if (state_ != State::kClosed && now >= deadline_)
     Close(state_ == State::kDraining ? End::kFinished : End::kTimedOut);
@@ -129,7 +140,6 @@ bool HttpConnection::WriteAnswer(Clock::time_point now) {
     response_.reset();
     out_head_.clear();
     out_body_ = {};
-    last_progress_ = now;
     if (keep_alive_) {
       WaitForHead(now);
     } else {

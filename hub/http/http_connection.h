@@ -53,10 +53,16 @@ class HttpConnection {
   // POLLIN and/or POLLOUT: what Advance waits for.
   short PollEvents() const;
   Clock::time_point deadline() const { return deadline_; }
-  // When it last completed an answer (or was accepted): the server closes
-  // the connection that made no progress for longest to make room.
+  // When a byte last crossed its socket either way (or it was accepted),
+  // and whether one ever did: the server makes room by closing silent
+  // connections before those that spoke, and those longest without
+  // progress first (http/connection_limits.h).
   Clock::time_point last_progress() const { return last_progress_; }
+  bool spoke() const { return spoke_; }
+  // A request is being served: never closed to make room.
   bool answering() const { return state_ == State::kWriting; }
+  // Bytes wait on its socket, not yet read.
+  bool HasInput() const;
   // Advance stopped with work left that needs no event (bytes already
   // received, or held by TLS): call it again without waiting.
   bool ready() const { return ready_; }
@@ -89,7 +95,7 @@ class HttpConnection {
   std::string out_head_;
   std::string_view out_body_;
   size_t written_ = 0;
-  bool keep_alive_ = false, plain_answer_ = false, ready_ = false;
+  bool keep_alive_ = false, plain_answer_ = false, ready_ = false, spoke_ = false;
   size_t drained_ = 0;
 };
 

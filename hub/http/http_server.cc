@@ -16,6 +16,9 @@ namespace {
 
 // Connections accepted per turn of the loop: a backlog of hundreds is
 // taken in a few turns, and the open connections are served in between.
+// How many silent victims with bytes waiting one accept serves before it
+// closes the next choice anyway (a flood cannot make it read forever).
+constexpr int kRecheckVictims = 8;
 constexpr int kAcceptsPerTurn = 128;
 // The longest poll() sleeps; deadlines are checked at least this often.
 constexpr int kMaxPollMs = 500;
@@ -118,6 +121,23 @@ void HttpServer::RemoveClosed(Loop& loop) {
   loop.connections.erase(closed, loop.connections.end());
 }
 
+int HttpServer::Victim(Loop& loop, const std::string& address, Clock::time_point now) {
+  for (int looked = 0;; ++looked) {
+    loop.views.clear();
+    for (const auto& c : loop.connections)
+      loop.views.push_back({c->address(), c->last_progress(), c->answering(), c->spoke()});
+    const int victim =
+        ConnectionToEvict(loop.views, address, limits_.max_connections, limits_.per_address);
+    if (victim < 0 || looked == kRecheckVictims || loop.views[victim].spoke) return victim;
+    // Silent so far, but its first bytes may have come since it was last
+    // read (a client's TLS hello right after the accept): then it is a
+    // request starting, not an idle socket. Served, it spoke.
+    HttpConnection& c = *loop.connections[static_cast<size_t>(victim)];
+    if (!c.HasInput()) return victim;
+    c.Advance(handler_, now);
+  }
+}
+
 void HttpServer::Accept(Loop& loop, int listen_fd, Clock::time_point now) {
   for (int k = 0; k < kAcceptsPerTurn; ++k) {
     std::string address;
@@ -128,11 +148,13 @@ void HttpServer::Accept(Loop& loop, int listen_fd, Clock::time_point now) {
       break;
     }
     ++counts_.accepted;
-    loop.views.clear();
-    for (const auto& c : loop.connections)
-      loop.views.push_back({c->address(), c->last_progress(), c->answering()});
-    const int victim =
-        ConnectionToEvict(loop.views, address, limits_.max_connections, limits_.per_address);
+    const int victim = Victim(loop, address, now);
+    if (victim == kRefuseNewConnection) {
+      // Every connection it could replace is serving a request.
+      close(fd);
+      ++counts_.refused_full;
+      continue;
+    }
     if (victim >= 0) {
       loop.connections.erase(loop.connections.begin() + victim);
       ++counts_.evicted;

@@ -3,9 +3,11 @@
 // machine (http_connection.h) with a deadline. Memory is bounded by design:
 // at most max_connections, each holding at most a request head and one
 // answer. When the table is full, or one address holds its share of it,
-// a new connection closes the one (of that address first) that made no
-// progress for longest, so a flood of idle or slow sockets cannot lock a
-// real client out; that is logged once, with counts once a minute.
+// a new connection closes the one (of that address first) that stayed
+// silent, or else went longest without a byte either way, and never one
+// serving a request (http/connection_limits.h); so a flood of idle or slow
+// sockets cannot lock a real client out, nor cut its request in flight;
+// that is logged once, with counts once a minute.
 #pragma once
 
 #include <atomic>
@@ -29,6 +31,8 @@ struct ServerLimits {
 // What the server did, for tests and the log.
 struct ServerCounts {
   std::atomic<uint64_t> accepted{0}, evicted{0}, timed_out{0}, refused_heads{0}, not_tls{0};
+  // New connections closed at once: every one they could replace was answering.
+  std::atomic<uint64_t> refused_full{0};
 };
 
 class HttpServer {
@@ -50,6 +54,9 @@ class HttpServer {
   void RemoveClosed(Loop& loop);
   // Takes what waits on the listening socket, making room as it must.
   void Accept(Loop& loop, int listen_fd, Clock::time_point now);
+  // ConnectionToEvict for a new connection from `address`; a silent choice
+  // with bytes already waiting is served instead and the choice made again.
+  int Victim(Loop& loop, const std::string& address, Clock::time_point now);
   // A flood is logged once, then counted once a minute while it lasts.
   void LogEvictions(Loop& loop, Clock::time_point now);
 

@@ -89,6 +89,14 @@ class TlsStream final : public ByteStream {
     return r == 1 ? Io::kDone : Outcome(r);
   }
 
+  uint64_t bytes_moved() const override {
+    // One BIO both ways (SSL_set_bio(ssl, bio, bio)); OpenSSL counts what
+    // passes through it, the handshake's flights too.
+    BIO* socket = SSL_get_rbio(ssl_);
+    return ByteStream::bytes_moved() +
+           (socket ? BIO_number_read(socket) + BIO_number_written(socket) : 0);
+  }
+
   void Shutdown() override {
     ERR_clear_error();
     if (SSL_is_init_finished(ssl_)) SSL_shutdown(ssl_);  // close_notify, not waiting for the peer's

@@ -139,12 +139,16 @@ std::string PeerAddress(const sockaddr_storage& peer) {
   return text;
 }
 
-int AcceptPeer(int listen_fd, std::string& address) {
+int AcceptPeer(int listen_fd, std::string& address, int* port) {
   sockaddr_storage peer{};
   socklen_t len = sizeof(peer);
   const int fd =
       accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (fd >= 0) address = PeerAddress(peer);
+  if (fd < 0) return fd;
+  address = PeerAddress(peer);
+  if (port)
+    *port = ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(peer).sin6_port
+                                             : reinterpret_cast<const sockaddr_in&>(peer).sin_port);
   return fd;
 }
 

@@ -32,7 +32,7 @@ std::string PeerAddress(const sockaddr_storage& peer);
 
 // Accepts one connection, non-blocking and close-on-exec; -1 with errno
 // set when none (EAGAIN) or none can be (EMFILE, ...). `address`: the
-// peer's, as PeerAddress gives it.
-int AcceptPeer(int listen_fd, std::string& address);
+// peer's, as PeerAddress gives it; `port` (when given): the peer's port.
+int AcceptPeer(int listen_fd, std::string& address, int* port = nullptr);
 
 }  // namespace mt

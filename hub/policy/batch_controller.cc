@@ -53,20 +53,42 @@ double BatchController::hint(int worker) const {
   return it == hints_.end() ? -1 : it->second;
 }
 
-void BatchController::Hint(int worker, double ms_per_sample) {
-  if (std::isfinite(ms_per_sample) && ms_per_sample > 0) hints_[worker] = ms_per_sample;
+bool BatchController::Hint(int worker, double ms_per_sample) {
+  if (!std::isfinite(ms_per_sample) || ms_per_sample <= 0 || ms_per_sample < hint_floor_) {
+    hints_.erase(worker);
+    return false;
+  }
+  hints_[worker] = ms_per_sample;
+  return true;
+}
+
+double BatchController::HintReference(const std::vector<Member>& members) const {
+  // The two fastest claims; the reference is the slower of them.
+  double first = std::numeric_limits<double>::infinity(), second = first;
+  int claims = 0;
+  for (const Member& m : members) {
+    const double h = hint(m.worker);
+    if (h <= 0) continue;
+    ++claims;
+    if (h < first) {
+      second = first;
+      first = h;
+    } else if (h < second) {
+      second = h;
+    }
+  }
+  if (claims == 0) return -1;
+  return claims == 1 ? (members.size() == 1 ? first : -1) : second;
 }
 
 int BatchController::FollowingTotal(int per_worker, const std::vector<Member>& members) const {
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const Member& m : members) {
-    auto it = hints_.find(m.worker);
-    if (it == hints_.end()) return 0;
-    fastest = std::min(fastest, it->second);
-  }
+  for (const Member& m : members)
+    if (hint(m.worker) <= 0) return 0;
+  const double reference = HintReference(members);
+  if (reference <= 0) return 0;
   int total = 0;
   for (const Member& m : members) {
-    const double share = per_worker * fastest / hints_.at(m.worker);
+    const double share = per_worker * std::min(1.0, reference / hint(m.worker));
     total += std::clamp(static_cast<int>(std::lround(share)), 1, std::max(1, m.cap));
   }
   return total;
@@ -92,18 +114,33 @@ double BatchController::Speeds::StepMs(const std::vector<double>& batches) const
 BatchController::Speeds BatchController::SpeedsOf(const std::vector<Member>& members,
                                                   int steps) const {
   const size_t n = members.size();
-  // A worker not measured yet is taken to be like the average of the others.
+  // A worker not measured yet starts from its hint, so a slow phone starts
+  // with a small batch; but no faster than the fastest the hub has measured
+  // among the others, so a claim of speed wins nothing once the hub has
+  // seen real steps. Without a hint it is taken to be like the average of
+  // the others.
+  double reference = std::numeric_limits<double>::infinity();
+  for (const Member& m : members)
+    if (const double t = ms_per_sample(m.worker); t > 0) reference = std::min(reference, t);
+  if (!std::isfinite(reference)) reference = 0;
+  Speeds s;
+  s.ms_per_sample.assign(n, -1);
   double t_sum = 0, o_sum = 0;
   int t_known = 0, o_known = 0;
-  for (const Member& m : members) {
-    const double t = ms_per_sample(m.worker), o = overhead_ms(m.worker);
-    if (t > 0) t_sum += t, ++t_known;
+  for (size_t i = 0; i < n; ++i) {
+    const int w = members[i].worker;
+    const double t = ms_per_sample(w), h = hint(w), o = overhead_ms(w);
+    double& known = s.ms_per_sample[i];
+    if (t > 0)
+      known = t;
+    else if (h > 0)
+      known = std::max(h, reference);
+    if (known > 0) t_sum += known, ++t_known;
     if (o >= 0) o_sum += o, ++o_known;
   }
-  Speeds s;
   for (size_t i = 0; i < n; ++i) {
-    const double ti = ms_per_sample(members[i].worker), oi = overhead_ms(members[i].worker);
-    s.ms_per_sample.push_back(ti > 0 ? ti : (t_known ? t_sum / t_known : 1.0));
+    if (s.ms_per_sample[i] <= 0) s.ms_per_sample[i] = t_known ? t_sum / t_known : 1.0;
+    const double oi = overhead_ms(members[i].worker);
     s.overhead_ms.push_back((oi >= 0 ? oi : (o_known ? o_sum / o_known : 0.0)) / steps);
   }
   return s;

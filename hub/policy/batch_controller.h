@@ -63,10 +63,17 @@ class BatchController {
   // A worker that left: its estimates go, so a returning device is measured anew.
   void Forget(int worker);
   // The compute time per sample a worker timed itself before its first
-  // step (Hello.compute_ms_per_sample). Only the global batch is sized from
-  // it (FollowingTotal); splits wait for measured steps. Ignored unless
-  // finite and positive.
-  void Hint(int worker, double ms_per_sample);
+  // step (Hello.compute_ms_per_sample): a prior, until its own steps are
+  // measured. One unchecked claim once set the whole group's batch (a
+  // worker claiming 1e-30 ms made the others take one sample each: global
+  // batch 66 instead of 192, issue 45), so a hint is believed only within
+  // bounds: finite, and no faster than SetHintFloor's floor (what the
+  // model's arithmetic takes on the fastest plausible device). Returns
+  // whether it was believed; one that is not counts as none.
+  bool Hint(int worker, double ms_per_sample);
+  // The fastest time per sample a hint may claim (hub/policy/plausible_speed.h).
+  void SetHintFloor(double ms_per_sample) { hint_floor_ = ms_per_sample; }
+  double hint_floor() const { return hint_floor_; }
 
   // The global batch that follows the devices' speeds: the fastest member
   // takes `per_worker` samples a step and every other what it computes in
@@ -75,7 +82,15 @@ class BatchController {
   // reach 0.85 and gained at most 1.2x the samples per second, so it was
   // slower than its fast phone alone (docs/benchmarks.md, Wi-Fi). Equal
   // devices keep per_worker each. 0 while a member has no hint.
+  // Hints are claims nobody has checked yet: the speed the others are
+  // measured against is the fastest that two members claim
+  // (HintReference), so no single claim sets the group's batch; a claim
+  // faster than that only takes per_worker itself.
   int FollowingTotal(int per_worker, const std::vector<Member>& members) const;
+  // The speed (ms per sample) that at least two of `members` claim to
+  // reach: the second fastest hint (the only one for a single member);
+  // < 0 when fewer than that have one.
+  double HintReference(const std::vector<Member>& members) const;
 
   // Batches for the next step, in the members' order: integers, at least 1
   // when total allows, within each cap, summing to total (or to the caps'
@@ -101,7 +116,7 @@ class BatchController {
   // not been measured yet.
   double ms_per_sample(int worker) const;
   double overhead_ms(int worker) const;
-  // Its Hint; < 0 when it sent none.
+  // Its Hint, if believed; < 0 when it sent none (or one not believed).
   double hint(int worker) const;
 
  private:
@@ -126,6 +141,7 @@ class BatchController {
   BatchControllerOptions options_;
   std::map<int, Estimate> estimates_;
   std::map<int, double> hints_;  // Hint: ms per sample, as each worker timed itself
+  double hint_floor_ = 0;        // SetHintFloor
   // The previous answer, which damping and the dead band start from.
   std::vector<int> last_workers_, last_batches_;
   int last_total_ = 0;

@@ -1,17 +1,21 @@
 #include "tests/faulty_worker/corrupting_hub_link.h"
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "core/compress/compression_proto.h"
 
 namespace mt::faulty {
 
 CorruptingHubLink::CorruptingHubLink(HubLink& inner, const proto::JoinReply& join,
-                                     GradientCorruption corruption)
+                                     Misbehaviour misbehaviour)
     : inner_(inner),
-      corruption_(corruption),
-      corruptor_(corruption, static_cast<size_t>(join.param_count())),
+      corruption_(misbehaviour.corruption),
+      claim_ms_per_sample_(misbehaviour.claim_ms_per_sample),
+      hold_ms_(misbehaviour.hold_ms),
+      corruptor_(misbehaviour.corruption, static_cast<size_t>(join.param_count())),
       begins_(join.segments().begin(), join.segments().end()),
       param_count_(join.param_count()) {}
 
@@ -23,8 +27,21 @@ size_t CorruptingHubLink::SegmentSize(uint64_t offset) const {
   return static_cast<size_t>(end - offset);
 }
 
+bool CorruptingHubLink::SendOther(const proto::WorkerMessage& message) {
+  if (message.has_hello() && claim_ms_per_sample_ > 0) {
+    proto::WorkerMessage lie = message;
+    lie.mutable_hello()->set_compute_ms_per_sample(claim_ms_per_sample_);
+    return inner_.Send(lie);
+  }
+  return inner_.Send(message);
+}
+
 bool CorruptingHubLink::Send(const proto::WorkerMessage& message) {
-  if (!message.has_gradient() || !corruption_.active()) return inner_.Send(message);
+  if (message.has_gradient() && hold_ms_ > 0 && message.gradient().step() != held_step_) {
+    held_step_ = message.gradient().step();  // its first chunk waits; the rest follow it
+    std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms_));
+  }
+  if (!message.has_gradient() || !corruption_.active()) return SendOther(message);
   std::lock_guard<std::mutex> lock(mu_);
   outgoing_ = message;
   proto::GradientChunk& chunk = *outgoing_.mutable_gradient();
@@ -66,9 +83,9 @@ bool CorruptingHubLink::Read(proto::HubMessage* message) {
   return true;
 }
 
-HubLinkDecorator CorruptEverySession(GradientCorruption corruption) {
-  return [corruption](HubLink& link, const proto::JoinReply& join) {
-    return std::make_unique<CorruptingHubLink>(link, join, corruption);
+HubLinkDecorator CorruptEverySession(Misbehaviour misbehaviour) {
+  return [misbehaviour](HubLink& link, const proto::JoinReply& join) {
+    return std::make_unique<CorruptingHubLink>(link, join, misbehaviour);
   };
 }
 

@@ -224,16 +224,68 @@ namespace {
 
 TEST(BatchControllerFollowingTotal, TheFastestTakesItsShareAndTheOthersWhatTheyComputeMeanwhile) {
   BatchController c(BatchPolicy::kBalanced);
-  const Members pair = {{1, 128}, {2, 128}};
-  EXPECT_EQ(c.FollowingTotal(64, pair), 0);  // nobody timed yet
+  const Members three = {{1, 128}, {2, 128}, {3, 128}};
+  EXPECT_EQ(c.FollowingTotal(64, three), 0);  // nobody timed yet
   c.Hint(1, 0.3);
-  EXPECT_EQ(c.FollowingTotal(64, pair), 0);  // worker 2 has not
-  c.Hint(2, 1.5);                            // 5x slower: 64 / 5 = 12.8
-  EXPECT_EQ(c.FollowingTotal(64, pair), 64 + 13);
+  c.Hint(2, 0.3);
+  EXPECT_EQ(c.FollowingTotal(64, three), 0);  // worker 3 has not
+  c.Hint(3, 1.5);                             // 5x slower: 64 / 5 = 12.8
+  EXPECT_EQ(c.FollowingTotal(64, three), 64 + 64 + 13);
   // Equal devices keep 64 each; the order does not matter.
-  const Members three = {{3, 128}, {4, 128}, {5, 128}};
-  for (int w : {3, 4, 5}) c.Hint(w, 0.5);
-  EXPECT_EQ(c.FollowingTotal(64, three), 192);
+  const Members others = {{4, 128}, {5, 128}, {6, 128}};
+  for (int w : {4, 5, 6}) c.Hint(w, 0.5);
+  EXPECT_EQ(c.FollowingTotal(64, others), 192);
+}
+
+TEST(BatchControllerFollowingTotal, OneUncheckedClaimDoesNotSetTheGroupsBatch) {
+  // Issue 45, finding 9: one worker claimed 1e-30 ms per sample and the
+  // two honest ones took one sample each (66 instead of 192). Whatever one
+  // worker claims, the others are measured against the speed two claim.
+  for (double claim : {1e-30, 1e-5, 0.01}) {
+    BatchController c(BatchPolicy::kBalanced);
+    c.Hint(1, 0.5);
+    c.Hint(2, 0.5);
+    c.Hint(3, claim);
+    EXPECT_EQ(c.FollowingTotal(64, {{1, 128}, {2, 128}, {3, 128}}), 192) << claim;
+  }
+  // So a pair, where nothing tells a phone from a liar's victim, keeps 64
+  // each until its steps are measured.
+  BatchController pair(BatchPolicy::kBalanced);
+  pair.Hint(1, 0.3);
+  pair.Hint(2, 1.5);
+  EXPECT_EQ(pair.FollowingTotal(64, {{1, 128}, {2, 128}}), 128);
+}
+
+TEST(BatchControllerFollowingTotal, AClaimFasterThanTheModelsArithmeticIsNotBelieved) {
+  BatchController c(BatchPolicy::kBalanced);
+  c.SetHintFloor(1e-6);
+  EXPECT_FALSE(c.Hint(3, 1e-30));
+  EXPECT_LT(c.hint(3), 0);
+  EXPECT_TRUE(c.Hint(1, 0.5));
+  EXPECT_TRUE(c.Hint(2, 0.5));
+  // Not believed is as good as not sent: the batch stays as planned.
+  EXPECT_EQ(c.FollowingTotal(64, {{1, 128}, {2, 128}, {3, 128}}), 0);
+  // And a later claim replaces an earlier one that was believed.
+  EXPECT_TRUE(c.Hint(3, 0.5));
+  EXPECT_FALSE(c.Hint(3, 1e-9));
+  EXPECT_LT(c.hint(3), 0);
+}
+
+TEST(BatchControllerHints, ASlowPhoneStartsSmallAndAClaimOfSpeedWinsNothingOnceMeasured) {
+  BatchController c(BatchPolicy::kBalanced);
+  const Members pair = {{1, 128}, {2, 128}};
+  c.Hint(1, 0.3);
+  c.Hint(2, 1.5);
+  // Before any step is measured the hints split the batch: 5x slower, a
+  // fifth as many samples as the other.
+  const std::vector<int> first = c.Next(128, pair);
+  EXPECT_NEAR(first[1], 128 / 6.0, 1.0) << first[0] << "," << first[1];
+  // Measured, both are equally fast: the measurement overrides the hints.
+  BatchController m(BatchPolicy::kBalanced);
+  m.Observe(1, 64, 64.0, 64.0);
+  m.Hint(2, 0.001);  // claims a thousand times the speed the hub measured of worker 1
+  const std::vector<int> next = m.Next(128, pair);
+  EXPECT_EQ(next, (std::vector<int>{64, 64}));
 }
 
 TEST(BatchControllerFollowingTotal, CapsBoundEachShareAndEveryoneTakesAtLeastOne) {

@@ -1,10 +1,13 @@
 // The hub's count of open connections (hub/grpc/connection_ledger.h):
-// caps per address and in all, and room made again once a connection's
-// descriptor no longer holds it. Pipes stand in for sockets: the ledger
-// only asks what a descriptor holds.
+// caps per address and in all, room made again once a connection's
+// descriptor no longer holds it, and an address's cap that counts only
+// connections holding no worker, its idle ones cut for a newcomer. Pipes
+// stand in for sockets where the ledger only asks what a descriptor holds;
+// socket pairs where it cuts one.
 #include "hub/grpc/connection_ledger.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <vector>
@@ -91,6 +94,74 @@ TEST(ConnectionLedger, ADescriptorHandedOutAgainIsANewConnection) {
   close(again[0]);
   close(again[1]);
   close(ends[1]);
+}
+
+TEST(ConnectionLedger, ConnectionsHoldingAWorkerLeaveTheirAddresssCount) {
+  // Issue 45, finding 10: an address's idle channels filled its cap and its
+  // honest workers could not connect.
+  Descriptors fds;
+  ConnectionLedger ledger({10, 2});
+  EXPECT_EQ(ledger.Admit(fds.Open(), "10.0.0.9", kNow, 1001), "");
+  EXPECT_EQ(ledger.Admit(fds.Open(), "10.0.0.9", kNow, 1002), "");
+  ledger.Mark("10.0.0.9", 1001, ConnectionLedger::Stage::kWorker);
+  ledger.Mark("10.0.0.9", 1002, ConnectionLedger::Stage::kCalls);
+  ledger.Mark("10.0.0.9", 1002, ConnectionLedger::Stage::kSilent);  // never back
+  ledger.Mark("10.0.0.8", 1002, ConnectionLedger::Stage::kWorker);  // another peer: nobody
+  EXPECT_EQ(ledger.open_from("10.0.0.9"), 1);
+  EXPECT_EQ(ledger.Admit(fds.Open(), "10.0.0.9", kNow, 1003), "");
+  EXPECT_EQ(ledger.open(), 3);
+  // The total still counts every connection.
+  ConnectionLedger small({2, 2});
+  EXPECT_EQ(small.Admit(fds.Open(), "a", kNow, 1), "");
+  small.Mark("a", 1, ConnectionLedger::Stage::kWorker);
+  EXPECT_EQ(small.Admit(fds.Open(), "a", kNow, 2), "");
+  EXPECT_NE(small.Admit(fds.Open(), "a", kNow, 3), "");
+}
+
+TEST(ConnectionLedger, AnAddressAtItsCapCutsItsIdlestConnectionForANewcomer) {
+  int calls[2], silent[2], worker[2];
+  for (int* pair : {calls, silent, worker}) ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  Descriptors fds;
+  ConnectionLedger ledger({10, 2});
+  EXPECT_EQ(ledger.Admit(worker[0], "a", kNow, 1), "");
+  ledger.Mark("a", 1, ConnectionLedger::Stage::kWorker);
+  EXPECT_EQ(ledger.Admit(calls[0], "a", kNow, 2), "");
+  EXPECT_EQ(ledger.Admit(silent[0], "a", kNow, 3), "");
+  ledger.Mark("a", 2, ConnectionLedger::Stage::kCalls);
+  // Full: the one that carried calls but holds no worker goes first, at
+  // once; its peer sees the end.
+  EXPECT_EQ(ledger.Admit(fds.Open(), "a", kNow + std::chrono::milliseconds(100), 4), "");
+  char byte = 0;
+  EXPECT_EQ(recv(calls[1], &byte, 1, MSG_DONTWAIT), 0);
+  // A silent one within its grace (a handshake under way) is not cut: the
+  // newcomer is refused; past its grace it makes room.
+  const auto soon = kNow + ConnectionLedger::kPendingGrace / 2;
+  EXPECT_NE(ledger.Admit(fds.Open(), "a", soon, 5), "");
+  EXPECT_EQ(ledger.Admit(fds.Open(), "a", kNow + 2 * ConnectionLedger::kPendingGrace, 6), "");
+  EXPECT_EQ(recv(silent[1], &byte, 1, MSG_DONTWAIT), 0);
+  // A worker's connection is never cut.
+  EXPECT_EQ(recv(worker[1], &byte, 1, MSG_DONTWAIT), -1);
+  EXPECT_EQ(ledger.cut(), 2);
+  for (int* pair : {calls, silent, worker}) {
+    close(pair[0]);
+    close(pair[1]);
+  }
+}
+
+TEST(ConnectionLedger, ReadsTheAddressAndPortOfAGrpcPeer) {
+  std::string address;
+  int port = 0;
+  ASSERT_TRUE(ParseGrpcPeer("ipv4:10.0.0.5:43122", &address, &port));
+  EXPECT_EQ(address, "10.0.0.5");
+  EXPECT_EQ(port, 43122);
+  ASSERT_TRUE(ParseGrpcPeer("ipv6:[::1]:5000", &address, &port));
+  EXPECT_EQ(address, "::1");
+  EXPECT_EQ(port, 5000);
+  ASSERT_TRUE(ParseGrpcPeer("ipv6:[::ffff:127.0.0.1]:7", &address, &port));
+  EXPECT_EQ(address, "127.0.0.1");
+  for (const char* bad : {"", "unix:/tmp/x", "ipv4:1.2.3.4", "ipv4:1.2.3.4:", "ipv4::80",
+                          "ipv6:[::1]", "ipv4:1.2.3.4:99999", "ipv4:1.2.3.4:8a"})
+    EXPECT_FALSE(ParseGrpcPeer(bad, &address, &port)) << bad;
 }
 
 }  // namespace

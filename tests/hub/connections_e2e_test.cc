@@ -1,7 +1,10 @@
 // The hub's port and file descriptors as a stranger meets them: a second
-// mthub on a taken port stops instead of sharing the workers, and a flood of
+// mthub on a taken port stops instead of sharing the workers; a flood of
 // idle connections, more than the hub has descriptors for, leaves room for
-// a worker from elsewhere to join and train.
+// a worker from elsewhere to join and train; and idle channels from the
+// worker's own address, more than that address may hold, do not lock it
+// out (issue 45, finding 10).
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "hub.grpc.pb.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/events.h"
 #include "tests/support/files.h"
@@ -116,6 +120,39 @@ TEST_F(ConnectionsE2e, IdleConnectionsBeyondTheOpenFileLimitDoNotLockWorkersOut)
 
   auto worker =
       test_support::StartWorker(dir_, "honest", port, {"--insecure", "--connect-timeout", "30"});
+  EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
+  EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
+  EXPECT_EQ(test_support::CountEvents(test_support::EventsOf(dir_, "hub"), "worker_joined"), 1);
+}
+
+TEST_F(ConnectionsE2e, IdleChannelsFromTheWorkersOwnAddressDoNotLockItOut) {
+  // Issue 45, finding 10: idle channels filled 127.0.0.1's cap of 128
+  // connections, the honest worker there failed to connect and the run
+  // trained 0 steps. Now a connection that carried calls but holds no
+  // worker (or one still silent after a grace) makes room for a newcomer
+  // from its address.
+  std::unique_ptr<ChildProcess> hub;
+  const int port = test_support::StartHub(hub, dir_, HubArgs(1));
+  ASSERT_GT(port, 0);
+  const std::string target = "127.0.0.1:" + std::to_string(port);
+  std::vector<std::shared_ptr<grpc::Channel>> idle;
+  for (int i = 0; i < 160; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+    auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+    auto stub = proto::Hub::NewStub(channel);
+    // A Train stream that never says Hello, given up at once; the channel
+    // and its connection stay.
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    auto stream = stub->Train(&ctx);
+    stream->WritesDone();
+    ctx.TryCancel();
+    (void)stream->Finish();
+    idle.push_back(channel);
+  }
+  auto worker =
+      test_support::StartWorker(dir_, "honest", port, {"--insecure", "--connect-timeout", "20"});
   EXPECT_EQ(worker->Wait(120), 0) << worker->Log();
   EXPECT_EQ(hub->Wait(60), 0) << hub->Log();
   EXPECT_EQ(test_support::CountEvents(test_support::EventsOf(dir_, "hub"), "worker_joined"), 1);

@@ -189,5 +189,38 @@ TEST(ModelAtChanceE2e, EndsTheRunInFailureNotSuccess) {
   fs::remove_all(dir);
 }
 
+TEST(HostileWorkerE2eLate, AWorkerThatHoldsEveryGradientIsSetAsideLikeASlowDevice) {
+  // Issue 45: a worker that computes at full speed but holds each gradient
+  // 300 ms made the run 10x slower and was never left out. From the hub's
+  // view a delay in sending is a slow device: its round trip bounds the
+  // compute time it reports, and the balanced round without it is far
+  // shorter (hub/policy/attendance.h).
+  const fs::path dir = test_support::FreshTempDir("hostile-e2e-late");
+  test_support::WriteIdxDataset(dir.string(), 2000, 200, 8);
+  std::unique_ptr<ChildProcess> hub;
+  const int port =
+      test_support::StartHub(hub, dir,
+                             {"--workers", "3", "--dataset", dir.string(), "--steps", "40",
+                              "--sync-every", "1", "--report", (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  auto w0 = test_support::StartWorker(dir, "w0", port, {"--threads", "1"});
+  auto w1 = test_support::StartWorker(dir, "w1", port, {"--threads", "1"});
+  auto late = test_support::StartWorker(
+      dir, "late", port, {"--threads", "1", "--hold-gradients-ms", "300"}, kFaultyWorker);
+  ASSERT_EQ(hub->Wait(180), 0) << hub->Log();
+  EXPECT_EQ(w0->Wait(60), 0) << w0->Log();
+  EXPECT_EQ(w1->Wait(60), 0) << w1->Log();
+  late->Wait(60);
+  const fs::path events = test_support::EventsOf(dir, "hub");
+  EXPECT_GE(test_support::CountEvents(events, "worker_set_aside", {{"name", "late"}}), 1)
+      << hub->Log();
+  EXPECT_EQ(test_support::CountEvents(events, "worker_set_aside", {{"name", "w0"}}), 0);
+  EXPECT_EQ(test_support::CountEvents(events, "worker_set_aside", {{"name", "w1"}}), 0);
+  const auto report = test_support::ReadJson(dir / "hub.json");
+  EXPECT_EQ(report["steps"], 40);
+  EXPECT_EQ(report["stop_reason"], "training complete");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mt

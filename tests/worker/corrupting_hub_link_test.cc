@@ -43,7 +43,7 @@ std::vector<float> SentFloats(const ScriptedWorker& w, Compression c) {
 std::vector<float> Step(ScriptedWorker& w, Compression c, const std::string& corruption = "") {
   w.Run({w.State(), ScriptedWorker::Plan(0, 0, 8, 0, 0, ToProto(c))}, nullptr,
         corruption.empty() ? HubLinkDecorator()
-                           : CorruptEverySession(ParseGradientCorruption(corruption)));
+                           : CorruptEverySession({ParseGradientCorruption(corruption)}));
   return SentFloats(w, c);
 }
 
