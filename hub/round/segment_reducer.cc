@@ -66,9 +66,10 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   const bool aligning = aggregator_.options().refuse_misaligned;
   const bool sketched = aggregator_.sketched();
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (aligning) alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
+    const Contribution& c = inputs_[i];
+    if (aligning) alignment_.Add(c.id, aggregator_.alignment(i), c.lineage);
     if (sketched)
-      persistence_.Add(inputs_[i].id, aggregator_.sketch(i), aggregator_.residual_energy(i));
+      persistence_.Add(c.id, aggregator_.sketch(i), aggregator_.residual_energy(i), c.lineage);
   }
   if (!last_segment()) return v;
   ids_.clear();
@@ -76,12 +77,17 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   if (aligning) {
     const int worst = alignment_.EndStep(ids_.data(), ids_.size());
     if (worst >= 0) {
-      char why[200];
+      const int id = inputs_[static_cast<size_t>(worst)].id;
+      char why[260];
       std::snprintf(why, sizeof why,
                     "its %ss point against the other workers' (mean cosine %.2f over its last "
-                    "~%d steps; refused below -%.2f)",
-                    ContributionName(), alignment_.cosine(inputs_[static_cast<size_t>(worst)].id),
-                    static_cast<int>(1 / AlignmentWatch::kSmoothing), AlignmentWatch::kBound);
+                    "~%d steps%s; refused below -%.2f)",
+                    ContributionName(), alignment_.cosine(id),
+                    static_cast<int>(1 / AlignmentWatch::kSmoothing),
+                    alignment_.continues(id)
+                        ? ", earlier sessions from its address or certificate included"
+                        : "",
+                    AlignmentWatch::kBound);
       v.refused = worst;
       v.why = why;
       return v;
@@ -90,15 +96,18 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   if (!sketched) return v;
   const int worst = persistence_.EndStep(ids_.data(), ids_.size());
   if (worst < 0) return v;
-  char why[240];
+  const int id = inputs_[static_cast<size_t>(worst)].id;
+  char why[300];
   std::snprintf(why, sizeof why,
                 "its %ss keep adding the same direction (persistence %.2f of its residual from "
-                "the others' centre over its last ~%d steps; refused above %.2f and %.0f times "
+                "the others' centre over its last ~%d steps%s; refused above %.2f and %.0f times "
                 "the workers' median)",
-                ContributionName(),
-                persistence_.persistence(inputs_[static_cast<size_t>(worst)].id),
-                static_cast<int>(1 / PersistenceWatch::kSmoothing), PersistenceWatch::kBound,
-                PersistenceWatch::kRatio);
+                ContributionName(), persistence_.persistence(id),
+                static_cast<int>(1 / PersistenceWatch::kSmoothing),
+                persistence_.continues(id)
+                    ? ", earlier sessions from its address or certificate included"
+                    : "",
+                PersistenceWatch::kBound, PersistenceWatch::kRatio);
   v.refused = worst;
   v.why = why;
   return v;

@@ -37,6 +37,7 @@ struct Contribution {
   const float* values = nullptr;  // the whole parameter vector its segments land in
   int64_t batch = 0;              // its weight: the samples it was computed on
   size_t segments_in = 0;         // how many segments of it have arrived, in order
+  int lineage = -1;               // its worker's across sessions (hub/membership/lineages.h)
 };
 
 class SegmentReducer {

@@ -1,11 +1,15 @@
-// mtworker_faulty: mtworker in hub mode with one more flag,
+// mtworker_faulty: mtworker in hub mode with two more flags,
 // --corrupt-gradients KIND (gradient_corruption.h), a hostile worker for
-// the tests and benchmarks of the hub's defences (docs/security.md). Built
-// under tests/ only: the production mtworker refuses the flag.
+// the tests and benchmarks of the hub's defences (docs/security.md), and
+// --rejoin-every N: after N contributions the worker Leaves and Joins again
+// as a new worker (a new id; issue 45's session cycling), until the hub
+// ends the run. Built under tests/ only: the production mtworker refuses
+// both.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,36 +24,81 @@
 namespace {
 
 constexpr char kFlag[] = "--corrupt-gradients";
+constexpr char kRejoinFlag[] = "--rejoin-every";
 
-// Takes --corrupt-gradients KIND (or =KIND) out of argv; the rest is
-// mtworker's. Throws std::invalid_argument for a flag without its value.
-std::string TakeCorruptionFlag(int argc, char** argv, std::vector<const char*>* rest) {
-  const std::string with_value = std::string(kFlag) + "=";
-  std::string kind;
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == kFlag) {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(kFlag) + ": needs a KIND");
-      kind = argv[++i];
+// Takes `flag` VALUE (or =VALUE) out of args; the rest stay. Throws
+// std::invalid_argument for a flag without its value.
+std::string TakeFlag(const char* flag, std::vector<const char*>* args) {
+  const std::string with_value = std::string(flag) + "=";
+  std::string value;
+  std::vector<const char*> rest;
+  for (size_t i = 0; i < args->size(); ++i) {
+    const std::string arg = (*args)[i];
+    if (arg == flag) {
+      if (i + 1 >= args->size()) throw std::invalid_argument(std::string(flag) + ": needs a value");
+      value = (*args)[++i];
     } else if (arg.compare(0, with_value.size(), with_value) == 0) {
-      kind = arg.substr(with_value.size());
+      value = arg.substr(with_value.size());
     } else {
-      rest->push_back(argv[i]);
+      rest.push_back((*args)[i]);
     }
   }
-  return kind;
+  *args = std::move(rest);
+  return value;
 }
+
+// N of --rejoin-every N (0: never); throws std::invalid_argument.
+int ParseRejoinEvery(const std::string& text) {
+  if (text.empty()) return 0;
+  size_t used = 0;
+  const int n = std::stoi(text, &used);
+  if (used != text.size() || n < 1) throw std::invalid_argument("'" + text + "': expected N >= 1");
+  return n;
+}
+
+// Passes everything through, and after `every` contributions (their last
+// chunks) asks the worker to leave, noting that it did.
+class RejoiningLink final : public mt::HubLink {
+ public:
+  RejoiningLink(std::unique_ptr<mt::HubLink> inner, int every, mt::WorkerControl& control,
+                bool& rejoin)
+      : inner_(std::move(inner)), every_(every), control_(control), rejoin_(rejoin) {}
+  bool Send(const mt::proto::WorkerMessage& message) override {
+    const bool sent = inner_->Send(message);
+    if (message.has_gradient() && message.gradient().last() && ++sent_ == every_) {
+      rejoin_ = true;
+      control_.RequestStop("rejoining as a new worker (--rejoin-every)");
+    }
+    return sent;
+  }
+  bool Read(mt::proto::HubMessage* message) override { return inner_->Read(message); }
+  void CloseSending() override { inner_->CloseSending(); }
+
+ private:
+  std::unique_ptr<mt::HubLink> inner_;
+  const int every_;
+  int sent_ = 0;
+  mt::WorkerControl& control_;
+  bool& rejoin_;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();  // as mtworker
-  std::vector<const char*> rest;
+  std::vector<const char*> rest(argv, argv + argc);
   mt::faulty::GradientCorruption corruption;
+  int rejoin_every = 0;
   try {
-    corruption = mt::faulty::ParseGradientCorruption(TakeCorruptionFlag(argc, argv, &rest));
+    corruption = mt::faulty::ParseGradientCorruption(TakeFlag(kFlag, &rest));
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "mtworker_faulty: %s: %s\n", kFlag, e.what());
+    return 2;
+  }
+  try {
+    rejoin_every = ParseRejoinEvery(TakeFlag(kRejoinFlag, &rest));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mtworker_faulty: %s: %s\n", kRejoinFlag, e.what());
     return 2;
   }
   mt::WorkerOptions options;
@@ -61,9 +110,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    mt::WorkerControl control;
-    mt::StopOnSignals on_signal([&] { control.RequestStop("worker stopped by signal"); });
-    return mt::RunWorker(options.hub_mode, control, mt::faulty::CorruptEverySession(corruption));
+    for (;;) {
+      mt::WorkerControl control;
+      mt::StopOnSignals on_signal([&] { control.RequestStop("worker stopped by signal"); });
+      const mt::HubLinkDecorator corrupt = mt::faulty::CorruptEverySession(corruption);
+      bool rejoin = false;
+      mt::HubLinkDecorator decorate = corrupt;
+      if (rejoin_every > 0)
+        decorate = [&](mt::HubLink& link, const mt::proto::JoinReply& join) {
+          return std::unique_ptr<mt::HubLink>(
+              std::make_unique<RejoiningLink>(corrupt(link, join), rejoin_every, control, rejoin));
+        };
+      const int code = mt::RunWorker(options.hub_mode, control, decorate);
+      if (!rejoin || code != 0) return code;
+    }
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;
