@@ -93,8 +93,12 @@ class RobustAggregator {
   // Combines n inputs of `count` floats, batch weights w (summing to 1),
   // into out (which may not alias an input). `offset`: where the inputs
   // begin in the whole parameter vector (for the residual sketches).
+  // `usual`: each input's usual norm from its own history (0: none;
+  // null: no history at all): an input is refused for its norm only when
+  // it is beyond refuse_factor times the median norm and, with a history,
+  // as far beyond its own usual norm.
   Outcome Aggregate(const float* const* x, const float* w, size_t n, size_t count, float* out,
-                    size_t offset = 0);
+                    size_t offset = 0, const double* usual = nullptr);
   // Of the last Aggregate: input i's norm, and whether auto scaled it down.
   double norm(size_t i) const { return norms_[i]; }
   bool clipped(size_t i) const { return clipped_[i] != 0; }

@@ -5,7 +5,7 @@
 namespace mt {
 
 SegmentReducer::SegmentReducer(std::vector<SegmentRange> segments, AggregatorOptions options)
-    : segments_(std::move(segments)), aggregator_(options) {}
+    : segments_(std::move(segments)), aggregator_(options), norms_(segments_.size()) {}
 
 void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
   step_ = step;
@@ -17,6 +17,7 @@ void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
   inputs_.reserve(participants);
   values_.reserve(participants);
   weights_.reserve(participants);
+  usual_.reserve(participants);
   ids_.reserve(participants);
 }
 
@@ -35,12 +36,15 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
   for (const Contribution& c : inputs_) samples += c.batch;
   values_.clear();
   weights_.clear();
+  usual_.clear();
   for (const Contribution& c : inputs_) {
     values_.push_back(c.values + seg.begin);
     weights_.push_back(static_cast<float>(c.batch) / static_cast<float>(samples));
+    usual_.push_back(norms_.usual(c.id, reduced_));
   }
-  const RobustAggregator::Outcome o = aggregator_.Aggregate(
-      values_.data(), weights_.data(), inputs_.size(), seg.size(), out + seg.begin, seg.begin);
+  const RobustAggregator::Outcome o =
+      aggregator_.Aggregate(values_.data(), weights_.data(), inputs_.size(), seg.size(),
+                            out + seg.begin, seg.begin, usual_.data());
   Verdict v;
   if (o.refused >= 0) {
     char why[160];
@@ -56,6 +60,9 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
     v.refused = Largest();
     v.why = "the step's average with its contribution is not finite (step " +
             std::to_string(step_ + 1) + ")";
+  } else {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      norms_.Observe(inputs_[i].id, reduced_, aggregator_.norm(i));
   }
   return v;
 }
