@@ -61,18 +61,18 @@ struct AggregatorOptions {
   // An input this many times the median norm is refused (3+ workers).
   double refuse_factor = 100;
   // auto, 3+ workers: refuse a worker whose contributions keep pointing
-  // against the others' (round/alignment_watch.h). Off where the workers'
-  // data are known to differ (mthub --partition): then honest gradients
-  // point apart, each pushing up its own classes (measured: mean cosines of
-  // -0.4 to -0.55 with Dirichlet 0.1, and the worker with 40% of the data
-  // dropped at step 10).
+  // against the others' (round/alignment_watch.h).
   bool refuse_misaligned = true;
   // auto, 3+ workers: sketch each input's residual from the centre, for
   // the persistence watch (round/persistence_watch.h) that refuses a worker
-  // whose residual keeps one direction. Off where the workers' data are
-  // known to differ: an honest worker's residual then keeps its classes'
-  // direction.
+  // whose residual keeps one direction.
   bool sketch_residuals = true;
+  // The workers' data differ by design (mthub --partition): honest
+  // gradients point apart, each pushing up its own classes (measured: mean
+  // cosines of -0.4 to -0.55 with Dirichlet 0.1), so the alignment watch
+  // refuses only a worker that also stands apart from the others' cosines
+  // (round/alignment_watch.h).
+  bool data_differ = false;
   // The count sketch's signs (a hub picks its own, unknown to workers).
   uint32_t sketch_seed = 0x5eed;
 };

@@ -44,10 +44,8 @@ AggregatorOptions AggregationOf(const HubConfig& config) {
   options.mode = config.aggregate;
   options.clip_factor = config.clip_factor;
   // Where the workers' data differ by design, honest contributions point
-  // apart: the watches that take that for an attack are off.
-  const bool iid = config.data.partition.kind == PartitionSpec::Kind::kIid;
-  options.refuse_misaligned = iid;
-  options.sketch_residuals = iid;
+  // apart: the watches judge each worker against the others' spread.
+  options.data_differ = config.data.partition.kind != PartitionSpec::Kind::kIid;
   options.sketch_seed = static_cast<uint32_t>(std::random_device{}());  // each hub its own
   return options;
 }

@@ -36,9 +36,11 @@ void AlignmentWatch::Add(int id, const RobustAggregator::Alignment& a, int linea
   e.others += a.others;
 }
 
-int AlignmentWatch::EndStep(const int* ids, size_t n) {
-  int worst = -1;
-  double worst_cosine = 0;
+int AlignmentWatch::EndStep(const int* ids, size_t n, double spread) {
+  if (judged_.size() < n) {
+    judged_.resize(n);
+    sorted_.resize(n);
+  }
   for (size_t i = 0; i < n; ++i) {
     Entry& e = At(ids[i]);
     const double norms = std::sqrt(e.self * e.others);
@@ -55,10 +57,18 @@ int AlignmentWatch::EndStep(const int* ids, size_t n) {
     double judged = 1;
     if (e.own.steps >= kMinSteps) judged = e.own.cosine;
     if (e.continues && e.line.steps >= kMinSteps && e.line.cosine < judged) judged = e.line.cosine;
-    if (judged < -kBound && (worst < 0 || judged < worst_cosine)) {
+    judged_[i] = judged;
+    sorted_[i] = e.own.cosine;
+  }
+  // Where the data differ, the others' cosines are the measure: honest
+  // workers all point apart, a sign flip further than they do.
+  const double below = spread > 0 ? LowerMedian(sorted_.data(), n) - spread : 0;
+  int worst = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const double judged = judged_[i];
+    if (judged < -kBound && (spread <= 0 || judged < below) &&
+        (worst < 0 || judged < judged_[static_cast<size_t>(worst)]))
       worst = static_cast<int>(i);
-      worst_cosine = judged;
-    }
   }
   return worst;
 }

@@ -31,6 +31,11 @@ class AlignmentWatch {
   static constexpr double kBound = 0.2;
   // A session's own steps before its lineage's record may count against it.
   static constexpr int kOwnSteps = 3;
+  // Where the data differ by design (mthub --partition), how far below the
+  // median of the step's cosines a refused worker must be (measured with
+  // LeNet-5, Dirichlet 0.5: a sign flip 0.14 to 0.35 below honest workers
+  // that were themselves at -0.4 to -0.65 beside it).
+  static constexpr double kSpread = 0.2;
 
   // A new step: this step's sums start again (its running cosine stays).
   void BeginStep();
@@ -39,8 +44,11 @@ class AlignmentWatch {
   void Add(int id, const RobustAggregator::Alignment& a, int lineage = -1);
   // At the step's last segment, for each of ids[0..n): folds the step's
   // cosine into its running one. Returns the index into ids of the worker
-  // that keeps pulling against the others the most, or -1.
-  int EndStep(const int* ids, size_t n);
+  // that keeps pulling against the others the most, or -1. `spread` > 0
+  // (the workers' data differ by design): it must also be below the
+  // median of the step's cosines by that much. Allocates nothing once n
+  // workers were seen.
+  int EndStep(const int* ids, size_t n, double spread = 0);
   // Its smoothed cosine (its lineage's, where it continues it; 0 before
   // any step).
   double cosine(int id) const;
@@ -69,6 +77,7 @@ class AlignmentWatch {
 
   std::vector<Entry> entries_;  // index = worker id
   LineageRecords<Trace> lineages_;
+  std::vector<double> judged_, sorted_;  // the step's, by index into ids
 };
 
 }  // namespace mt

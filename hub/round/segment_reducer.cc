@@ -82,19 +82,26 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   ids_.clear();
   for (const Contribution& c : inputs_) ids_.push_back(c.id);
   if (aligning) {
-    const int worst = alignment_.EndStep(ids_.data(), ids_.size());
+    const bool differ = aggregator_.options().data_differ;
+    const int worst =
+        alignment_.EndStep(ids_.data(), ids_.size(), differ ? AlignmentWatch::kSpread : 0);
     if (worst >= 0) {
       const int id = inputs_[static_cast<size_t>(worst)].id;
-      char why[260];
+      char apart[80] = "";
+      if (differ)
+        std::snprintf(apart, sizeof apart,
+                      " and %.2f below the workers' median, their data differing",
+                      AlignmentWatch::kSpread);
+      char why[320];
       std::snprintf(why, sizeof why,
                     "its %ss point against the other workers' (mean cosine %.2f over its last "
-                    "~%d steps%s; refused below -%.2f)",
+                    "~%d steps%s; refused below -%.2f%s)",
                     ContributionName(), alignment_.cosine(id),
                     static_cast<int>(1 / AlignmentWatch::kSmoothing),
                     alignment_.continues(id)
                         ? ", earlier sessions from its address or certificate included"
                         : "",
-                    AlignmentWatch::kBound);
+                    AlignmentWatch::kBound, apart);
       v.refused = worst;
       v.why = why;
       return v;
