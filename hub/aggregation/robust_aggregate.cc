@@ -162,22 +162,12 @@ RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, con
 }
 
 void RobustAggregator::MeasureAlignment(const float* const* x, size_t n, size_t count) {
-  // Each input at the median norm: one vote each. Clipped to twice the
-  // median only, a worker whose classes the others pull apart (mthub
-  // --partition) or a sign flip of a grown gradient made up most of every
-  // other worker's "sum of the others", and all cosines went to -0.95.
-  // (radius_scale_ is free until CentredClip.)
-  std::copy(norms_.begin(), norms_.begin() + static_cast<std::ptrdiff_t>(n), sorted_.begin());
-  const double median_norm = LowerMedian(sorted_.data(), n);
-  for (size_t i = 0; i < n; ++i) {
-    alignment_[i] = Alignment{};
-    radius_scale_[i] = norms_[i] > 0 ? static_cast<float>(median_norm / norms_[i]) : 0.0f;
-  }
+  for (size_t i = 0; i < n; ++i) alignment_[i] = Alignment{};
   for (size_t j = 0; j < count; ++j) {
     double sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += static_cast<double>(radius_scale_[i]) * x[i][j];
+    for (size_t i = 0; i < n; ++i) sum += static_cast<double>(scale_[i]) * x[i][j];
     for (size_t i = 0; i < n; ++i) {
-      const double v = static_cast<double>(radius_scale_[i]) * x[i][j], others = sum - v;
+      const double v = static_cast<double>(scale_[i]) * x[i][j], others = sum - v;
       Alignment& a = alignment_[i];
       a.dot += v * others;
       a.self += v * v;

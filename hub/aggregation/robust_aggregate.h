@@ -69,9 +69,11 @@ struct AggregatorOptions {
   bool sketch_residuals = true;
   // The workers' data differ by design (mthub --partition): honest
   // gradients point apart, each pushing up its own classes (measured: mean
-  // cosines of -0.4 to -0.55 with Dirichlet 0.1), so the alignment watch
-  // refuses only a worker that also stands apart from the others' cosines
-  // (round/alignment_watch.h).
+  // cosines of -0.4 to -0.55 with Dirichlet 0.1), so the alignment watch,
+  // where it is on, refuses only a worker that also stands apart from the
+  // others' cosines (round/alignment_watch.h). The hub keeps it off there
+  // all the same (hub/coordinator/step_coordinator.cc: an honest worker was
+  // refused); the persistence watch stays on.
   bool data_differ = false;
   // The count sketch's signs (a hub picks its own, unknown to workers).
   uint32_t sketch_seed = 0x5eed;

@@ -29,8 +29,11 @@ class AlignmentWatch {
   static constexpr double kSmoothing = 0.1;
   static constexpr int kMinSteps = 10;
   static constexpr double kBound = 0.2;
-  // A session's own steps before its lineage's record may count against it.
-  static constexpr int kOwnSteps = 3;
+  // A session's own steps before its lineage's record may count against
+  // it: with 3, an honest session's own mean fell below -kBound by chance
+  // about once in a hundred sessions beside a sign flip (per-step noise of
+  // 0.15); with 6, about once in two thousand.
+  static constexpr int kOwnSteps = 6;
   // Where the data differ by design (mthub --partition), how far below the
   // median of the step's cosines a refused worker must be (measured with
   // LeNet-5, Dirichlet 0.5: a sign flip 0.14 to 0.35 below honest workers

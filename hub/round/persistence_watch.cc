@@ -103,7 +103,11 @@ int PersistenceWatch::EndStep(const int* ids, size_t n) {
         [](const Trace& a, const Trace& b) { return a.excess() > b.excess(); },
         e.inherited.empty() || e.continues);
     own_[i] = e.own.persistence;
-    line_[i] = e.line.persistence;
+    // The median of what each is judged on: a session that took over an
+    // attacker's record without keeping its direction (an honest phone
+    // behind its address) counts with its own persistence, or such
+    // neighbours would lift the median above the attacker's reach.
+    line_[i] = e.continues ? e.line.persistence : e.own.persistence;
   }
   // Medians of copies: own_ and line_ are read again below.
   sorted_.assign(own_.begin(), own_.begin() + static_cast<std::ptrdiff_t>(n));
