@@ -2,7 +2,8 @@
 // know how the hub's watches work (issue 45): a bias that Leaves and Joins
 // again before the persistence watch's 30 steps (the test build's
 // tests/mtworker_faulty --rejoin-every) is dropped all the same, and no
-// honest worker is.
+// honest worker is; and a bias among workers whose data differ by design
+// (--partition, where the watches used to be off) is dropped too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -68,6 +69,37 @@ TEST(WatchEvasionE2e, ABiasThatRejoinsEvery25GradientsIsDropped) {
   EXPECT_TRUE(DropReasons(events, "w1").empty());
   const auto report = test_support::ReadJson(dir / "hub.json");
   EXPECT_EQ(report["steps"], 400);
+  EXPECT_EQ(report["stop_reason"], "training complete");
+  fs::remove_all(dir);
+}
+
+TEST(WatchEvasionE2e, ABiasAmongWorkersWhoseDataDifferIsDropped) {
+  // Before: --partition turned the watches off, and the bias stayed in
+  // (issue 45, finding 8).
+  const fs::path dir = test_support::FreshTempDir("watch-partition-e2e");
+  test_support::WriteIdxDataset(dir.string(), 4000, 400, 8);
+  std::unique_ptr<ChildProcess> hub;
+  const int port = test_support::StartHub(
+      hub, dir,
+      {"--workers", "3", "--dataset", dir.string(), "--steps", "120", "--sync-every", "1", "--lr",
+       "2e-4", "--batch-policy", "fixed", "--partition", "dirichlet:0.5", "--report",
+       (dir / "hub.json").string()});
+  ASSERT_GT(port, 0);
+  auto w0 = test_support::StartWorker(dir, "w0", port);
+  auto w1 = test_support::StartWorker(dir, "w1", port);
+  auto bad = test_support::StartWorker(dir, "bad", port, {"--corrupt-gradients", "bias:2.5"},
+                                       kFaultyWorker);
+  ASSERT_EQ(hub->Wait(120), 0) << hub->Log();
+  EXPECT_EQ(w0->Wait(60), 0) << w0->Log();
+  EXPECT_EQ(w1->Wait(60), 0) << w1->Log();
+  bad->Wait(60);
+  const fs::path events = test_support::EventsOf(dir, "hub");
+  const auto why = DropReasons(events, "bad");
+  ASSERT_EQ(why.size(), 1u) << hub->Log();
+  EXPECT_THAT(why[0], HasSubstr("keep adding the same direction"));
+  EXPECT_TRUE(DropReasons(events, "w0").empty());
+  EXPECT_TRUE(DropReasons(events, "w1").empty());
+  const auto report = test_support::ReadJson(dir / "hub.json");
   EXPECT_EQ(report["stop_reason"], "training complete");
   fs::remove_all(dir);
 }

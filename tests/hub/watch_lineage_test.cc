@@ -32,6 +32,7 @@ struct Cycler {
   float bias;  // times a fixed direction of the noise's norm; 0: honest
   int steps_in_session = 0;
   int refusals = 0;
+  int on_record = 0;  // of them, on its lineage's record (it continued it)
 };
 
 // Runs `steps` steps of the persistence watch over `workers`; a refused
@@ -139,6 +140,7 @@ std::vector<int> RunAlignment(std::vector<Cycler>& workers, const std::vector<do
     if (worst >= 0) {
       Cycler& w = workers[static_cast<size_t>(worst)];
       ++w.refusals;
+      w.on_record += watch.continues(w.id);
       refused_at.push_back(step);
       w.id = next_id++;
       w.steps_in_session = 0;
@@ -162,11 +164,16 @@ TEST(AlignmentWatchLineage, ASignFlipThatRejoinsBeforeItsMinimumStepsIsRefused) 
 TEST(AlignmentWatchLineage, HonestSessionsBehindTheAttackersAddressAreNeverRefused) {
   for (uint32_t seed = 1; seed <= 3; ++seed) {
     std::vector<Cycler> workers = {{0, 5, 4, 0}, {1, 5, 13, 0}, {2, 9, 0, 0}, {3, 5, 9, 0}};
-    // Beside a sign flip honest workers agree with nobody much (~0).
+    // Beside a sign flip honest workers agree with nobody much (~0). With
+    // per-step noise of 0.15 a session's own first steps now and then
+    // average below -0.2 by chance, and the per-session rule (10 steps,
+    // smoothed from the first) may refuse one as it always could; what
+    // the lineage adds must never be what refuses them.
     const std::vector<int> refused = RunAlignment(workers, {0.0, 0.0, 0.0, -0.4}, 600, seed);
     EXPECT_FALSE(refused.empty()) << seed;
-    EXPECT_EQ(workers[0].refusals, 0) << seed;
-    EXPECT_EQ(workers[1].refusals, 0) << seed;
+    EXPECT_GT(workers[3].on_record, 0) << seed;
+    EXPECT_EQ(workers[0].on_record, 0) << seed;
+    EXPECT_EQ(workers[1].on_record, 0) << seed;
     EXPECT_EQ(workers[2].refusals, 0) << seed;
   }
 }
