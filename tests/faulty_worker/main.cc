@@ -35,7 +35,7 @@ std::string TakeFlag(const char* flag, std::vector<const char*>* args) {
   for (size_t i = 0; i < args->size(); ++i) {
     const std::string arg = (*args)[i];
     if (arg == flag) {
-      if (i + 1 >= args->size()) throw std::invalid_argument(std::string(flag) + ": needs a value");
+      if (i + 1 >= args->size()) throw std::invalid_argument("needs a value");
       value = (*args)[++i];
     } else if (arg.compare(0, with_value.size(), with_value) == 0) {
       value = arg.substr(with_value.size());
