@@ -106,7 +106,7 @@ void RobustAggregator::Reserve(size_t inputs) {
 
 RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, const float* w,
                                                       size_t n, size_t count, float* out,
-                                                      size_t offset) {
+                                                      size_t offset, const double* usual) {
   Reserve(n);
   Outcome o;
   sketched_ = false;
@@ -118,11 +118,14 @@ RobustAggregator::Outcome RobustAggregator::Aggregate(const float* const* x, con
   std::copy(norms_.begin(), norms_.begin() + static_cast<std::ptrdiff_t>(n), sorted_.begin());
   const double median_norm = LowerMedian(sorted_.data(), n);
   // With a majority to compare against, an input far beyond it is not a
-  // gradient of this model: refused before it can touch anything.
+  // gradient of this model: refused before it can touch anything. Unless
+  // it came there step by step from its own usual norm (an honest worker
+  // whose data differ from the others').
   if (n >= 3 && median_norm > 0) {
     for (size_t i = 0; i < n; ++i) {
       const double r = norms_[i] / median_norm;
-      if (r > options_.refuse_factor && r > o.ratio) {
+      const bool jumped = !usual || usual[i] <= 0 || norms_[i] > options_.refuse_factor * usual[i];
+      if (r > options_.refuse_factor && r > o.ratio && jumped) {
         o.refused = static_cast<int>(i);
         o.ratio = r;
       }

@@ -61,18 +61,20 @@ struct AggregatorOptions {
   // An input this many times the median norm is refused (3+ workers).
   double refuse_factor = 100;
   // auto, 3+ workers: refuse a worker whose contributions keep pointing
-  // against the others' (round/alignment_watch.h). Off where the workers'
-  // data are known to differ (mthub --partition): then honest gradients
-  // point apart, each pushing up its own classes (measured: mean cosines of
-  // -0.4 to -0.55 with Dirichlet 0.1, and the worker with 40% of the data
-  // dropped at step 10).
+  // against the others' (round/alignment_watch.h).
   bool refuse_misaligned = true;
   // auto, 3+ workers: sketch each input's residual from the centre, for
   // the persistence watch (round/persistence_watch.h) that refuses a worker
-  // whose residual keeps one direction. Off where the workers' data are
-  // known to differ: an honest worker's residual then keeps its classes'
-  // direction.
+  // whose residual keeps one direction.
   bool sketch_residuals = true;
+  // The workers' data differ by design (mthub --partition): honest
+  // gradients point apart, each pushing up its own classes (measured: mean
+  // cosines of -0.4 to -0.55 with Dirichlet 0.1), so the alignment watch,
+  // where it is on, refuses only a worker that also stands apart from the
+  // others' cosines (round/alignment_watch.h). The hub keeps it off there
+  // all the same (hub/coordinator/step_coordinator.cc: an honest worker was
+  // refused); the persistence watch stays on.
+  bool data_differ = false;
   // The count sketch's signs. A hub draws its own (SketchSeedOf,
   // hub/aggregation/sketch_seed.h), so a worker cannot aim its residual at
   // the signs; this fixed default is for tests that build an aggregator
@@ -96,8 +98,12 @@ class RobustAggregator {
   // Combines n inputs of `count` floats, batch weights w (summing to 1),
   // into out (which may not alias an input). `offset`: where the inputs
   // begin in the whole parameter vector (for the residual sketches).
+  // `usual`: each input's usual norm from its own history (0: none;
+  // null: no history at all): an input is refused for its norm only when
+  // it is beyond refuse_factor times the median norm and, with a history,
+  // as far beyond its own usual norm.
   Outcome Aggregate(const float* const* x, const float* w, size_t n, size_t count, float* out,
-                    size_t offset = 0);
+                    size_t offset = 0, const double* usual = nullptr);
   // Of the last Aggregate: input i's norm, and whether auto scaled it down.
   double norm(size_t i) const { return norms_[i]; }
   bool clipped(size_t i) const { return clipped_[i] != 0; }

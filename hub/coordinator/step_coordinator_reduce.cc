@@ -25,7 +25,7 @@ void StepCoordinator::ReduceReadySegments() {
       // (DataSettings::weight_by_share).
       const int64_t share = config_.data.weight_by_share ? messages_.ShareSamples(s->id) : 0;
       reducer_.AddInput({s->id, s->inbox.gradient().data(), share > 0 ? share : s->inbox.batch(),
-                         s->inbox.segments_received()});
+                         s->inbox.segments_received(), s->session.lineage});
     }
     if (!reducer_.Ready()) return;
     if (ReduceSegment()) {

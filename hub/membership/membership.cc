@@ -144,6 +144,7 @@ HubStatus Membership::Admit(const proto::JoinRequest& req, const std::string& pe
   slot->session.secret = NewSessionSecret();
   slot->session.joined_at = std::chrono::steady_clock::now();
   slot->session.identity = identity;
+  slot->session.lineage = lineages_.Of(identity, host);
   LogChurn(
       spdlog::level::info,
       fmt::format("worker {} joined: {} ({}, {} cores, {} threads{}) from {}", id, slot->name,

@@ -14,6 +14,7 @@
 #include "hub.pb.h"
 #include "hub/membership/departed_workers.h"
 #include "hub/membership/identity_bans.h"
+#include "hub/membership/lineages.h"
 #include "hub/membership/peer_limits.h"
 #include "hub/membership/worker_slot.h"
 #include "hub/transport/hub_status.h"
@@ -132,6 +133,7 @@ class Membership {
   int next_id_ = 0;
   DepartedWorkers departed_;
   IdentityBans bans_;
+  Lineages lineages_;
 };
 
 }  // namespace mt

@@ -51,6 +51,9 @@ struct WorkerSession {
   // What the transport proved of the worker (the SHA-256 fingerprint of its
   // mutual-TLS client certificate), or empty: see hub/membership/identity_bans.h.
   std::string identity;
+  // What its sessions share across Leave and Join (hub/membership/lineages.h):
+  // the hostile-worker watches follow it; -1: none.
+  int lineage = -1;
 };
 
 // The worker's link, which the transport detaches (under the lock) before

@@ -5,7 +5,7 @@
 namespace mt {
 
 SegmentReducer::SegmentReducer(std::vector<SegmentRange> segments, AggregatorOptions options)
-    : segments_(std::move(segments)), aggregator_(options) {}
+    : segments_(std::move(segments)), aggregator_(options), norms_(segments_.size()) {}
 
 void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
   step_ = step;
@@ -17,6 +17,7 @@ void SegmentReducer::Begin(int64_t step, bool local, size_t participants) {
   inputs_.reserve(participants);
   values_.reserve(participants);
   weights_.reserve(participants);
+  usual_.reserve(participants);
   ids_.reserve(participants);
 }
 
@@ -35,12 +36,15 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
   for (const Contribution& c : inputs_) samples += c.batch;
   values_.clear();
   weights_.clear();
+  usual_.clear();
   for (const Contribution& c : inputs_) {
     values_.push_back(c.values + seg.begin);
     weights_.push_back(static_cast<float>(c.batch) / static_cast<float>(samples));
+    usual_.push_back(norms_.usual(c.id, reduced_));
   }
-  const RobustAggregator::Outcome o = aggregator_.Aggregate(
-      values_.data(), weights_.data(), inputs_.size(), seg.size(), out + seg.begin, seg.begin);
+  const RobustAggregator::Outcome o =
+      aggregator_.Aggregate(values_.data(), weights_.data(), inputs_.size(), seg.size(),
+                            out + seg.begin, seg.begin, usual_.data());
   Verdict v;
   if (o.refused >= 0) {
     char why[160];
@@ -56,6 +60,9 @@ SegmentReducer::Verdict SegmentReducer::Combine(float* out) {
     v.refused = Largest();
     v.why = "the step's average with its contribution is not finite (step " +
             std::to_string(step_ + 1) + ")";
+  } else {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      norms_.Observe(inputs_[i].id, reduced_, aggregator_.norm(i));
   }
   return v;
 }
@@ -66,22 +73,35 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   const bool aligning = aggregator_.options().refuse_misaligned;
   const bool sketched = aggregator_.sketched();
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (aligning) alignment_.Add(inputs_[i].id, aggregator_.alignment(i));
+    const Contribution& c = inputs_[i];
+    if (aligning) alignment_.Add(c.id, aggregator_.alignment(i), c.lineage);
     if (sketched)
-      persistence_.Add(inputs_[i].id, aggregator_.sketch(i), aggregator_.residual_energy(i));
+      persistence_.Add(c.id, aggregator_.sketch(i), aggregator_.residual_energy(i), c.lineage);
   }
   if (!last_segment()) return v;
   ids_.clear();
   for (const Contribution& c : inputs_) ids_.push_back(c.id);
   if (aligning) {
-    const int worst = alignment_.EndStep(ids_.data(), ids_.size());
+    const bool differ = aggregator_.options().data_differ;
+    const int worst =
+        alignment_.EndStep(ids_.data(), ids_.size(), differ ? AlignmentWatch::kSpread : 0);
     if (worst >= 0) {
-      char why[200];
+      const int id = inputs_[static_cast<size_t>(worst)].id;
+      char apart[80] = "";
+      if (differ)
+        std::snprintf(apart, sizeof apart,
+                      " and %.2f below the workers' median, their data differing",
+                      AlignmentWatch::kSpread);
+      char why[320];
       std::snprintf(why, sizeof why,
                     "its %ss point against the other workers' (mean cosine %.2f over its last "
-                    "~%d steps; refused below -%.2f)",
-                    ContributionName(), alignment_.cosine(inputs_[static_cast<size_t>(worst)].id),
-                    static_cast<int>(1 / AlignmentWatch::kSmoothing), AlignmentWatch::kBound);
+                    "~%d steps%s; refused below -%.2f%s)",
+                    ContributionName(), alignment_.cosine(id),
+                    static_cast<int>(1 / AlignmentWatch::kSmoothing),
+                    alignment_.continues(id)
+                        ? ", earlier sessions from its address or certificate included"
+                        : "",
+                    AlignmentWatch::kBound, apart);
       v.refused = worst;
       v.why = why;
       return v;
@@ -90,15 +110,18 @@ SegmentReducer::Verdict SegmentReducer::CheckAlignment() {
   if (!sketched) return v;
   const int worst = persistence_.EndStep(ids_.data(), ids_.size());
   if (worst < 0) return v;
-  char why[240];
+  const int id = inputs_[static_cast<size_t>(worst)].id;
+  char why[300];
   std::snprintf(why, sizeof why,
                 "its %ss keep adding the same direction (persistence %.2f of its residual from "
-                "the others' centre over its last ~%d steps; refused above %.2f and %.0f times "
+                "the others' centre over its last ~%d steps%s; refused above %.2f and %.0f times "
                 "the workers' median)",
-                ContributionName(),
-                persistence_.persistence(inputs_[static_cast<size_t>(worst)].id),
-                static_cast<int>(1 / PersistenceWatch::kSmoothing), PersistenceWatch::kBound,
-                PersistenceWatch::kRatio);
+                ContributionName(), persistence_.persistence(id),
+                static_cast<int>(1 / PersistenceWatch::kSmoothing),
+                persistence_.continues(id)
+                    ? ", earlier sessions from its address or certificate included"
+                    : "",
+                PersistenceWatch::kBound, PersistenceWatch::kRatio);
   v.refused = worst;
   v.why = why;
   return v;

@@ -22,6 +22,7 @@
 
 #include "hub/aggregation/robust_aggregate.h"
 #include "hub/round/alignment_watch.h"
+#include "hub/round/norm_history.h"
 #include "hub/round/persistence_watch.h"
 
 namespace mt {
@@ -37,6 +38,7 @@ struct Contribution {
   const float* values = nullptr;  // the whole parameter vector its segments land in
   int64_t batch = 0;              // its weight: the samples it was computed on
   size_t segments_in = 0;         // how many segments of it have arrived, in order
+  int lineage = -1;               // its worker's across sessions (hub/membership/lineages.h)
 };
 
 class SegmentReducer {
@@ -107,6 +109,7 @@ class SegmentReducer {
   RobustAggregator aggregator_;
   AlignmentWatch alignment_;
   PersistenceWatch persistence_;
+  NormHistory norms_;
   int64_t step_ = 0;
   bool local_ = false;
   size_t reduced_ = 0;
@@ -115,6 +118,7 @@ class SegmentReducer {
   std::vector<Contribution> inputs_;
   std::vector<const float*> values_;
   std::vector<float> weights_;
+  std::vector<double> usual_;
   std::vector<int> ids_;
 };
 

@@ -20,6 +20,12 @@ compression unless its attackers are dropped, none ends in success (exit
       [--setups 1/3,2/7] [--attacks clean,bias:1,...] [--epochs 1] [--steps N]
       [--hub-flag=--seed=3 ...] [--build build] [--json out.json]
 
+An attack KIND+rejoin:N Leaves and Joins again every N contributions
+(`--rejoin-every N`, issue 45's session cycling), e.g. bias:2.5+rejoin:25.
+Under --partition (issue 45's non-IID case):
+  tests/bench/robust_aggregation.py --setups 1/3 --steps 1500 \
+      --attacks clean,bias:1,sign-flip --hub-flag=--partition=dirichlet:0.5
+
 The NaN-per-session case of issue 32 (one attacker, three sessions, one
 NaN each in the same step, beside four honest workers):
   tests/bench/robust_aggregation.py --setups 3/7 --attacks clean,nan-at:5
@@ -73,7 +79,10 @@ def run(build, aggregate, compress, attack, hostile, workers, epochs, steps, hub
                 cmd = [faulty_bin if bad else worker_bin, "--hub", f"127.0.0.1:{port}", "--threads", "1",
                        "--name", f"bad{i}" if bad else f"h{i}", "--connect-timeout", "30", *worker_plain]
                 if bad:
-                    cmd += ["--corrupt-gradients", attack]
+                    # KIND+rejoin:N: the attacker Leaves and Joins again
+                    # every N contributions (issue 45's session cycling).
+                    kind, _, rejoin = attack.partition("+rejoin:")
+                    cmd += ["--corrupt-gradients", kind] + (["--rejoin-every", rejoin] if rejoin else [])
                 procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             try:
                 code = hub.wait(timeout=timeout)
