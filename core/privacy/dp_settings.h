@@ -19,6 +19,8 @@ struct DpSettings {
   double noise_multiplier = 0;  // sigma; solved from target_epsilon when that is set
   double target_epsilon = 0;    // --dp-epsilon; 0: sigma is given
   double delta = 1e-5;
+  // Central unless secure aggregation hides the updates from the hub.
+  DpNoiseAt noise_at = DpNoiseAt::kHub;
   bool enabled() const { return clip > 0; }
 };
 

@@ -68,7 +68,10 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       roster_(AdmissionRulesOf(config, plan, master), controller_, attendance_, messages_, metrics,
               events, state_, round_),
-      reducer_(Ranges(master.segments()), AggregationOf(config)) {}
+      reducer_(Ranges(master.segments()), AggregationOf(config)),
+      dp_(config.dp, config.workers) {
+  messages_.SetPrivacy(dp_.ForWorkers());
+}
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);

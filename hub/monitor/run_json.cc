@@ -18,6 +18,17 @@ ReportJson RunJson(const RunInfo& r) {
           {"class_names", r.class_names}};
 }
 
+ReportJson PrivacyJson(const PrivacyStatus& p) {
+  return {{"clip", p.clip},
+          {"noise_multiplier", p.noise_multiplier},
+          {"delta", p.delta},
+          {"target_epsilon", p.target_epsilon > 0 ? ReportJson(p.target_epsilon) : ReportJson()},
+          {"noise_added_by", p.noise_added_by},
+          {"unit", "one worker's update per round"},
+          {"rounds", p.rounds},
+          {"epsilon", p.epsilon}};
+}
+
 ReportJson WorkerJson(const WorkerRow& w) {
   const double steps = static_cast<double>(w.steps);
   return {{"id", w.id},
