@@ -25,9 +25,14 @@ def run(build, seed, sync, dp_flags):
         cmd = [os.path.join(ROOT, "deploy", "local-cluster.sh"), "--workers", "3", "--out", out, "--",
                "--epochs", "1", "--log-every", "60", "--batch-policy", "fixed", "--seed", str(seed),
                "--sync-every", str(sync), "--http-port", "0"] + dp_flags
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       env=dict(os.environ, MT_BUILD_DIR=build))
-        return json.load(open(os.path.join(out, "hub.json")))
+        # A model at chance ends the run with exit 1 (the hub's health check);
+        # its report is still written, and its accuracy is the point here.
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=dict(os.environ, MT_BUILD_DIR=build))
+        report = os.path.join(out, "hub.json")
+        if not os.path.exists(report):
+            raise SystemExit(f"the run failed (exit {done.returncode}) without a report: {' '.join(cmd)}")
+        return json.load(open(report))
 
 
 def main():

