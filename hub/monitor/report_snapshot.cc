@@ -1,5 +1,6 @@
 #include "hub/monitor/report_snapshot.h"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -118,7 +119,10 @@ StatusSnapshot SnapshotFromReport(const ReportJson& report) {
       p.target_epsilon = target != dp->end() && target->is_number() ? target->get<double>() : 0;
       p.noise_added_by = dp->value("noise_added_by", "");
       p.rounds = dp->value("rounds", int64_t{0});
-      p.epsilon = dp->value("epsilon", 0.0);
+      const auto spent = dp->find("epsilon");  // null: no noise, no bound
+      p.epsilon = spent != dp->end() && spent->is_number()
+                      ? spent->get<double>()
+                      : std::numeric_limits<double>::infinity();
       s.privacy = p;
     }
     HistoryFromReport(report.value("history", ReportJson::object()), s);

@@ -1,5 +1,7 @@
 #include "hub/monitor/run_json.h"
 
+#include <cmath>
+
 namespace mt {
 
 ReportJson RunJson(const RunInfo& r) {
@@ -26,7 +28,8 @@ ReportJson PrivacyJson(const PrivacyStatus& p) {
           {"noise_added_by", p.noise_added_by},
           {"unit", "one worker's update per round"},
           {"rounds", p.rounds},
-          {"epsilon", p.epsilon}};
+          // Without noise (--dp-noise 0: clipping alone) nothing is private.
+          {"epsilon", std::isfinite(p.epsilon) ? ReportJson(p.epsilon) : ReportJson()}};
 }
 
 ReportJson WorkerJson(const WorkerRow& w) {
