@@ -37,6 +37,12 @@ class DpAggregate {
   // again after a refusal counts again: never fewer than were released).
   void OnCombined(float* values, size_t n, double max_weight, bool first);
 
+  // Rounds released before this process (a resumed run): every step of
+  // them counts, never fewer than were released.
+  void CountEarlierRounds(int64_t n) {
+    if (enabled()) rounds_.fetch_add(n, std::memory_order_relaxed);
+  }
+
   // What each worker is told at Join.
   proto::DifferentialPrivacy ForWorkers() const;
 

@@ -76,6 +76,7 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
   state_.step = step;
+  dp_.CountEarlierRounds(step);  // --dp-clip: the privacy spent before the checkpoint
 }
 
 void StepCoordinator::PublishRunningStats(std::vector<float> stats) {

@@ -50,6 +50,9 @@ TEST(DpAggregate, RoundsCountAtTheirFirstSegmentAndSpendWhatTheAccountantSays) {
     for (int k = 0; k < 3; ++k) dp.OnCombined(v.data(), v.size(), 1.0 / 3, k == 0);
   EXPECT_EQ(dp.rounds(), 7);
   EXPECT_DOUBLE_EQ(dp.epsilon(), dp::Epsilon(1, 1.5, 7, 1e-5));
+  // A resumed run counts every step before its checkpoint.
+  dp.CountEarlierRounds(5);
+  EXPECT_DOUBLE_EQ(dp.epsilon(), dp::Epsilon(1, 1.5, 12, 1e-5));
 }
 
 TEST(DpAggregate, WorkersAddingTheNoiseEachGetTheirShareAndTheHubAddsNone) {
