@@ -9,12 +9,16 @@
 #include "core/cli/common_options.h"
 #include "core/data/augment.h"
 #include "core/model/model_spec.h"
+#include "core/privacy/dp_accountant.h"
+#include "core/privacy/dp_plan.h"
 #include "core/train/run_plan.h"
 #include "core/util/atomic_file.h"
 #include "core/util/process_stats.h"
 #include "hub/grpc/hub_service.h"
 #include "hub/http/dashboard_server.h"
 #include "hub/monitor/live_status.h"
+#include "hub/monitor/run_json.h"
+#include "hub/monitor/status_source.h"
 #include "hub/report/event_file_sink.h"
 #include "model_io/run_model.h"
 #include "tls/server_credentials.h"
@@ -29,8 +33,9 @@ using Clock = std::chrono::steady_clock;
 // The global batch is the hub's to choose: nobody named it or its split,
 // and the balanced policy sizes each worker's share from its speed.
 bool BatchFollowsDevices(const HubConfig& c) {
+  // A private run's noise is planned over its steps: they stay as planned.
   return c.global_batch == 0 && c.worker_batches.empty() &&
-         c.batch_policy == BatchPolicy::kBalanced && c.workers > 1;
+         c.batch_policy == BatchPolicy::kBalanced && c.workers > 1 && !c.dp.enabled();
 }
 
 // Devices whose speeds differ less than this keep 64 each: the batch
@@ -78,6 +83,7 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
   config_.data.augment = AugmentChoice{augment.flip, augment.crop_padding > 0};
   record_.augment = augment.ToString();
   plan_ = std::make_unique<RunPlan>(PlanOf(config_, static_cast<int64_t>(train.size)));
+  if (config_.dp.enabled()) PlanPrivacy();
   master_ =
       std::make_unique<MasterModel>(spec_, config_.optimizer, static_cast<int>(config_.threads),
                                     config_.seed, kEvalBatch, run.frozen);
@@ -120,6 +126,34 @@ Hub::Hub(HubConfig config, HubEventSink* events) : config_(std::move(config)), e
 }
 
 Hub::~Hub() = default;
+
+void Hub::PlanPrivacy() {
+  DpSettings& dp = config_.dp;
+  // Error feedback would send what clipping left out in later rounds, past
+  // the bound: private runs exchange plain floats.
+  if (config_.compression.value_or(Compression::kNone) != Compression::kNone)
+    throw std::invalid_argument(
+        "differential privacy exchanges updates uncompressed (--compress "
+        "none or auto)");
+  config_.compression = Compression::kNone;
+  // The noise is scaled to each worker's weight in a weighted mean; auto's
+  // centred clipping and the coordinate-wise rules combine otherwise.
+  if (config_.aggregate == Aggregation::kTrimmedMean || config_.aggregate == Aggregation::kMedian)
+    throw std::invalid_argument(
+        "differential privacy combines updates by their mean (--aggregate "
+        "auto or mean)");
+  config_.aggregate = Aggregation::kMean;
+  const int64_t rounds =
+      dp::PlannedRounds(*plan_, config_.local_sgd.sync_every,
+                        config_.checkpoint_dir.empty() ? 0 : config_.checkpoint_every);
+  dp::SolveNoise(dp, rounds);
+  spdlog::info(
+      "differential privacy: updates clipped to {:.4g}, noise multiplier {:.4g} added by the {}; "
+      "epsilon {:.4g} at delta {:.2g} after at most {} rounds{}",
+      dp.clip, dp.noise_multiplier, dp.noise_at == DpNoiseAt::kHub ? "hub (central)" : "workers",
+      dp::Epsilon(1, dp.noise_multiplier, rounds, dp.delta), dp.delta, rounds,
+      dp.noise_at == DpNoiseAt::kHub ? "; the hub itself sees clipped updates without noise" : "");
+}
 
 void Hub::SplitAmongWorkers(const DataOptions& read) {
   // The labels only: the samples stay with the workers.
@@ -282,6 +316,9 @@ void Hub::SaveFinal() {
   run.seed = config_.seed;
   loop_->FillSummary(run);
   run.details["augment"] = record_.augment;
+  // What the model's weights have spent of their training data's privacy.
+  if (const std::optional<PrivacyStatus> privacy = TakeSnapshot(*coordinator_, *live_).privacy)
+    run.details["differential_privacy"] = PrivacyJson(*privacy);
   try {
     SaveFinalModel(path, spec_, master_->model(), {{"mt.training", run.ModelNote()}});
     record_.final_model_path = path;

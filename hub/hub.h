@@ -61,6 +61,9 @@ class Hub final : private RunHooks {
   // batch follows their own timings (BatchController::FollowingTotal), and
   // a learning rate that was the default follows the batch.
   void FollowDevices();
+  // --dp-clip: the noise for --dp-epsilon over the run's planned rounds
+  // (dp::TargetError when it cannot be met), the exchange uncompressed.
+  void PlanPrivacy();
   // hub/hub_evaluation.cc: the training loop's hooks (core/train/
   // training_loop.h) that evaluate the master weights and tell the live
   // views, the events and the log what the run does.

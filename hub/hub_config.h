@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
+#include "core/privacy/dp_settings.h"
 #include "core/train/run_settings.h"
 #include "hub/aggregation/robust_aggregate.h"
 #include "hub/policy/batch_controller.h"
@@ -119,6 +120,9 @@ struct HubConfig : RunSettings {
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int digest_every = 10;
   LocalSgdSettings local_sgd;  // --sync-every and the rounds it makes
+  // --dp-clip and its neighbours (hub/dp_flags.h); the Hub solves the
+  // noise for --dp-epsilon once it knows the run's length.
+  DpSettings dp;
 };
 
 }  // namespace mt

@@ -8,6 +8,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
+#include "hub/dp_flags.h"
 #include "hub/policy/sync_period.h"
 #include "tls/tls_flags.h"
 
@@ -150,6 +151,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
                  "and median distance to the centre")
       ->check(Real(1, 1e6));
 
+  AddDpFlags(app, cfg.dp);
+
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.deadline.fixed_seconds,
                  "seconds a step waits for a worker before going on without it (a round of "
@@ -278,6 +281,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
 
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
+    CheckDpFlags(app, cfg);
     cli::ApplyDefaultLearningRate(app, cfg.optimizer, cfg.global_batch_or_default());
     cfg.http.port_explicit = app.count("--http-port") > 0;
     tls::CheckServerFlags(cfg.tls);

@@ -24,6 +24,7 @@ void ReportRun(const StatusSnapshot& s, RunSummary& r) {
   for (const auto& [key, value] : run.items()) r.details[key] = value;
   r.details["final_sync_every"] = s.sync_every;
   r.details["final_compression"] = s.compression;
+  if (s.privacy) r.details["differential_privacy"] = PrivacyJson(*s.privacy);
 }
 
 void ReportWorkers(const StatusSnapshot& s, ReportJson& details) {

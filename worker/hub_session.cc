@@ -54,6 +54,7 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
       events_(events),
       sender_(link, join, trainer.model().ParamCount(), ExchangedBegin(trainer.model()),
               trainer.model().ParamMatrices()),
+      private_(join.privacy()),
       pacer_(PacerFor(cfg)) {
   local_ = !cfg.data_dir.empty();
   if (join.data().share_count_size() > 0) {
@@ -374,6 +375,7 @@ void HubSession::ComputeRound(const proto::Assignment& a) {
   totals_.samples += static_cast<int64_t>(b) * taken;
   totals_.steps += taken;
   steps_ += taken;
+  MakePrivate(change);
   sender_.Begin(a.step(), change);
   FinishGradient(b * h, loss, ms, digest, weights_digest);  // all the round's samples
   RecordHistory(a.step() + h, taken, b, b * taken, loss, ms);
@@ -412,13 +414,16 @@ double HubSession::Step(const proto::Assignment& a, int64_t k, StepMode mode) {
     FillIndices(a.epoch(), offset, b);
   GradientSender* sending = nullptr;
   if (mode == StepMode::kExchanged) {
-    // The upper layers' gradients leave while the lower ones still compute.
-    sending = &sender_;
+    // The upper layers' gradients leave while the lower ones still compute
+    // (a private update waits for its norm: all of it leaves at the end).
+    if (!private_.enabled()) sending = &sender_;
     sender_.Begin(step, kernels::CpuBackend::Data(trainer_.model().grads()));
   }
   pace_mark_ = pacer_.Now();
   const double loss = trainer_.ComputeGradients(indices_.data(), b,
                                                 DropoutSeed(join_.seed(), step, offset), sending);
+  if (mode == StepMode::kExchanged)
+    MakePrivate(kernels::CpuBackend::Data(trainer_.model().grads()));
   if (mode != StepMode::kExchanged) {
     // FedProx: held near the round's start (the anchor, in a round).
     const size_t p = trainer_.model().ParamCount();
@@ -455,6 +460,13 @@ void HubSession::RecordHistory(int64_t step, int steps, int batch, int samples, 
   sample.samples = samples;
   sample.wall_ms = ms;
   if (StepPoint* point = totals_.history.Add(sample)) point->batches = {{"batch", batch}};
+}
+
+void HubSession::MakePrivate(float* v) {
+  if (!private_.enabled()) return;
+  // What travels: from the lowest trained layer up (the last segment's start).
+  const size_t begin = sender_.segments().back().begin;
+  private_.Apply(v + begin, trainer_.model().ParamCount() - begin);
 }
 
 void HubSession::FinishGradient(int samples, double loss, double ms, bool digest,

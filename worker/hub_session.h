@@ -19,6 +19,7 @@
 #include "worker/hub_link.h"
 #include "worker/local_trainer.h"
 #include "worker/lookahead.h"
+#include "worker/private_update.h"
 #include "worker/slowdown_pacer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -107,6 +108,8 @@ class HubSession {
   void DiscardAhead();
   // The rest of the gradient (or a round's change) of the step the sender
   // began, with its report.
+  // Differential privacy on the exchanged floats of `v` (worker/private_update.h).
+  void MakePrivate(float* v);
   void FinishGradient(int samples, double loss, double ms, bool digest, uint64_t weights_digest);
   // A step (or a round of `steps`) into totals_.history.
   void RecordHistory(int64_t step, int steps, int batch, int samples, double loss, double ms);
@@ -134,6 +137,8 @@ class HubSession {
   std::vector<float> staging_;
   std::vector<float> round_start_;  // the weights a local-SGD round started from
   GradientSender sender_;
+  // mthub --dp-clip: what the update goes through before it leaves.
+  PrivateUpdate private_;
   std::vector<SegmentCodec> result_codecs_;  // per segment, decoding the hub's results
   SlowdownPacer pacer_;                      // --slowdown
   double pace_mark_ = 0;    // compute since here (pacer_.Now()) is not yet paid for

@@ -38,6 +38,11 @@ void CheckJoinReply(const proto::JoinReply& join) {
   // would wreck the model at the first local step.
   RequireReal(std::isfinite(join.prox_mu()) && join.prox_mu() >= 0 && join.prox_mu() <= 100,
               "prox mu", join.prox_mu());
+  // A clip or noise the arithmetic cannot hold would leave the update
+  // unbounded or destroyed; the hub's flags stay far inside these.
+  const double clip = join.privacy().clip(), noise = join.privacy().noise_stddev();
+  RequireReal(std::isfinite(clip) && clip >= 0 && clip <= 1e6, "privacy clip", clip);
+  RequireReal(std::isfinite(noise) && noise >= 0 && noise <= 1e6, "privacy noise", noise);
   const double fraction = join.data().test_fraction();  // below 0: the default
   RequireReal(std::isfinite(fraction) && fraction < 1, "test fraction", fraction);
   Require(join.data().share_start_size() == join.data().share_count_size(),

@@ -73,7 +73,7 @@ std::string RunSummary::ModelNote() const {
                      {"seed", seed},
                      {"test_accuracy", test_accuracy},
                      {"test_loss", test_loss}};
-  for (const char* key : {"augment", "class_names", "workers_joined"})
+  for (const char* key : {"augment", "class_names", "workers_joined", "differential_privacy"})
     if (details.contains(key)) note[key] = details[key];
   return note.dump();
 }

@@ -76,13 +76,16 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
       roster_(AdmissionRulesOf(config, plan, master), controller_, attendance_, messages_, metrics,
               events, state_, round_),
-      reducer_(Ranges(master.segments()), AggregationOf(config)) {
+      reducer_(Ranges(master.segments()), AggregationOf(config)),
+      dp_(config.dp, config.workers) {
   controller_.SetHintFloor(FastestPlausibleMsPerSample(spec, master.model()));
+  messages_.SetPrivacy(dp_.ForWorkers());
 }
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
   state_.step = step;
+  dp_.CountEarlierRounds(step);  // --dp-clip: the privacy spent before the checkpoint
 }
 
 void StepCoordinator::PublishRunningStats(std::vector<float> stats) {

@@ -46,6 +46,7 @@
 #include "core/trace/span.h"
 #include "core/train/run_plan.h"
 #include "hub.pb.h"
+#include "hub/aggregation/dp_aggregate.h"
 #include "hub/aggregation/master_model.h"
 #include "hub/coordinator/step_messages.h"
 #include "hub/coordinator/worker_roster.h"
@@ -93,6 +94,8 @@ class StepCoordinator {
   HubStatus Leave(const proto::LeaveRequest& request);
   void RequestStop();
   bool stop_requested() const;
+  // --dp-clip: the privacy spent so far (its counters are safe from any thread).
+  const DpAggregate& privacy() const { return dp_; }
 
   // ---- The run thread. ----
   // Continue a resumed run at `step` (before the first step).
@@ -246,6 +249,7 @@ class StepCoordinator {
   RoundState state_;
   WorkerRoster roster_;  // who is in the run; closed once the run has finished
   SegmentReducer reducer_;
+  DpAggregate dp_;  // --dp-clip: the noise on the combination and its accountant
   FastPath fast_;
   int64_t batch_changes_summarised_ = 0;  // ParticipantSummary's last count
 };

@@ -2,6 +2,8 @@
 // (hub/round/segment_reducer.h) the contributions as they stand, and acts
 // on its verdicts: the outer optimizer's step, the encoded segment sent
 // back at once, or the refused worker dropped.
+#include <algorithm>
+
 #include "core/util/process_stats.h"
 #include "hub/coordinator/step_coordinator.h"
 
@@ -69,6 +71,17 @@ bool StepCoordinator::ReduceSegment() {
     return false;
   }
   const double cpu2 = ThreadCpuSeconds();
+  if (dp_.enabled()) {
+    // The noise joins before anything applies or sends the combination.
+    int64_t total = 0, largest = 0;
+    for (const Contribution& c : reducer_.inputs()) {
+      total += c.batch;
+      largest = std::max(largest, c.batch);
+    }
+    const SegmentRange& seg = reducer_.segment(k);
+    dp_.OnCombined(master_.average() + seg.begin, seg.size(),
+                   static_cast<double>(largest) / static_cast<double>(total), k == 0);
+  }
   // The outer step overflows where the average did not when the velocity
   // holds huge changes: as a non-finite average (found by fuzzing, with
   // one worker sending FLT_MAX changes two rounds running).

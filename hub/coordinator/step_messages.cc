@@ -41,6 +41,7 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   if (config_.local_sgd.prox_mu > 0)
     reply->set_prox_mu(static_cast<float>(config_.local_sgd.prox_mu));
   if (config_.local_sgd.drift_correction) reply->set_drift_correction(true);
+  if (privacy_.clip() > 0) *reply->mutable_privacy() = privacy_;
   proto::DataSettings* data = reply->mutable_data();
   data->set_test_fraction(config_.data.test_fraction);
   data->set_skip_bad_images(config_.data.skip_bad_images);

@@ -37,6 +37,8 @@ class StepMessages {
   // ---- Joining. ----
   // The running statistics (batch norm) joining workers get.
   void SetRunningStats(std::vector<float> stats) { running_stats_ = std::move(stats); }
+  // --dp-clip: what every worker does to its update (before the first Join).
+  void SetPrivacy(proto::DifferentialPrivacy p) { privacy_ = std::move(p); }
   // --partition: worker id k gets shares[k % size] (empty: the shared order).
   void SetPartition(std::vector<ClassShare> shares) {
     partition_ = std::move(shares);
@@ -81,6 +83,7 @@ class StepMessages {
   const CompressionChoice& encoding_;
   const int64_t global_batch_;
   std::vector<float> running_stats_;  // guarded by the coordinator's lock
+  proto::DifferentialPrivacy privacy_;
   std::vector<ClassShare> partition_;
   std::vector<int64_t> share_samples_;  // partition_'s totals
   proto::StepPlan plan_;

@@ -131,6 +131,15 @@ void RunFamilies(Exposition& e, const StatusSnapshot& s) {
            s.eta_seconds);
   e.Single("mt_hub_sync_every", "gauge", "local steps per exchange (--sync-every; 1: every step)",
            s.sync_every);
+  if (s.privacy) {
+    e.Single("mt_hub_dp_epsilon", "gauge",
+             "differential privacy spent so far (epsilon at mt_hub_dp_delta)", s.privacy->epsilon);
+    e.Single("mt_hub_dp_delta", "gauge", "the delta epsilon is stated at", s.privacy->delta);
+    e.Single("mt_hub_dp_noise_multiplier", "gauge",
+             "noise standard deviation on the sum over the clip", s.privacy->noise_multiplier);
+    e.Single("mt_hub_dp_rounds_total", "counter", "rounds released under differential privacy",
+             static_cast<double>(s.privacy->rounds));
+  }
   e.Single("mt_hub_bytes_in_total", "counter",
            "gradient payload bytes received from workers (headers excluded)",
            static_cast<double>(s.gradient_bytes_in));

@@ -1,5 +1,6 @@
 #include "hub/monitor/report_snapshot.h"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -108,6 +109,22 @@ StatusSnapshot SnapshotFromReport(const ReportJson& report) {
     s.bytes_per_step = report.value("gradient_bytes_per_step", 0.0);
     s.test_accuracy = NonNegative(report, "test_accuracy");
     s.test_loss = NonNegative(report, "test_loss");
+    if (const auto dp = report.find("differential_privacy");
+        dp != report.end() && dp->is_object()) {
+      PrivacyStatus p;
+      p.clip = dp->value("clip", 0.0);
+      p.noise_multiplier = dp->value("noise_multiplier", 0.0);
+      p.delta = dp->value("delta", 0.0);
+      const auto target = dp->find("target_epsilon");
+      p.target_epsilon = target != dp->end() && target->is_number() ? target->get<double>() : 0;
+      p.noise_added_by = dp->value("noise_added_by", "");
+      p.rounds = dp->value("rounds", int64_t{0});
+      const auto spent = dp->find("epsilon");  // null: no noise, no bound
+      p.epsilon = spent != dp->end() && spent->is_number()
+                      ? spent->get<double>()
+                      : std::numeric_limits<double>::infinity();
+      s.privacy = p;
+    }
     HistoryFromReport(report.value("history", ReportJson::object()), s);
     for (const ReportJson& e : report.value("eval_history", ReportJson::array()))
       s.evaluations.push_back({e.value("step", int64_t{0}), e.value("seconds", 0.0),

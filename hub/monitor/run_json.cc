@@ -1,5 +1,7 @@
 #include "hub/monitor/run_json.h"
 
+#include <cmath>
+
 namespace mt {
 
 ReportJson RunJson(const RunInfo& r) {
@@ -16,6 +18,18 @@ ReportJson RunJson(const RunInfo& r) {
           {"partition", r.partition},
           {"partition_histograms", r.partition_histograms},
           {"class_names", r.class_names}};
+}
+
+ReportJson PrivacyJson(const PrivacyStatus& p) {
+  return {{"clip", p.clip},
+          {"noise_multiplier", p.noise_multiplier},
+          {"delta", p.delta},
+          {"target_epsilon", p.target_epsilon > 0 ? ReportJson(p.target_epsilon) : ReportJson()},
+          {"noise_added_by", p.noise_added_by},
+          {"unit", "one worker's update per round"},
+          {"rounds", p.rounds},
+          // Without noise (--dp-noise 0: clipping alone) nothing is private.
+          {"epsilon", std::isfinite(p.epsilon) ? ReportJson(p.epsilon) : ReportJson()}};
 }
 
 ReportJson WorkerJson(const WorkerRow& w) {

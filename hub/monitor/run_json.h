@@ -20,6 +20,10 @@ ReportJson JsonOrNull(const std::optional<T>& v) {
 // "sync_every" is the setting: the fixed H, or "auto".
 ReportJson RunJson(const RunInfo& r);
 
+// --dp-clip's settings and the epsilon spent: /api/status's "privacy", the
+// report's and the exported model's "differential_privacy".
+ReportJson PrivacyJson(const PrivacyStatus& p);
+
 // One worker; unknown device figures (no battery, no sensor) are null.
 // "batch" and "last_batch" are the same figure under the name each view
 // has always used.

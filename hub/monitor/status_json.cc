@@ -38,6 +38,7 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["bytes_per_step"] = s.bytes_per_step;
   j["test_accuracy"] = JsonOrNull(s.test_accuracy);
   j["test_loss"] = JsonOrNull(s.test_loss);
+  j["privacy"] = s.privacy ? PrivacyJson(*s.privacy) : ReportJson();
 
   // Every state named, so a client need not know which exist.
   std::map<std::string, int> by_state{

@@ -38,6 +38,16 @@ struct RecentEvent {
   std::string worker_name, detail;
 };
 
+// Differential privacy (mthub --dp-clip): the settings and what the run
+// has spent so far.
+struct PrivacyStatus {
+  double clip = 0, noise_multiplier = 0, delta = 0;
+  double target_epsilon = 0;   // --dp-epsilon; 0: the noise was given
+  std::string noise_added_by;  // "hub" (central DP) or "workers"
+  int64_t rounds = 0;          // released so far
+  double epsilon = 0;          // spent so far, at delta
+};
+
 // The run as configured.
 struct RunInfo {
   std::string model, dataset, compression;
@@ -67,6 +77,7 @@ struct StatusSnapshot {
   int64_t gradient_bytes_in = 0, result_bytes_out = 0;
   double bytes_per_step = 0;                       // recent
   std::optional<double> test_accuracy, test_loss;  // the last evaluation
+  std::optional<PrivacyStatus> privacy;            // --dp-clip; none: off
 
   FixedHistogram step_seconds{FixedHistogram::SecondsBuckets()};
   FixedHistogram barrier_wait_seconds{FixedHistogram::SecondsBuckets()};

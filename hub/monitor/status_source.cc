@@ -27,6 +27,16 @@ StatusSnapshot TakeSnapshot(const StepCoordinator& coordinator, const LiveStatus
             [](const WorkerRow& a, const WorkerRow& b) { return a.id < b.id; });
   out.sync_every = coordinator.sync_every();
   out.compression = CompressionName(coordinator.compression());
+  if (const DpAggregate& dp = coordinator.privacy(); dp.enabled()) {
+    const DpSettings& set = dp.settings();
+    out.privacy = PrivacyStatus{set.clip,
+                                set.noise_multiplier,
+                                set.delta,
+                                set.target_epsilon,
+                                set.noise_at == DpNoiseAt::kHub ? "hub" : "workers",
+                                dp.rounds(),
+                                dp.epsilon()};
+  }
   live.Fill(out);
   return out;
 }

@@ -1,11 +1,12 @@
 // Fuzzes what a worker does with a hub's messages (worker/hub_session.h), as
 // a hostile hub or anyone on the path could send them. The input's first
-// byte picks the compression (bit 0: int8, else none) and whether the
+// byte picks the compression (bit 0: int8, else none), whether the
 // script starts from a valid model (bit 1 clear: it does, so plans and
-// results are reached); the rest is a script of HubMessages, each a 3-byte
-// little-endian length and that many bytes of its wire form. Whatever the
-// script, the worker must refuse it with an exception or end the session:
-// never crash, touch memory it does not own, overflow or hang (-timeout).
+// results are reached) and whether the worker's updates are private (bit
+// 2: clipped and noised, JoinReply.privacy, uncompressed); the rest is a script of HubMessages,
+// each a 3-byte little-endian length and that many bytes of its wire form. Whatever the script, the
+// worker must refuse it with an exception or end the session: never crash, touch memory it does not
+// own, overflow or hang (-timeout).
 //
 // MT_FUZZ_WRITE_SEEDS=DIR writes the seed corpus (tests/fuzz/corpus/
 // worker_hub_messages_fuzz) and exits.
@@ -43,6 +44,7 @@ layer { name: "fc" dense { units: 10 } }
 std::filesystem::path g_dir;
 ScriptedWorker* g_plain = nullptr;
 ScriptedWorker* g_int8 = nullptr;
+ScriptedWorker* g_private = nullptr;
 
 std::string Encode(uint8_t flags, const std::deque<HubMessage>& script) {
   std::string out(1, static_cast<char>(flags));
@@ -91,6 +93,8 @@ void WriteSeeds(const std::string& dir) {
   put("int8-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_INT8)});
   put("topk-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_TOPK)});
   put("lowrank-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_LOWRANK)});
+  put("private-steps", 4, {ScriptedWorker::Plan(0, 0, 8), Result(w, 1, 0), Result(w, 2, 0)});
+  put("private-round", 4, {ScriptedWorker::Plan(0, 0, 8, 2, 16), Result(w, 2, 2)});
 }
 
 }  // namespace
@@ -106,6 +110,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const mt::proto::ModelSpec tiny = mt::ParseModelSpec(kTinyModel, "the fuzzer's model");
   g_plain = new ScriptedWorker((dir / "plain").string(), "none", tiny);
   g_int8 = new ScriptedWorker((dir / "int8").string(), "int8", tiny);
+  g_private = new ScriptedWorker((dir / "private").string(), "none", tiny);
+  g_private->mutable_join().mutable_privacy()->set_clip(0.5);
+  g_private->mutable_join().mutable_privacy()->set_noise_stddev(0.01);
   if (const char* seeds = std::getenv("MT_FUZZ_WRITE_SEEDS")) {
     WriteSeeds(seeds);
     std::exit(0);
@@ -115,7 +122,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  ScriptedWorker& w = (data[0] & 1) ? *g_int8 : *g_plain;
+  ScriptedWorker& w = (data[0] & 4) ? *g_private : (data[0] & 1) ? *g_int8 : *g_plain;
   std::deque<HubMessage> script;
   if (!(data[0] & 2)) script.push_back(w.State());
   size_t at = 1;

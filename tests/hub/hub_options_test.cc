@@ -159,5 +159,20 @@ TEST(HubOptions, ResumeNamesTheCheckpointDirectory) {
   EXPECT_EQ(same.checkpoint_dir, "/tmp/ck");
 }
 
+TEST(HubOptions, PrivacyFlagsFillTheDpSettings) {
+  EXPECT_FALSE(Parse({}).config.dp.enabled());
+  const DpSettings given = Parse({"--dp-clip", "0.5", "--dp-noise", "1.2"}).config.dp;
+  EXPECT_EQ(given.clip, 0.5);
+  EXPECT_EQ(given.noise_multiplier, 1.2);
+  EXPECT_EQ(given.target_epsilon, 0);
+  EXPECT_EQ(given.delta, 1e-5);
+  EXPECT_EQ(given.noise_at, DpNoiseAt::kHub);
+  const DpSettings solved =
+      Parse({"--dp-clip", "1", "--dp-epsilon", "8", "--dp-delta", "1e-6"}).config.dp;
+  EXPECT_EQ(solved.target_epsilon, 8);
+  EXPECT_EQ(solved.noise_multiplier, 0);  // the Hub solves it once it knows the run's length
+  EXPECT_EQ(solved.delta, 1e-6);
+}
+
 }  // namespace
 }  // namespace mt

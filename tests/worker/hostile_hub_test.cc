@@ -158,6 +158,10 @@ TEST(JoinReplyCheck, RefusesFieldsOutOfRangeByName) {
   refused([](proto::JoinReply& j) { j.set_prox_mu(std::nanf("")); }, "prox mu");
   refused([](proto::JoinReply& j) { j.set_prox_mu(1e30f); }, "prox mu");
   refused([](proto::JoinReply& j) { j.set_prox_mu(-1); }, "prox mu");
+  refused([](proto::JoinReply& j) { j.mutable_privacy()->set_clip(-1); }, "privacy clip");
+  refused([](proto::JoinReply& j) { j.mutable_privacy()->set_clip(std::nan("")); }, "privacy clip");
+  refused([](proto::JoinReply& j) { j.mutable_privacy()->set_noise_stddev(1e300); },
+          "privacy noise");
   refused([](proto::JoinReply& j) { j.mutable_data()->set_test_fraction(1.5); }, "test fraction");
   refused(
       [](proto::JoinReply& j) {
