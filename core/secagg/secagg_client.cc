@@ -1,6 +1,7 @@
 #include "core/secagg/secagg_client.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -9,75 +10,107 @@ namespace {
 
 std::string AsString(const Key32& k) { return std::string(k.begin(), k.end()); }
 
-void CheckRoster(const std::vector<Member>& roster, int32_t me, int threshold) {
-  bool found = false;
-  for (size_t i = 0; i < roster.size(); ++i) {
-    if (i > 0 && roster[i].id <= roster[i - 1].id) {
-      throw std::invalid_argument("secagg: roster not in ascending ids");
-    }
-    found = found || roster[i].id == me;
-  }
-  if (!found) throw std::invalid_argument("secagg: roster without this worker");
-  if (threshold < 1 || static_cast<size_t>(threshold) > roster.size()) {
-    throw std::invalid_argument("secagg: threshold " + std::to_string(threshold) + " for " +
-                                std::to_string(roster.size()) + " members");
-  }
+// 8 bytes of a public key: enough to tell the keys of one run apart.
+uint64_t KeyTag(const Key32& k) {
+  uint64_t t = 0;
+  for (int b = 0; b < 8; ++b) t |= static_cast<uint64_t>(k[b]) << (8 * b);
+  return t;
 }
+
+[[noreturn]] void Refuse(const std::string& why) { throw std::invalid_argument("secagg: " + why); }
 
 }  // namespace
 
-SecAggClient::SecAggClient(int32_t id, uint64_t epoch, FixedPoint fixed_point)
-    : id_(id), epoch_(epoch), fixed_point_(fixed_point), box_(KeyPair::Generate()) {}
-
-Key32 SecAggClient::Advertise(uint64_t round) {
-  round_ = round;
-  mask_ = KeyPair::Generate();
-  self_seed_ = RandomKey();
-  roster_.clear();
-  pair_mask_keys_.clear();
-  revealed_ = false;
-  return mask_.public_key();
+SecAggClient::SecAggClient(int32_t id, uint64_t epoch, int threshold, FixedPoint fixed_point)
+    : id_(id),
+      epoch_(epoch),
+      threshold_(threshold),
+      fixed_point_(fixed_point),
+      box_(KeyPair::Generate()) {
+  if (id < 0) Refuse("a worker id below 0");
+  if (threshold < 1) Refuse("a threshold below 1");
 }
 
-std::vector<SealedShare> SecAggClient::ShareSecrets(const std::vector<Member>& roster,
-                                                    int threshold) {
-  CheckRoster(roster, id_, threshold);
-  roster_ = roster;
-  threshold_ = threshold;
-  const int n = static_cast<int>(roster.size());
-  const std::vector<Share> seed_shares = SplitSecret(AsString(self_seed_), threshold, n);
-  const std::vector<Share> key_shares = SplitSecret(AsString(mask_.private_key()), threshold, n);
-  std::vector<SealedShare> out;
-  for (size_t i = 0; i < roster.size(); ++i) {
-    const Member& m = roster[i];
-    if (m.id == id_) {
-      if (m.mask_public != mask_.public_key() || m.box_public != box_.public_key()) {
-        throw std::invalid_argument("secagg: the roster carries other keys for this worker");
-      }
-      own_seed_share_ = seed_shares[i];
-      own_key_share_ = key_shares[i];
+const Key32& SecAggClient::BoxKey(int32_t peer, const Key32& peer_box_public) {
+  auto it = box_keys_.find(peer);
+  if (it == box_keys_.end() || it->second.first != peer_box_public) {
+    const Key32 key = DeriveKey(box_.Agree(peer_box_public), KeyUse::kShareBox, epoch_, id_, peer);
+    it = box_keys_.insert_or_assign(peer, std::make_pair(peer_box_public, key)).first;
+  }
+  return it->second.second;
+}
+
+Bundle SecAggClient::PrepareBundle(const std::vector<Holder>& holders) {
+  std::vector<uint32_t> xs;
+  bool me = false;
+  for (const Holder& h : holders) {
+    if (h.id < 0) Refuse("a holder id below 0");
+    xs.push_back(PlaceOf(h.id));
+    if (h.id == id_) me = h.box_public == box_.public_key();
+  }
+  if (!me) Refuse("the holders lack this worker (or carry another box key for it)");
+  if (holders.size() < static_cast<size_t>(threshold_)) {
+    Refuse(std::to_string(holders.size()) + " holders, fewer than the threshold " +
+           std::to_string(threshold_));
+  }
+  mask_ = KeyPair::Generate();
+  self_seed_ = RandomKey();
+  ++seq_;
+  const std::vector<Share> seeds = SplitSecret(AsString(self_seed_), threshold_, xs);
+  const std::vector<Share> keys = SplitSecret(AsString(mask_.private_key()), threshold_, xs);
+  Bundle bundle;
+  bundle.mask_public = mask_.public_key();
+  holders_.clear();
+  for (size_t i = 0; i < holders.size(); ++i) {
+    const Holder& h = holders[i];
+    holders_.push_back(h.id);
+    if (h.id == id_) {
+      own_seed_share_ = seeds[i];  // its own key share is never revealed: not kept
       continue;
     }
-    pair_mask_keys_[m.id] = DeriveKey(mask_.Agree(m.mask_public), KeyUse::kMask, epoch_, id_, m.id);
-    auto box_key = box_keys_.find(m.id);
-    if (box_key == box_keys_.end()) {
-      box_key = box_keys_
-                    .emplace(m.id, DeriveKey(box_.Agree(m.box_public), KeyUse::kShareBox, epoch_,
-                                             id_, m.id))
-                    .first;
-    }
+    const Key32& key = BoxKey(h.id, h.box_public);
     for (ShareKind kind : {ShareKind::kSelfSeed, ShareKind::kPrivateKey}) {
-      const Share& share = kind == ShareKind::kSelfSeed ? seed_shares[i] : key_shares[i];
-      const BoxLabel label{epoch_, round_, kind, id_, m.id};
-      out.push_back({id_, m.id, kind, Seal(box_key->second, label, SerializeShare(share))});
+      const Share& share = kind == ShareKind::kSelfSeed ? seeds[i] : keys[i];
+      const BoxLabel label{epoch_, seq_, kind, id_, h.id, mask_.public_key()};
+      bundle.boxes.push_back({id_, h.id, kind, seq_, Seal(key, label, SerializeShare(share))});
     }
   }
-  return out;
+  bundle_ready_ = true;
+  return bundle;
+}
+
+void SecAggClient::BeginRound(uint64_t round, const std::vector<Member>& roster) {
+  if (!bundle_ready_) Refuse("a round with no fresh bundle (each mask key masks one round)");
+  bool me = false;
+  for (size_t i = 0; i < roster.size(); ++i) {
+    const Member& m = roster[i];
+    if (i > 0 && m.id <= roster[i - 1].id) Refuse("roster not in ascending ids");
+    if (std::find(holders_.begin(), holders_.end(), m.id) == holders_.end()) {
+      Refuse("member " + std::to_string(m.id) + " holds no share of this worker's bundle");
+    }
+    if (m.id == id_) me = m.mask_public == mask_.public_key();
+    if (m.id != id_ && peer_mask_keys_seen_.count(KeyTag(m.mask_public)) > 0) {
+      Refuse("member " + std::to_string(m.id) + " comes with a mask key of an earlier round");
+    }
+  }
+  if (!me) Refuse("the roster lacks this worker (or carries another mask key for it)");
+  if (roster.size() < static_cast<size_t>(threshold_)) Refuse("a roster below the threshold");
+  bundle_ready_ = false;
+  round_ = round;
+  roster_ = roster;
+  revealed_ = false;
+  pair_mask_keys_.clear();
+  for (const Member& m : roster) {
+    if (m.id == id_) continue;
+    peer_mask_keys_seen_.insert(KeyTag(m.mask_public));
+    pair_mask_keys_[m.id] = DeriveKey(mask_.Agree(m.mask_public), KeyUse::kMask, epoch_, id_, m.id);
+    BoxKey(m.id, m.box_public);
+  }
 }
 
 void SecAggClient::Mask(uint64_t first, const float* values, size_t n, double weight,
                         uint32_t* out) {
-  if (roster_.empty()) throw std::logic_error("secagg: Mask before ShareSecrets");
+  if (roster_.empty()) throw std::logic_error("secagg: Mask before BeginRound");
   fixed_point_.Encode(values, n, weight, out);
   stream_.Apply(self_seed_, round_, MaskKind::kSelf, first, out, n, false);
   for (const auto& [peer, key] : pair_mask_keys_) {
@@ -89,38 +122,39 @@ void SecAggClient::Mask(uint64_t first, const float* values, size_t n, double we
 std::vector<RevealedShare> SecAggClient::Reveal(const std::vector<int32_t>& survivors,
                                                 const std::vector<int32_t>& dropped,
                                                 const std::vector<SealedShare>& boxes) {
-  if (roster_.empty()) throw std::logic_error("secagg: Reveal before ShareSecrets");
-  if (revealed_) throw std::invalid_argument("secagg: a second unmasking request in one round");
+  if (roster_.empty()) throw std::logic_error("secagg: Reveal before BeginRound");
+  if (revealed_) Refuse("a second unmasking request in one round");
   const std::set<int32_t> alive(survivors.begin(), survivors.end());
   const std::set<int32_t> gone(dropped.begin(), dropped.end());
   if (alive.size() < static_cast<size_t>(threshold_)) {
-    throw std::invalid_argument("secagg: " + std::to_string(alive.size()) +
-                                " survivors, fewer than the threshold " +
-                                std::to_string(threshold_) + ": nothing revealed");
+    Refuse(std::to_string(alive.size()) + " survivors, fewer than the threshold " +
+           std::to_string(threshold_) + ": nothing revealed");
   }
-  if (alive.count(id_) == 0) throw std::invalid_argument("secagg: this worker is not a survivor");
-  if (alive.size() + gone.size() != roster_.size()) {
-    throw std::invalid_argument("secagg: the request does not place every member once");
+  if (alive.count(id_) == 0) Refuse("this worker is not a survivor");
+  if (alive.size() != survivors.size() || gone.size() != dropped.size() ||
+      alive.size() + gone.size() != roster_.size()) {
+    Refuse("the request does not place every member once");
   }
+  std::map<int32_t, const Member*> members;
   for (const Member& m : roster_) {
     if (alive.count(m.id) == gone.count(m.id)) {
-      throw std::invalid_argument("secagg: member " + std::to_string(m.id) +
-                                  " is not placed exactly once");
+      Refuse("member " + std::to_string(m.id) + " is not placed exactly once");
     }
+    members[m.id] = &m;
   }
   std::set<int32_t> seen;
   std::vector<RevealedShare> out;
   out.push_back({id_, ShareKind::kSelfSeed, SerializeShare(own_seed_share_)});
   for (const SealedShare& b : boxes) {
+    const auto member = members.find(b.from);
     const bool survivor = alive.count(b.from) > 0;
-    const ShareKind expected = survivor ? ShareKind::kSelfSeed : ShareKind::kPrivateKey;
-    if (b.to != id_ || b.from == id_ || box_keys_.count(b.from) == 0 || b.kind != expected ||
+    if (b.to != id_ || b.from == id_ || member == members.end() ||
+        b.kind != (survivor ? ShareKind::kSelfSeed : ShareKind::kPrivateKey) ||
         !seen.insert(b.from).second) {
-      throw std::invalid_argument("secagg: a box of member " + std::to_string(b.from) +
-                                  " that this request may not open");
+      Refuse("a box of member " + std::to_string(b.from) + " that this request may not open");
     }
-    const BoxLabel label{epoch_, round_, b.kind, b.from, id_};
-    out.push_back({b.from, b.kind, Open(box_keys_.at(b.from), label, b.box)});
+    const BoxLabel label{epoch_, b.seq, b.kind, b.from, id_, member->second->mask_public};
+    out.push_back({b.from, b.kind, Open(BoxKey(b.from, member->second->box_public), label, b.box)});
   }
   revealed_ = true;
   return out;

@@ -34,27 +34,29 @@ std::string Rebuild(const std::map<uint32_t, std::string>& by_place, int thresho
 
 }  // namespace
 
-SecAggServer::SecAggServer(uint64_t epoch, size_t param_count, FixedPoint fixed_point)
-    : epoch_(epoch), fixed_point_(fixed_point), sum_(param_count, 0) {}
+SecAggServer::SecAggServer(uint64_t epoch, size_t param_count, int threshold,
+                           FixedPoint fixed_point)
+    : epoch_(epoch), fixed_point_(fixed_point), threshold_(threshold), sum_(param_count, 0) {
+  if (threshold < 1) throw std::invalid_argument("secagg: a threshold below 1");
+}
 
-size_t SecAggServer::PlaceOf(int32_t id) const {
+size_t SecAggServer::IndexOf(int32_t id) const {
   for (size_t i = 0; i < roster_.size(); ++i) {
     if (roster_[i].id == id) return i;
   }
   throw std::invalid_argument("secagg: " + Who(id) + " is not in the round");
 }
 
-void SecAggServer::BeginRound(uint64_t round, std::vector<Member> roster, int threshold) {
+void SecAggServer::BeginRound(uint64_t round, std::vector<Member> roster) {
   for (size_t i = 1; i < roster.size(); ++i) {
     if (roster[i].id <= roster[i - 1].id)
       throw std::invalid_argument("secagg: roster not ascending");
   }
-  if (threshold < 1 || static_cast<size_t>(threshold) > roster.size()) {
-    throw std::invalid_argument("secagg: threshold out of range for the roster");
+  if (static_cast<size_t>(threshold_) > roster.size()) {
+    throw std::invalid_argument("secagg: a roster smaller than the threshold");
   }
   round_ = round;
   roster_ = std::move(roster);
-  threshold_ = threshold;
   closed_ = false;
   finished_ = false;
   std::fill(sum_.begin(), sum_.end(), 0u);
@@ -67,17 +69,17 @@ void SecAggServer::BeginRound(uint64_t round, std::vector<Member> roster, int th
 }
 
 void SecAggServer::AddBoxes(int32_t from, const std::vector<SealedShare>& boxes) {
-  PlaceOf(from);
+  IndexOf(from);
   if (closed_) throw std::invalid_argument("secagg: boxes after the round closed");
   for (const SealedShare& b : boxes) {
     if (b.from != from) throw std::invalid_argument("secagg: " + Who(from) + " sent another's box");
-    PlaceOf(b.to);
-    boxes_.push_back(b);
+    if (std::any_of(roster_.begin(), roster_.end(), [&](const Member& m) { return m.id == b.to; }))
+      boxes_.push_back(b);
   }
 }
 
 void SecAggServer::AddMasked(int32_t from, uint64_t first, const uint32_t* y, size_t n) {
-  PlaceOf(from);
+  IndexOf(from);
   if (closed_ || weights_.count(from) > 0) {
     throw std::invalid_argument("secagg: an update from " + Who(from) + " out of turn");
   }
@@ -91,7 +93,7 @@ void SecAggServer::AddMasked(int32_t from, uint64_t first, const uint32_t* y, si
 }
 
 void SecAggServer::Submitted(int32_t from, double weight) {
-  PlaceOf(from);
+  IndexOf(from);
   if (closed_ || weights_.count(from) > 0 || received_[from] != sum_.size()) {
     throw std::invalid_argument("secagg: " + Who(from) + " submitted an incomplete update");
   }
@@ -121,13 +123,14 @@ UnmaskRequest SecAggServer::CloseRound() {
 }
 
 void SecAggServer::AddRevealed(int32_t from, const std::vector<RevealedShare>& shares) {
-  const auto place = static_cast<uint32_t>(PlaceOf(from) + 1);
+  IndexOf(from);
+  const uint32_t place = secagg::PlaceOf(from);
   if (!closed_ || weights_.count(from) == 0 || !answered_.insert(from).second) {
     throw std::invalid_argument("secagg: shares from " + Who(from) + " out of turn");
   }
   for (const RevealedShare& r : shares) {
     const bool survivor = weights_.count(r.owner) > 0;
-    PlaceOf(r.owner);
+    IndexOf(r.owner);
     if (r.kind != (survivor ? ShareKind::kSelfSeed : ShareKind::kPrivateKey) ||
         ParseShare(r.share).x != place) {
       throw std::invalid_argument("secagg: " + Who(from) + " revealed a share it does not hold");
@@ -167,7 +170,7 @@ void SecAggServer::Finish(float* out) {
                                "'s mask key rebuild another key");
     }
     for (const auto& [survivor, weight] : weights_) {
-      const Key32 pair = DeriveKey(key.Agree(roster_[PlaceOf(survivor)].mask_public), KeyUse::kMask,
+      const Key32 pair = DeriveKey(key.Agree(roster_[IndexOf(survivor)].mask_public), KeyUse::kMask,
                                    epoch_, m.id, survivor);
       // The survivor subtracted this pair's mask if the dropped id is lower.
       stream_.Apply(pair, round_, MaskKind::kPair, 0, sum_.data(), n, /*subtract=*/m.id > survivor);

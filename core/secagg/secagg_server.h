@@ -27,11 +27,14 @@ struct UnmaskRequest {
 
 class SecAggServer {
  public:
-  SecAggServer(uint64_t epoch, size_t param_count, FixedPoint fixed_point = {});
+  // `threshold`: the run's, as the workers were told.
+  SecAggServer(uint64_t epoch, size_t param_count, int threshold, FixedPoint fixed_point = {});
 
   // A round over `roster` (ascending ids, as every member was told).
-  void BeginRound(uint64_t round, std::vector<Member> roster, int threshold);
-  // A member's sealed shares, kept for the unmasking request.
+  void BeginRound(uint64_t round, std::vector<Member> roster);
+  // The sealed shares of the bundle a member takes the round with, kept
+  // for the unmasking request (those for members outside the round are
+  // left out).
   void AddBoxes(int32_t from, const std::vector<SealedShare>& boxes);
   // Parameters [first, first + n) of a member's masked update.
   void AddMasked(int32_t from, uint64_t first, const uint32_t* y, size_t n);
@@ -56,12 +59,12 @@ class SecAggServer {
   const std::vector<uint32_t>& masked_sum() const { return sum_; }
 
  private:
-  size_t PlaceOf(int32_t id) const;  // index in the roster; throws if not a member
+  size_t IndexOf(int32_t id) const;  // index in the roster; throws if not a member
 
   uint64_t epoch_;
   FixedPoint fixed_point_;
   uint64_t round_ = 0;
-  int threshold_ = 0;
+  int threshold_;
   bool closed_ = false;
   bool finished_ = false;
   std::vector<Member> roster_;

@@ -1,5 +1,6 @@
 #include "core/secagg/shamir.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -53,13 +54,20 @@ std::vector<uint64_t> ToLimbs(const std::string& secret) {
 
 }  // namespace
 
-std::vector<Share> SplitSecret(const std::string& secret, int threshold, int n) {
-  if (threshold < 1 || threshold > n) throw std::invalid_argument("secagg: threshold not in 1..n");
+std::vector<Share> SplitSecret(const std::string& secret, int threshold,
+                               const std::vector<uint32_t>& xs) {
+  if (threshold < 1 || static_cast<size_t>(threshold) > xs.size()) {
+    throw std::invalid_argument("secagg: threshold not in 1..holders");
+  }
+  if (std::set<uint32_t>(xs.begin(), xs.end()).size() != xs.size() ||
+      std::count(xs.begin(), xs.end(), 0u) > 0) {
+    throw std::invalid_argument("secagg: share places repeated or zero");
+  }
   const std::vector<uint64_t> limbs = ToLimbs(secret);
-  std::vector<Share> shares(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    shares[static_cast<size_t>(i)].x = static_cast<uint32_t>(i + 1);
-    shares[static_cast<size_t>(i)].limbs.resize(limbs.size());
+  std::vector<Share> shares(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    shares[i].x = xs[i];
+    shares[i].limbs.resize(limbs.size());
   }
   std::vector<uint64_t> coeffs(static_cast<size_t>(threshold));
   for (size_t l = 0; l < limbs.size(); ++l) {

@@ -2,7 +2,7 @@
 // Shamir's secret sharing over the prime field GF(2^61 - 1): a secret of
 // bytes is cut into 7-byte limbs, each the constant term of its own random
 // polynomial of degree t - 1, and share x holds every polynomial's value at
-// x (x = 1..n, the holder's place, never 0). Any t shares give the
+// x (a holder's own number, never 0). Any t shares give the
 // polynomials back by Lagrange interpolation at 0; t - 1 or fewer are
 // consistent with every secret alike, so they tell nothing about it.
 #include <cstdint>
@@ -18,9 +18,11 @@ struct Share {
   std::vector<uint64_t> limbs;  // each below kShamirPrime
 };
 
-// n shares of `secret`, any `threshold` of which rebuild it (1 <= threshold
-// <= n). Coefficients from OpenSSL's CSPRNG.
-std::vector<Share> SplitSecret(const std::string& secret, int threshold, int n);
+// One share of `secret` for each of the distinct, non-zero places `xs`, any
+// `threshold` of which rebuild it (1 <= threshold <= xs.size()).
+// Coefficients from OpenSSL's CSPRNG.
+std::vector<Share> SplitSecret(const std::string& secret, int threshold,
+                               const std::vector<uint32_t>& xs);
 
 // The secret of `secret_bytes` bytes from at least `threshold` shares of
 // distinct x (only the first `threshold` are used). Throws

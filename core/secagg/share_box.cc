@@ -19,11 +19,11 @@ void Put(std::string* s, uint64_t v, int bytes) {
   for (int b = 0; b < bytes; ++b) s->push_back(static_cast<char>(v >> (8 * b)));
 }
 
-// 12 bytes: round, kind, and which of the pair sends (the key is the same
-// both ways; each direction sends one box of a kind per round).
+// 12 bytes: bundle number, kind, and which of the pair sends (the key is
+// the same both ways; each direction sends one box of a kind per bundle).
 std::string Nonce(const BoxLabel& l) {
   std::string n;
-  Put(&n, l.round, 8);
+  Put(&n, l.seq, 8);
   Put(&n, static_cast<uint8_t>(l.kind), 1);
   Put(&n, l.from < l.to ? 0 : 1, 1);
   Put(&n, 0, 2);
@@ -33,10 +33,11 @@ std::string Nonce(const BoxLabel& l) {
 std::string Aad(const BoxLabel& l) {
   std::string a = "mt-secagg-box";
   Put(&a, l.epoch, 8);
-  Put(&a, l.round, 8);
+  Put(&a, l.seq, 8);
   Put(&a, static_cast<uint8_t>(l.kind), 1);
   Put(&a, static_cast<uint32_t>(l.from), 4);
   Put(&a, static_cast<uint32_t>(l.to), 4);
+  a.append(l.mask_public.begin(), l.mask_public.end());
   return a;
 }
 

@@ -127,7 +127,7 @@ TEST(SecAggShamir, AnyThresholdSharesRebuildAndFewerDoNot) {
   const Key32 k = RandomKey();
   const std::string secret(k.begin(), k.end());
   const int n = 5, t = 3;
-  const std::vector<Share> shares = SplitSecret(secret, t, n);
+  const std::vector<Share> shares = SplitSecret(secret, t, {1, 2, 3, 4, 5});
   ASSERT_EQ(shares.size(), 5u);
   // Every subset of exactly t shares rebuilds it.
   for (int mask = 0; mask < (1 << n); ++mask) {
@@ -143,12 +143,14 @@ TEST(SecAggShamir, AnyThresholdSharesRebuildAndFewerDoNot) {
       EXPECT_NE(InterpolateAtZero(subset, 32), secret) << mask;
     }
   }
-  EXPECT_THROW(SplitSecret(secret, 0, 3), std::invalid_argument);
-  EXPECT_THROW(SplitSecret(secret, 4, 3), std::invalid_argument);
+  EXPECT_THROW(SplitSecret(secret, 0, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(SplitSecret(secret, 4, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(SplitSecret(secret, 2, {1, 2, 2}), std::invalid_argument);
+  EXPECT_THROW(SplitSecret(secret, 2, {0, 1, 2}), std::invalid_argument);
 }
 
 TEST(SecAggShamir, SharesTravelAsBytesAndJunkIsRefused) {
-  const std::vector<Share> shares = SplitSecret("seventeen bytes!!", 2, 3);
+  const std::vector<Share> shares = SplitSecret("seventeen bytes!!", 2, {4, 9, 13});
   for (const Share& s : shares) {
     const Share back = ParseShare(SerializeShare(s));
     EXPECT_EQ(back.x, s.x);

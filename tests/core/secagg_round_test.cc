@@ -26,19 +26,28 @@ using test_support::RandomNormal;
 constexpr uint64_t kEpoch = 42;
 constexpr size_t kParams = 3000;
 
-// n workers (ids 1..n) with their updates and weights, and the hub.
+// n workers (ids 1..n) with their updates and weights, and the hub. Each
+// worker's bundle is shared among all n; the round's roster is all of them.
 struct Round {
-  explicit Round(int n, uint64_t round = 1) : server(kEpoch, kParams) {
+  explicit Round(int n, uint64_t round = 1)
+      : threshold(DefaultThreshold(n)), server(kEpoch, kParams, threshold) {
+    std::vector<Holder> holders;
     for (int i = 0; i < n; ++i) {
       const int32_t id = i + 1;
-      clients.push_back(std::make_unique<SecAggClient>(id, kEpoch));
+      clients.push_back(std::make_unique<SecAggClient>(id, kEpoch, threshold));
       updates.push_back(RandomNormal(kParams, 100 + id, 0.1F));
       weights.push_back(1.0 / n);
-      roster.push_back({id, clients.back()->box_public(), clients.back()->Advertise(round)});
+      holders.push_back({id, clients.back()->box_public()});
     }
-    threshold = DefaultThreshold(n);
-    server.BeginRound(round, roster, threshold);
-    for (auto& c : clients) server.AddBoxes(c->id(), c->ShareSecrets(roster, threshold));
+    for (auto& c : clients) {
+      bundles.push_back(c->PrepareBundle(holders));
+      roster.push_back({c->id(), c->box_public(), bundles.back().mask_public});
+    }
+    server.BeginRound(round, roster);
+    for (size_t i = 0; i < clients.size(); ++i) {
+      server.AddBoxes(clients[i]->id(), bundles[i].boxes);
+      clients[i]->BeginRound(round, roster);
+    }
   }
 
   // Worker i's masked update, in two segments (top first, as the backward
@@ -87,7 +96,8 @@ struct Round {
   std::vector<std::vector<float>> updates;
   std::vector<double> weights;
   std::vector<Member> roster;
-  int threshold = 0;
+  std::vector<Bundle> bundles;
+  int threshold;
   SecAggServer server;
 };
 
@@ -196,9 +206,47 @@ TEST(SecAggRound, TheHubCannotOpenTheBoxesItRelays) {
     for (const SealedShare& b : boxes) {
       const Key32 guess = DeriveKey(hub.Agree(r.roster[b.from - 1].box_public), KeyUse::kShareBox,
                                     kEpoch, b.from, b.to);
-      EXPECT_THROW(Open(guess, {kEpoch, 1, b.kind, b.from, b.to}, b.box), std::runtime_error);
+      const BoxLabel label{kEpoch, b.seq, b.kind, b.from, b.to, r.roster[b.from - 1].mask_public};
+      EXPECT_THROW(Open(guess, label, b.box), std::runtime_error);
     }
   }
+}
+
+TEST(SecAggRound, EachBundleMasksOneRoundAndAnOldBundlesBoxesDoNotOpen) {
+  Round r(3);
+  for (size_t i = 0; i < 3; ++i) r.Send(i);
+  (void)r.Unmask();  // round 1: worker 3 survived, its self seed is out
+  // The bundle was used by the round: another round needs a new one.
+  EXPECT_THROW(r.clients[0]->BeginRound(2, r.roster), std::invalid_argument);
+
+  std::vector<Holder> holders;
+  for (const auto& c : r.clients) holders.push_back({c->id(), c->box_public()});
+  std::vector<Member> next = r.roster;
+  std::vector<Bundle> bundles;
+  for (size_t i = 0; i < 3; ++i) {
+    bundles.push_back(r.clients[i]->PrepareBundle(holders));
+    next[i].mask_public = bundles[i].mask_public;
+  }
+  // A roster that gives a peer a mask key of an earlier round is refused:
+  // each key masks one round.
+  std::vector<Member> stale = r.roster;
+  stale[0].mask_public = bundles[0].mask_public;
+  EXPECT_THROW(r.clients[0]->BeginRound(2, stale), std::invalid_argument);
+  for (size_t i = 0; i < 3; ++i) r.clients[i]->BeginRound(2, next);
+  // Round 2: worker 3 drops. Were the hub to hand worker 1 worker 3's key
+  // box of round 1's bundle, its mask key of round 1 and the self seed
+  // revealed then would unmask worker 3's update of round 1: that box is
+  // bound to the old mask key and does not open.
+  std::vector<SealedShare> old_key_box;
+  for (const SealedShare& b : r.bundles[2].boxes)
+    if (b.to == 1 && b.kind == ShareKind::kPrivateKey) old_key_box.push_back(b);
+  ASSERT_EQ(old_key_box.size(), 1u);
+  EXPECT_THROW(r.clients[0]->Reveal({1, 2}, {3}, old_key_box), std::runtime_error);
+  // The box of the round's own bundle opens.
+  std::vector<SealedShare> key_box;
+  for (const SealedShare& b : bundles[2].boxes)
+    if (b.to == 1 && b.kind == ShareKind::kPrivateKey) key_box.push_back(b);
+  EXPECT_EQ(r.clients[0]->Reveal({1, 2}, {3}, key_box).size(), 2u);
 }
 
 }  // namespace
