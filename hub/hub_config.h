@@ -108,6 +108,9 @@ struct HubConfig : RunSettings {
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int digest_every = 10;
   LocalSgdSettings local_sgd;  // --sync-every and the rounds it makes
+  // --secure-aggregation: the hub learns only the sum of the updates
+  // (core/secagg/, hub/secagg/; docs/security.md).
+  bool secure_aggregation = false;
 };
 
 }  // namespace mt

@@ -1,6 +1,7 @@
 #include "core/secagg/secagg_client.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -53,49 +54,57 @@ Bundle SecAggClient::PrepareBundle(const std::vector<Holder>& holders) {
     Refuse(std::to_string(holders.size()) + " holders, fewer than the threshold " +
            std::to_string(threshold_));
   }
-  mask_ = KeyPair::Generate();
-  self_seed_ = RandomKey();
+  Secrets secrets;
+  secrets.mask = KeyPair::Generate();
+  secrets.self_seed = RandomKey();
   ++seq_;
-  const std::vector<Share> seeds = SplitSecret(AsString(self_seed_), threshold_, xs);
-  const std::vector<Share> keys = SplitSecret(AsString(mask_.private_key()), threshold_, xs);
+  const std::vector<Share> seeds = SplitSecret(AsString(secrets.self_seed), threshold_, xs);
+  const std::vector<Share> keys = SplitSecret(AsString(secrets.mask.private_key()), threshold_, xs);
   Bundle bundle;
-  bundle.mask_public = mask_.public_key();
-  holders_.clear();
+  bundle.mask_public = secrets.mask.public_key();
   for (size_t i = 0; i < holders.size(); ++i) {
     const Holder& h = holders[i];
-    holders_.push_back(h.id);
+    secrets.holders.push_back(h.id);
     if (h.id == id_) {
-      own_seed_share_ = seeds[i];  // its own key share is never revealed: not kept
+      secrets.own_seed_share = seeds[i];
       continue;
     }
     const Key32& key = BoxKey(h.id, h.box_public);
     for (ShareKind kind : {ShareKind::kSelfSeed, ShareKind::kPrivateKey}) {
       const Share& share = kind == ShareKind::kSelfSeed ? seeds[i] : keys[i];
-      const BoxLabel label{epoch_, seq_, kind, id_, h.id, mask_.public_key()};
+      const BoxLabel label{epoch_, seq_, kind, id_, h.id, secrets.mask.public_key()};
       bundle.boxes.push_back({id_, h.id, kind, seq_, Seal(key, label, SerializeShare(share))});
     }
   }
-  bundle_ready_ = true;
+  ready_[seq_] = std::move(secrets);
+  if (ready_.size() > kReadyBundles) ready_.erase(ready_.begin());
   return bundle;
 }
 
 void SecAggClient::BeginRound(uint64_t round, const std::vector<Member>& roster) {
-  if (!bundle_ready_) Refuse("a round with no fresh bundle (each mask key masks one round)");
-  bool me = false;
+  auto mine = ready_.end();
+  for (const Member& m : roster) {
+    if (m.id != id_) continue;
+    for (auto it = ready_.begin(); it != ready_.end(); ++it)
+      if (it->second.mask.public_key() == m.mask_public) mine = it;
+  }
+  if (mine == ready_.end()) {
+    Refuse("the roster gives this worker no mask key of a ready bundle (each masks one round)");
+  }
+  const std::vector<int32_t>& holders = mine->second.holders;
   for (size_t i = 0; i < roster.size(); ++i) {
     const Member& m = roster[i];
     if (i > 0 && m.id <= roster[i - 1].id) Refuse("roster not in ascending ids");
-    if (std::find(holders_.begin(), holders_.end(), m.id) == holders_.end()) {
+    if (std::find(holders.begin(), holders.end(), m.id) == holders.end()) {
       Refuse("member " + std::to_string(m.id) + " holds no share of this worker's bundle");
     }
-    if (m.id == id_) me = m.mask_public == mask_.public_key();
     if (m.id != id_ && peer_mask_keys_seen_.count(KeyTag(m.mask_public)) > 0) {
       Refuse("member " + std::to_string(m.id) + " comes with a mask key of an earlier round");
     }
   }
-  if (!me) Refuse("the roster lacks this worker (or carries another mask key for it)");
   if (roster.size() < static_cast<size_t>(threshold_)) Refuse("a roster below the threshold");
-  bundle_ready_ = false;
+  round_secrets_ = std::move(mine->second);
+  ready_.erase(ready_.begin(), std::next(mine));
   round_ = round;
   roster_ = roster;
   revealed_ = false;
@@ -103,7 +112,8 @@ void SecAggClient::BeginRound(uint64_t round, const std::vector<Member>& roster)
   for (const Member& m : roster) {
     if (m.id == id_) continue;
     peer_mask_keys_seen_.insert(KeyTag(m.mask_public));
-    pair_mask_keys_[m.id] = DeriveKey(mask_.Agree(m.mask_public), KeyUse::kMask, epoch_, id_, m.id);
+    pair_mask_keys_[m.id] =
+        DeriveKey(round_secrets_.mask.Agree(m.mask_public), KeyUse::kMask, epoch_, id_, m.id);
     BoxKey(m.id, m.box_public);
   }
 }
@@ -112,7 +122,7 @@ void SecAggClient::Mask(uint64_t first, const float* values, size_t n, double we
                         uint32_t* out) {
   if (roster_.empty()) throw std::logic_error("secagg: Mask before BeginRound");
   fixed_point_.Encode(values, n, weight, out);
-  stream_.Apply(self_seed_, round_, MaskKind::kSelf, first, out, n, false);
+  stream_.Apply(round_secrets_.self_seed, round_, MaskKind::kSelf, first, out, n, false);
   for (const auto& [peer, key] : pair_mask_keys_) {
     // The lower id adds, the higher subtracts: the pair's masks cancel.
     stream_.Apply(key, round_, MaskKind::kPair, first, out, n, /*subtract=*/peer < id_);
@@ -144,7 +154,7 @@ std::vector<RevealedShare> SecAggClient::Reveal(const std::vector<int32_t>& surv
   }
   std::set<int32_t> seen;
   std::vector<RevealedShare> out;
-  out.push_back({id_, ShareKind::kSelfSeed, SerializeShare(own_seed_share_)});
+  out.push_back({id_, ShareKind::kSelfSeed, SerializeShare(round_secrets_.own_seed_share)});
   for (const SealedShare& b : boxes) {
     const auto member = members.find(b.from);
     const bool survivor = alive.count(b.from) > 0;

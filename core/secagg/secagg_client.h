@@ -29,16 +29,18 @@ class SecAggClient {
   int32_t id() const { return id_; }
   const Key32& box_public() const { return box_.public_key(); }
 
-  // A bundle for the next round this worker takes part in, shared among
-  // `holders` (this worker among them, with its own box key). Replaces an
-  // earlier bundle not yet used. Throws when the holders are fewer than the
+  // A bundle for a round this worker takes part in, shared among `holders`
+  // (this worker among them, with its own box key). The last few bundles
+  // not yet used stay ready (the hub may begin a round with one sent
+  // before the latest). Throws when the holders are fewer than the
   // threshold, repeat an id, or lack this worker.
   Bundle PrepareBundle(const std::vector<Holder>& holders);
 
-  // Round `round` over `roster` (ascending ids; each member a holder of
-  // this worker's bundle; this worker among them with the bundle's mask
-  // key; no peer with a mask key of an earlier round): agrees the pair mask
-  // keys. Uses the bundle up: a mask key masks one round.
+  // Round `round` over `roster` (ascending ids; this worker among them
+  // with the mask key of one of its ready bundles, whose holders include
+  // every member; no peer with a mask key of an earlier round): agrees the
+  // pair mask keys. Uses that bundle and every older one up: a mask key
+  // masks one round.
   void BeginRound(uint64_t round, const std::vector<Member>& roster);
 
   // out[k] = the masked encoding of values[k] * weight, for parameters
@@ -67,12 +69,15 @@ class SecAggClient {
   KeyPair box_;
   std::map<int32_t, std::pair<Key32, Key32>> box_keys_;  // peer -> (its box key, our pair key)
   uint64_t seq_ = 0;                                     // bundles made
-  // The bundle in waiting, and then the round's.
-  bool bundle_ready_ = false;
-  KeyPair mask_;
-  Key32 self_seed_{};
-  Share own_seed_share_;
-  std::vector<int32_t> holders_;
+  struct Secrets {
+    KeyPair mask;
+    Key32 self_seed{};
+    Share own_seed_share;  // its own key share is never revealed: not kept
+    std::vector<int32_t> holders;
+  };
+  static constexpr size_t kReadyBundles = 4;
+  std::map<uint64_t, Secrets> ready_;  // by bundle number
+  Secrets round_secrets_;              // the round's
   // The round.
   uint64_t round_ = 0;
   std::vector<Member> roster_;
