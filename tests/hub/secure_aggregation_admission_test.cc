@@ -11,6 +11,8 @@
 namespace mt {
 namespace {
 
+using test_support::InProcessHub;
+
 std::optional<int> Parse(std::vector<std::string> args, HubOptions* options) {
   args.insert(args.begin(), "mthub");
   std::vector<const char*> argv;
