@@ -31,9 +31,12 @@ HubStatus StepCoordinator::SecureHello(const proto::Hello& hello, int worker_id)
   if (std::string why = secure_->OnHello(worker_id, hello.secagg_box_key()); !why.empty())
     return HubStatus::Error(Code::kFailedPrecondition, std::move(why));
   slot->inbox.set_masked(true);
-  // Everyone shares its next bundle among the holders as they now are.
-  const Encoded holders = messages_.Encode(secure_->Holders());
-  for (WorkerSlot* s : roster_.membership().NotGone()) s->Send(holders);
+  // Everyone shares its next bundle among the holders as they now are,
+  // once they are enough to share among.
+  const proto::HubMessage holders = secure_->Holders();
+  if (holders.secagg_holders().holders_size() < secure_->threshold()) return HubStatus::Ok();
+  const Encoded encoded = messages_.Encode(holders);
+  for (WorkerSlot* s : roster_.membership().NotGone()) s->Send(encoded);
   return HubStatus::Ok();
 }
 

@@ -163,7 +163,8 @@ std::map<int, proto::HubMessage> SecureRounds::Close(const std::vector<Update>& 
 }
 
 std::string SecureRounds::OnReveal(int id, const proto::SecAggReveal& reveal) {
-  if (!in_round_ || reveal.step() != step_) return "shares for a round not being unmasked";
+  // Late: the round was unmasked from the others' shares. Nothing to do.
+  if (!in_round_ || reveal.step() != step_) return "";
   std::vector<secagg::RevealedShare> shares;
   try {
     for (const proto::RevealedShare& r : reveal.shares())
