@@ -123,6 +123,9 @@ struct HubConfig : RunSettings {
   // --dp-clip and its neighbours (hub/dp_flags.h); the Hub solves the
   // noise for --dp-epsilon once it knows the run's length.
   DpSettings dp;
+  // --secure-aggregation: the hub learns only the sum of the updates
+  // (core/secagg/, hub/secagg/; docs/security.md).
+  bool secure_aggregation = false;
 };
 
 }  // namespace mt

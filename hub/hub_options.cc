@@ -19,6 +19,27 @@ using cli::Integer;
 using cli::Real;
 using cli::UsageError;
 
+// What secure aggregation cannot go with: masking needs the dense ring
+// encoding, and the hub sees only the sum, so it can neither weigh what it
+// cannot see nor vote per worker.
+void CheckSecureAggregation(const HubConfig& cfg) {
+  const std::string sa = "--secure-aggregation";
+  if (cfg.workers < 2)
+    throw UsageError(sa +
+                     " needs --workers 2 or more: the sum of one worker's update is that "
+                     "update");
+  if (cfg.compression && *cfg.compression != Compression::kNone)
+    throw UsageError(sa + " masks every value in a dense ring: it cannot go with --compress " +
+                     CompressionName(*cfg.compression) + " (give --compress none, or leave it)");
+  if (cfg.aggregate == Aggregation::kTrimmedMean || cfg.aggregate == Aggregation::kMedian)
+    throw UsageError(sa + ": the hub sees only the sum, so it cannot take a per-worker " +
+                     (cfg.aggregate == Aggregation::kMedian ? "median" : "trimmed mean"));
+  if (cfg.data.partition.kind != PartitionSpec::Kind::kIid && cfg.data.weight_by_share)
+    throw UsageError(sa +
+                     " with --partition weighs each worker by its batch: add "
+                     "--weight-by-batch");
+}
+
 // Relations between flags; the Hub constructor would refuse most of these
 // too, but only after loading the data, and as a runtime failure.
 void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
@@ -54,6 +75,7 @@ void CheckRelations(const CLI::App& app, const HubConfig& cfg) {
   if (cfg.min_workers > cfg.workers)
     throw UsageError("--min-workers " + std::to_string(cfg.min_workers) +
                      " cannot exceed --workers " + std::to_string(cfg.workers));
+  if (cfg.secure_aggregation) CheckSecureAggregation(cfg);
 }
 
 }  // namespace
@@ -152,6 +174,16 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
       ->check(Real(1, 1e6));
 
   AddDpFlags(app, cfg.dp);
+  cli::Section(app, "Privacy");
+  app.add_flag("--secure-aggregation", cfg.secure_aggregation,
+               "the hub learns only the sum of the workers' updates, never one worker's: each "
+               "masks its update with pairwise masks that cancel in the sum (X25519, ChaCha20; a "
+               "worker that drops mid-round is unmasked from its secret shares, held by the "
+               "others, a majority of --workers needed). Updates travel dense (--compress auto "
+               "becomes none; other encodings are refused); the per-worker defences of --aggregate "
+               "cannot see masked updates and are off (trimmed-mean and median are refused); "
+               "each value is clipped to +-16 by its worker; the end-of-run model check "
+               "remains (docs/security.md)");
 
   cli::Section(app, "Steps and stragglers");
   app.add_option("--step-deadline", cfg.deadline.fixed_seconds,
@@ -282,6 +314,7 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   return cli::Parse(app, argc, argv, [&] {
     CheckRelations(app, cfg);
     CheckDpFlags(app, cfg);
+    if (cfg.secure_aggregation) cfg.compression = Compression::kNone;
     cli::ApplyDefaultLearningRate(app, cfg.optimizer, cfg.global_batch_or_default());
     cfg.http.port_explicit = app.count("--http-port") > 0;
     tls::CheckServerFlags(cfg.tls);

@@ -8,6 +8,8 @@
 #include "core/compress/gradient_codec.h"
 #include "core/compress/segment_codec.h"
 #include "core/model/model.h"
+#include "core/secagg/fixed_point.h"
+#include "core/secagg/round_types.h"
 #include "core/train/run_summary.h"
 #include "hub/hub.h"
 #include "hub/monitor/live_status.h"
@@ -134,6 +136,17 @@ void Hub::WriteReport() {
   // own threads to the above.
   d["hub_process_share"] = train_seconds > 0 ? m.process_seconds / train_seconds : 0.0;
   d["aggregate"] = AggregationName(config_.aggregate);
+  // What the hub could see of each worker's update: with secure
+  // aggregation nothing but the sum, so --aggregate's per-worker defences
+  // had nothing to compare (docs/security.md).
+  d["secure_aggregation"] = config_.secure_aggregation;
+  if (config_.secure_aggregation) {
+    d["secure_aggregation_threshold"] = secagg::DefaultThreshold(config_.workers);
+    d["secure_aggregation_clip"] = secagg::FixedPoint().clip;
+    d["secure_rounds"] = m.secure_rounds;
+    d["secure_dropped_recovered"] = m.secure_dropped_recovered;
+    d["per_worker_defences"] = "off: masked updates cannot be inspected";
+  }
   d["clip_factor"] = config_.clip_factor;
   d["refused_contributions"] = m.refused_contributions;
   d["steps_refused"] = m.steps_refused;

@@ -142,6 +142,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
   proto::JoinRequest request;
   request.set_protocol_version(wire::kProtocolVersion);
   request.set_token(cfg.token);
+  request.set_secure_aggregation(true);  // this build can mask its updates
   auto* d = request.mutable_device();
   d->set_name(cfg.name.empty() ? HostName() : cfg.name);
   d->set_cores(static_cast<int32_t>(std::thread::hardware_concurrency()));
@@ -248,6 +249,7 @@ int RunWorker(const WorkerConfig& cfg, WorkerControl& control, const HubLinkDeco
     hello.mutable_hello()->set_session_secret(join.session_secret());
     hello.mutable_hello()->set_placement(local.model().PlacementSummary());
     hello.mutable_hello()->set_compute_ms_per_sample(ms_per_sample);
+    hello.mutable_hello()->set_secagg_box_key(loop.secagg_box_key());
     link.Send(hello);
 
     const auto started = Clock::now();

@@ -69,7 +69,13 @@ bool GradientSender::Send(size_t k, const Report* report) {
   gc->set_step(step_);
   gc->set_offset(seg.begin);
   gc->set_compression(ToProto(compression_));
-  if (compression_ == Compression::kNone && residual_.empty()) {
+  if (masker_) {
+    auto* masked = gc->mutable_masked();
+    masked->Resize(static_cast<int>(seg.size()), 0);  // keeps its capacity from step to step
+    masker_(seg.begin, grads_ + seg.begin, seg.size(), masked->mutable_data());
+    gc->clear_values();
+    gc->clear_packed();
+  } else if (compression_ == Compression::kNone && residual_.empty()) {
     wire::PackFloats(grads_ + seg.begin, seg.size(), gc->mutable_values());
     gc->clear_packed();
   } else {

@@ -48,6 +48,12 @@ class GradientSender final : public GradientListener {
     after_early_send_ = std::move(after);
   }
 
+  // Secure aggregation: each segment [first, first + n) of values is
+  // masked into n ring values and travels in GradientChunk.masked (null:
+  // values travel as the compression says).
+  using Masker = std::function<void(size_t first, const float* values, size_t n, uint32_t* out)>;
+  void set_masker(Masker masker) { masker_ = std::move(masker); }
+
   // --trace (worker/worker_trace.h; null: off): encode and send spans, and
   // when the hub asked for them, the spans since the last gradient on the
   // last chunk.
@@ -88,6 +94,7 @@ class GradientSender final : public GradientListener {
   std::vector<float> residual_;
   size_t param_count_;
   std::function<void()> before_early_send_, after_early_send_;
+  Masker masker_;
   proto::WorkerMessage outgoing_;  // reused: its payload keeps its capacity
   WorkerTrace* trace_ = nullptr;
   // Lent to the last chunk while it is written, then taken back, so the

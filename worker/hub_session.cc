@@ -82,6 +82,12 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
     own_change_.reserve(trainer.model().ParamCount());
   }
   result_codecs_ = MakeSegmentCodecs(sender_.segments(), trainer.model().ParamMatrices());
+  if (join.has_secure_aggregation()) {
+    secure_ = std::make_unique<SecureUpdate>(join, ExchangedBegin(trainer.model()));
+    sender_.set_masker([this](size_t first, const float* values, size_t n, uint32_t* out) {
+      secure_->Mask(first, values, n, out);
+    });
+  }
   if (pacer_.active())
     sender_.set_early_send_hooks([this] { pacer_.Pay(&pace_mark_); },
                                  [this] { pace_mark_ = pacer_.Now(); });
@@ -95,6 +101,10 @@ void HubSession::set_trace(WorkerTrace* trace) {
 HubSession::Outcome HubSession::Run() {
   proto::HubMessage m;
   while (link_.Read(&m)) {
+    if (m.has_secagg_holders() || m.has_secagg_unmask()) {
+      TakeSecure(m);
+      continue;
+    }
     const auto arrived = Clock::now();
     if (awaiting_) {
       exchange_ms_ = 1e3 * Seconds(arrived - sent_at_);
@@ -249,8 +259,18 @@ bool HubSession::TakeResult(const proto::StepResult& r) {
 
 void HubSession::Follow(const proto::StepPlan& plan) {
   sender_.set_compression(EncodingOf(plan.compression()));
-  for (const auto& a : plan.assignments())
-    if (a.worker_id() == join_.worker_id()) return Compute(a);
+  for (const auto& a : plan.assignments()) {
+    if (a.worker_id() != join_.worker_id()) continue;
+    // The round's masks, and the next round's bundle on its way meanwhile.
+    if (secure_) link_.Send(secure_->OnPlan(plan));
+    return Compute(a);
+  }
+}
+
+void HubSession::TakeSecure(const proto::HubMessage& m) {
+  if (!secure_) throw HubProtocolError("hub sent secure aggregation messages it did not announce");
+  link_.Send(m.has_secagg_holders() ? secure_->OnHolders(m.secagg_holders())
+                                    : secure_->OnUnmask(m.secagg_unmask()));
 }
 
 void HubSession::FillIndices(int64_t epoch, int64_t offset, int b) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "worker/local_trainer.h"
 #include "worker/lookahead.h"
 #include "worker/private_update.h"
+#include "worker/secure_update.h"
 #include "worker/slowdown_pacer.h"
 #include "worker/worker_config.h"
 #include "worker/worker_control.h"
@@ -64,6 +66,9 @@ class HubSession {
   // leave (stopped, or its device policy says so: leave_reason()).
   Outcome Run();
   const std::string& leave_reason() const { return leave_reason_; }
+  // Secure aggregation (JoinReply.secure_aggregation): the box key its
+  // Hello carries; empty when the hub does not run it.
+  std::string secagg_box_key() const { return secure_ ? secure_->box_key() : ""; }
   // --trace, or the hub's JoinReply.trace (worker/worker_trace.h; null:
   // off): before Run.
   void set_trace(WorkerTrace* trace);
@@ -73,6 +78,8 @@ class HubSession {
   void Stage(uint64_t offset, const google::protobuf::RepeatedField<float>& values, size_t limit,
              float* into);
   bool TakeState(const proto::StateChunk& s);
+  // Secure aggregation's holders and unmasking requests, answered at once.
+  void TakeSecure(const proto::HubMessage& m);
   // Result chunks come one per segment, in the segments' order; the last
   // one completes the result and is applied.
   bool TakeResult(const proto::StepResult& r);
@@ -139,6 +146,7 @@ class HubSession {
   GradientSender sender_;
   // mthub --dp-clip: what the update goes through before it leaves.
   PrivateUpdate private_;
+  std::unique_ptr<SecureUpdate> secure_;     // null: the hub does not run secure aggregation
   std::vector<SegmentCodec> result_codecs_;  // per segment, decoding the hub's results
   SlowdownPacer pacer_;                      // --slowdown
   double pace_mark_ = 0;    // compute since here (pacer_.Now()) is not yet paid for

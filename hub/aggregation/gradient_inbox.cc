@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/compress/compression_proto.h"
@@ -34,7 +35,16 @@ std::string GradientInbox::Accept(const proto::GradientChunk& c) {
   const size_t n = seg.size();
   size_t bad = 0;
   float* dst = grad_.data() + seg.begin;
-  if (c.packed().empty() && n > 0) {
+  if (masked_ || c.masked_size() > 0) {
+    if (!masked_ || c.values_size() != 0 || !c.packed().empty() ||
+        static_cast<size_t>(c.masked_size()) != n)
+      return "gradient chunk at offset " + std::to_string(c.offset()) +
+             (masked_ ? " must carry its segment's values masked, and only those (secure "
+                        "aggregation)"
+                      : " is masked, but this hub does not run secure aggregation");
+    // The ring's bits, uniform: nothing to check until they are unmasked.
+    std::memcpy(dst, c.masked().data(), n * sizeof(float));
+  } else if (c.packed().empty() && n > 0) {
     if (c.compression() != proto::COMPRESSION_NONE)
       return "gradient chunk at offset " + std::to_string(c.offset()) + " is encoded as " +
              std::to_string(static_cast<int>(c.compression())) + " but carries no bytes";

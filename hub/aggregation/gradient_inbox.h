@@ -5,6 +5,7 @@
 // The hub averages each segment as soon as every participant's is in.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -41,6 +42,12 @@ class GradientInbox {
   }
   // Returns "" when accepted, else why not.
   std::string Accept(const proto::GradientChunk& chunk);
+  // Secure aggregation: chunks must carry masked values (GradientChunk.
+  // masked), kept bit for bit in the float buffer until Unmask.
+  void set_masked(bool masked) { masked_ = masked; }
+  // The unmasked average of the step's survivors (a whole parameter
+  // vector) in place of this worker's masked update.
+  void Unmask(const float* average) { std::copy(average, average + param_count_, grad_.begin()); }
 
   bool complete() const { return complete_; }
   // Segments accepted so far for the expected step (all of them once complete).
@@ -75,6 +82,7 @@ class GradientInbox {
   bool expecting_ = false;
   bool complete_ = false;
   bool non_finite_ = false;
+  bool masked_ = false;
   double loss_sum_ = 0, compute_ms_ = 0, exchange_ms_ = 0;
   bool has_digest_ = false;
   uint64_t digest_ = 0;

@@ -80,6 +80,11 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       dp_(config.dp, config.workers) {
   controller_.SetHintFloor(FastestPlausibleMsPerSample(spec, master.model()));
   messages_.SetPrivacy(dp_.ForWorkers());
+  if (config.secure_aggregation) {
+    secure_ = std::make_unique<SecureRounds>(config.workers, master.segments().back().begin,
+                                             master.param_count());
+    messages_.SetSecureAggregation(secure_->settings());
+  }
 }
 
 void StepCoordinator::StartAt(int64_t step) {
@@ -132,7 +137,7 @@ bool StepCoordinator::PublishStep() {
   for (;;) {
     if (stop_) return false;
     roster_.ReleaseQuarantined();
-    who = roster_.membership().Participants();
+    who = Takers();
     if (static_cast<int>(who.size()) >= config_.min_workers) break;
     if (who.empty()) state_.have_result = false;  // whoever comes next starts from the full state
     if (!WaitForMinWorkers(lock)) return false;
@@ -154,7 +159,7 @@ std::vector<WorkerSlot*> StepCoordinator::Attend(std::vector<WorkerSlot*> presen
   // With --partition each worker's share would go untrained while it sits
   // out; fixed shares are the user's own choice.
   if (controller_.policy() != BatchPolicy::kBalanced ||
-      config_.data.partition.kind != PartitionSpec::Kind::kIid)
+      config_.data.partition.kind != PartitionSpec::Kind::kIid || secure_)
     return present;
   std::vector<BatchController::Member> members;
   for (const WorkerSlot* s : present) members.push_back({s->id, s->max_batch, 1.0});
@@ -197,13 +202,15 @@ void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest
   round_ = who;
   roster_.FreeDeparted();  // those of the previous step, now that it is over
   reducer_.Begin(state_.step, state_.local, who.size());
+  BeginSecureRound(who);
   state_.published_result = state_.have_result;
   deadline_.Start(Clock::now());
   roster_.Emit(HubEvent::Kind::kStepPublished);
 }
 
 void StepCoordinator::AdvanceIfComplete() {
-  if (!fast_.armed || stop_ || roster_.closed()) return;
+  // Unmasking waits for the survivors' shares: the run thread's to do.
+  if (!fast_.armed || stop_ || roster_.closed() || secure_) return;
   bool any = false;
   for (auto* s : round_) {
     if (s->state == WorkerSlot::State::kGone) continue;
@@ -271,7 +278,7 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow)
     fast_.advanced = false;
     return fast_.outcome;
   }
-  if (!in) {
+  if (!in || !UnmaskRound(lock)) {
     StepOutcome stopped;
     stopped.stopped = true;
     return stopped;

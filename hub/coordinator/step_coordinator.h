@@ -39,6 +39,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -60,6 +61,7 @@
 #include "hub/round/round_outcome.h"
 #include "hub/round/round_state.h"
 #include "hub/round/segment_reducer.h"
+#include "hub/secagg/secure_rounds.h"
 #include "hub/transport/hub_status.h"
 #include "hub/transport/transport.h"
 #include "model.pb.h"
@@ -92,6 +94,8 @@ class StepCoordinator {
   // this returns nothing more is sent on its link.
   void StreamClosed(int worker_id, const HubStatus& why);
   HubStatus Leave(const proto::LeaveRequest& request);
+  // mthub --secure-aggregation: a worker's bundle or revealed shares.
+  HubStatus SecureMessage(int worker_id, const proto::WorkerMessage& message);
   void RequestStop();
   bool stop_requested() const;
   // --dp-clip: the privacy spent so far (its counters are safe from any thread).
@@ -210,6 +214,22 @@ class StepCoordinator {
   // The worker of the reducer's input i.
   WorkerSlot* InputSlot(int i) const;
 
+  // ---- Secure aggregation (step_coordinator_secure.cc); all under the lock ----
+  // How long survivors have to reveal their shares after a round.
+  static constexpr int kUnmaskSeconds = 30;
+  // The participants that can take the next round: all of them, or with
+  // secure aggregation those whose bundles cover each other (none when
+  // fewer than the threshold).
+  std::vector<WorkerSlot*> Takers() const;
+  // After a Hello: its box key, and the new holders to everyone.
+  HubStatus SecureHello(const proto::Hello& hello, int worker_id);
+  // The round's members into the plan.
+  void BeginSecureRound(const std::vector<WorkerSlot*>& who);
+  // After the barrier: the unmasking exchange; each survivor's inbox then
+  // holds the average. False when the run stops (then why is logged).
+  bool UnmaskRound(std::unique_lock<std::mutex>& lock);
+  bool SecureFailure(const std::string& why);
+
   // ---- The step cycle (step_coordinator.cc) ----
   // Of the workers present, those that take part in the next round
   // (hub/policy/attendance.h): all, but a device that would make the round
@@ -251,6 +271,7 @@ class StepCoordinator {
   SegmentReducer reducer_;
   DpAggregate dp_;  // --dp-clip: the noise on the combination and its accountant
   FastPath fast_;
+  std::unique_ptr<SecureRounds> secure_;  // mthub --secure-aggregation; null: off
   int64_t batch_changes_summarised_ = 0;  // ParticipantSummary's last count
 };
 

@@ -4,6 +4,7 @@
 // that left, and waiters wake. Also the waits for enough workers.
 #include <spdlog/spdlog.h>
 
+#include "core/util/constant_time.h"
 #include "core/util/seconds.h"
 #include "hub/coordinator/step_coordinator.h"
 #include "hub/membership/churn_log.h"
@@ -16,12 +17,20 @@ using Code = HubStatus::Code;
 HubStatus StepCoordinator::Join(const proto::JoinRequest& req, const std::string& peer,
                                 proto::JoinReply* reply, const std::string& identity) {
   std::lock_guard<std::mutex> lock(mu_);
+  // After the token and the protocol version, which the roster checks
+  // first: only a worker that may join hears why it cannot.
+  if (secure_ && !req.secure_aggregation() && ConstantTimeEquals(req.token(), config_.token) &&
+      req.protocol_version() == wire::kProtocolVersion)
+    return HubStatus::Error(Code::kFailedPrecondition,
+                            "this hub runs --secure-aggregation and this worker cannot take part "
+                            "in it: update mtworker");
   return roster_.Join(req, peer, reply, identity);
 }
 
 HubStatus StepCoordinator::Hello(const proto::Hello& hello, WorkerLink* link, int* worker_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  const HubStatus s = roster_.Hello(hello, link, worker_id);
+  HubStatus s = roster_.Hello(hello, link, worker_id);
+  if (s.ok()) s = SecureHello(hello, *worker_id);
   if (s.ok()) cv_.notify_all();
   return s;
 }
@@ -44,8 +53,8 @@ HubStatus StepCoordinator::Gradient(int worker_id, const proto::GradientChunk& c
   // A worker that has said Leave may still have chunks in flight: they
   // count for nothing, and are no fault of its.
   if (slot->state == WorkerSlot::State::kGone) return HubStatus::Ok();
-  const auto chunk_bytes =
-      static_cast<int64_t>(chunk.values_size() * sizeof(float) + chunk.packed().size());
+  const auto chunk_bytes = static_cast<int64_t>(
+      (chunk.values_size() + chunk.masked_size()) * sizeof(float) + chunk.packed().size());
   metrics_.gradient_bytes_in += chunk_bytes;
   slot->stats.bytes_in += chunk_bytes;
   if (slot->state != WorkerSlot::State::kActive)
@@ -94,6 +103,7 @@ void StepCoordinator::StreamClosed(int worker_id, const HubStatus& why) {
   WorkerSlot* slot = roster_.membership().Find(worker_id);
   if (!slot) return;
   roster_.StreamClosed(slot, why);
+  if (secure_) secure_->Forget(worker_id);
   ReduceReadySegments();  // the others' segments no longer wait for this one's
   cv_.notify_all();
 }
@@ -130,7 +140,7 @@ bool StepCoordinator::WaitForParticipants(std::unique_lock<std::mutex>& lock, in
   auto last_log = Clock::now() - std::chrono::hours(1);
   for (;;) {
     roster_.ReleaseQuarantined();
-    const int n = static_cast<int>(roster_.membership().Participants().size());
+    const int n = static_cast<int>(Takers().size());
     if (n >= needed) return true;
     if (stop_) return false;
     if (Seconds(Clock::now() - last_log) > 10) {

@@ -16,6 +16,8 @@ WorkerSlot* StepCoordinator::InputSlot(int i) const {
 void StepCoordinator::ReduceReadySegments() {
   // A stopped step is never completed, and nothing follows a goodbye.
   if (stop_ || roster_.closed() || reducer_.step_refused()) return;
+  // Masked updates are reduced once unmasked (UnmaskRound), not before.
+  if (secure_ && secure_->in_round()) return;
   while (!reducer_.done()) {
     // Participants still in the step (in id order: round_ is), each of
     // which must have delivered the segment.

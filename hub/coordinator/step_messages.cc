@@ -38,6 +38,7 @@ void StepMessages::FillJoinReply(const WorkerSlot& slot, bool trace,
   for (const std::string& name : master_.frozen()) reply->add_frozen_layers(name);
   reply->mutable_running_stats()->Add(running_stats_.begin(), running_stats_.end());
   if (trace) reply->set_trace(true);
+  if (secure_aggregation_) *reply->mutable_secure_aggregation() = *secure_aggregation_;
   if (config_.local_sgd.prox_mu > 0)
     reply->set_prox_mu(static_cast<float>(config_.local_sgd.prox_mu));
   if (config_.local_sgd.drift_correction) reply->set_drift_correction(true);
@@ -62,6 +63,7 @@ void StepMessages::SetPlan(int64_t step, int64_t hub_time_us, const std::vector<
   plan_.set_compression(ToProto(encoding_.current()));
   // Tracing: when it left, for each worker's clock offset (hub/report/hub_trace.h).
   if (hub_time_us != 0) plan_.set_hub_time_us(hub_time_us);
+  for (const proto::SecAggMember& m : plan_members_) *plan_.add_secagg_members() = m;
   for (const WorkerSlot* s : who) {
     const Assignment& a = s->assignment;
     proto::Assignment* p = plan_.add_assignments();

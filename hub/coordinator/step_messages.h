@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,20 @@ class StepMessages {
   // What a worker admitted to slot `slot` needs to train; `trace`: it is
   // asked for its spans (mthub --trace).
   void FillJoinReply(const WorkerSlot& slot, bool trace, proto::JoinReply* reply) const;
+  // mthub --secure-aggregation: what every JoinReply says of it.
+  void SetSecureAggregation(const proto::SecureAggregation& settings) {
+    secure_aggregation_ = settings;
+  }
 
   // ---- A step. ----
   // The plan of `step` with every participant's assignment; `hub_time_us`
   // when tracing (0: not). It goes with the last result segment (Result
   // with `with_plan`) or alone (Plan).
   void SetPlan(int64_t step, int64_t hub_time_us, const std::vector<WorkerSlot*>& who);
+  // Secure aggregation: the members of the next plan set, with their keys.
+  void SetPlanMembers(std::vector<proto::SecAggMember> members) {
+    plan_members_ = std::move(members);
+  }
   Encoded Plan();
   // Segment k of the master's average as the result of `step` (of
   // `local_steps` local steps; 0: a gradient). The last segment carries
@@ -72,6 +81,8 @@ class StepMessages {
   // by chunk, handed to `send` until it returns false.
   void State(int64_t step, const std::function<bool(const Encoded&)>& send);
   Encoded LeftOut(int64_t step, const std::string& reason);
+  // A message built elsewhere (secure aggregation's, hub/secagg/).
+  Encoded Encode(const proto::HubMessage& message) { return encoder_.Encode(message); }
   // A goodbye: the run is over for the worker (test_accuracy -1: unknown).
   Encoded Stop(const std::string& reason, int64_t steps, double test_accuracy);
 
@@ -87,6 +98,8 @@ class StepMessages {
   std::vector<ClassShare> partition_;
   std::vector<int64_t> share_samples_;  // partition_'s totals
   proto::StepPlan plan_;
+  std::optional<proto::SecureAggregation> secure_aggregation_;
+  std::vector<proto::SecAggMember> plan_members_;
 };
 
 }  // namespace mt

@@ -166,6 +166,8 @@ void TrainStream::OnReadDone(bool ok) {
     } else
       status = message_.has_gradient()
                    ? ToGrpc(coordinator_.Gradient(worker_id_, message_.gradient()))
+               : message_.has_secagg_bundle() || message_.has_secagg_reveal()
+                   ? ToGrpc(coordinator_.SecureMessage(worker_id_, message_))
                    : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected a gradient chunk");
   } catch (const std::exception& e) {
     spdlog::error("Train stream from {}: {}", peer_, e.what());

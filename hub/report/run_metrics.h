@@ -52,6 +52,10 @@ struct RunMetrics {
   // each dropping its worker, and steps run again because of one.
   int64_t refused_contributions = 0;
   int64_t steps_refused = 0;
+  // --secure-aggregation: rounds unmasked, and members dropped from them
+  // whose masks the survivors' shares removed.
+  int64_t secure_rounds = 0;
+  int64_t secure_dropped_recovered = 0;
   // Joins refused because their identity was dropped so (hub/membership/identity_bans.h).
   int64_t refused_rejoins = 0;
   // Workers set aside for making the rounds slower (hub/policy/attendance.h).

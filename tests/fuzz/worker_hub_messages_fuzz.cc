@@ -95,6 +95,16 @@ void WriteSeeds(const std::string& dir) {
   put("lowrank-step", 1, {ScriptedWorker::Plan(0, 0, 8, 0, 0, mt::proto::COMPRESSION_LOWRANK)});
   put("private-steps", 4, {ScriptedWorker::Plan(0, 0, 8), Result(w, 1, 0), Result(w, 2, 0)});
   put("private-round", 4, {ScriptedWorker::Plan(0, 0, 8, 2, 16), Result(w, 2, 2)});
+  // Secure aggregation's messages to a worker whose hub never announced it.
+  HubMessage holders;
+  mt::proto::SecAggMember* holder = holders.mutable_secagg_holders()->add_holders();
+  holder->set_worker_id(1);
+  holder->set_box_key(std::string(32, '\x09'));
+  put("secagg-unannounced", 0, {holders});
+  HubMessage unmask;
+  unmask.mutable_secagg_unmask()->add_survivors(0);
+  unmask.mutable_secagg_unmask()->add_survivors(1);
+  put("secagg-unmask", 0, {ScriptedWorker::Plan(0, 0, 8), unmask});
 }
 
 }  // namespace

@@ -21,11 +21,12 @@ namespace mt::test_support {
 // Trains `hc` on the dataset in `dir` with `workers` workers named w0, w1,
 // ...; returns the hub's report (written to dir/hub.json) and, when asked,
 // its final weights. Worker i reports to dir/w<i>.json; `tweak`, if given,
-// changes its config first.
-inline nlohmann::json TrainInProcess(
-    HubConfig hc, const std::filesystem::path& dir, int workers,
-    std::vector<float>* weights = nullptr,
-    const std::function<void(int, WorkerConfig&)>& tweak = nullptr) {
+// changes its config first; `decorate`, if given, wraps each worker's link
+// to the hub (worker/hub_link.h).
+inline nlohmann::json TrainInProcess(HubConfig hc, const std::filesystem::path& dir, int workers,
+                                     std::vector<float>* weights = nullptr,
+                                     const std::function<void(int, WorkerConfig&)>& tweak = nullptr,
+                                     const HubLinkDecorator& decorate = nullptr) {
   hc.workers = workers;
   hc.bind = "127.0.0.1";
   hc.port = 0;
@@ -46,7 +47,7 @@ inline nlohmann::json TrainInProcess(
       wc.report_path = (dir / ("w" + std::to_string(i) + ".json")).string();
       if (tweak) tweak(i, wc);
       WorkerControl control;
-      codes[i] = RunWorker(wc, control);
+      codes[i] = RunWorker(wc, control, decorate);
     });
   for (auto& t : threads) t.join();
   hub_thread.join();
