@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/layers/size_limits.h"
 #include "core/model/model.h"
@@ -122,7 +123,7 @@ void Model::PlanGradients() {
   const size_t n = layers_.size();
   for (size_t i = 0; i <= n; ++i) {
     kernels::Backend* b = i < n ? placement_[i] : loss_backend_;
-    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}, {}});
+    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}, {}, {}});
   }
   // A value needs a gradient when the layer that made it trains or reads one
   // that does; the model's input never does.
@@ -215,7 +216,13 @@ void Model::PlanActivationMemory() {
   const size_t n = layers_.size();
   ActivationGraph graph;
   graph.recompute = recompute_;
+  graph.half = precision_ != ActivationPrecision::kFp32;
   graph.arenas = static_cast<int>(backends_.size());
+  for (const BackendBuffers& b : backends_) {
+    const kernels::OpSet ops = b.backend->SupportedOps();
+    graph.arena_packs.push_back(ops.Has(kernels::kPackHalves.op()) &&
+                                ops.Has(kernels::kUnpackHalves.op()));
+  }
   for (size_t v = 0; v <= n; ++v) {
     graph.floats.push_back(shapes_[v].count());
     graph.arena.push_back(BackendIndex(&ValueBackend(static_cast<int>(v))));
@@ -234,6 +241,16 @@ void Model::PlanActivationMemory() {
     graph.steps.push_back(std::move(step));
   }
   act_plan_ = PlanActivations(graph);
+  // Packing adds copies beside the floats; where the arenas come out no
+  // smaller (a small model whose peak is its forward pass), keep floats.
+  if (graph.half) {
+    graph.half = false;
+    ActivationPlan floats = PlanActivations(graph);
+    size_t with = 0, without = 0;
+    for (size_t f : act_plan_.arena_floats) with += f;
+    for (size_t f : floats.arena_floats) without += f;
+    if (without <= with) act_plan_ = std::move(floats);
+  }
 }
 
 void Model::SetRecompute(bool on) {
@@ -242,9 +259,30 @@ void Model::SetRecompute(bool on) {
   PlanActivationMemory();
 }
 
+void Model::SetActivationPrecision(ActivationPrecision precision) {
+  if (capacity_ > 0)
+    throw std::logic_error("model: the activation precision is chosen before Reserve");
+  precision_ = precision;
+  PlanActivationMemory();
+}
+
 size_t Model::ReplayedLayers() const {
   size_t count = 0;
-  for (const std::vector<int>& r : act_plan_.replays) count += r.size();
+  for (const std::vector<ReplayStep>& r : act_plan_.replays)
+    for (const ReplayStep& step : r) count += step.kind == ReplayStep::Kind::kForward;
+  return count;
+}
+
+Model::Kept Model::KeptOutput(size_t i) const {
+  const size_t v = i + 1;
+  if (act_plan_.dropped[v]) return Kept::kReplayed;
+  if (act_plan_.packed[v]) return Kept::kHalves;
+  return act_plan_.read_back[v] ? Kept::kFloats : Kept::kNothing;
+}
+
+size_t Model::PackedValues() const {
+  size_t count = 0;
+  for (const std::vector<int>& packs : act_plan_.packs) count += packs.size();
   return count;
 }
 
