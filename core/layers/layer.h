@@ -99,6 +99,12 @@ class Layer {
   // freed after its last forward reader. Conservative defaults.
   virtual bool BackwardNeedsInput() const { return true; }
   virtual bool BackwardNeedsOutput() const { return true; }
+  // Whether Backward's result is sensitive to its input's low bits beyond
+  // what it reads them for (batch norm subtracts the batch mean: for a
+  // channel whose mean is large against its spread, the difference is all
+  // that a 16-bit copy would lose), so the activation plan keeps the input
+  // in floats whatever --activation-precision says.
+  virtual bool BackwardNeedsExactInput() const { return false; }
   // Whether Forward may run again in training with ForwardContext::replay
   // and give bit-identical output and state, cheaply enough that its output
   // is worth recomputing rather than keeping (--recompute).

@@ -9,7 +9,7 @@ namespace {
 
 // A stretch of time [begin, end] (op indices, inclusive) during which a
 // group's storage must hold it, and where that storage is.
-enum class Copy { kForward, kReplayed, kPacked };  // replayed: or widened
+enum class Copy { kForward, kReplayed, kPacked, kGradient };  // replayed: or widened
 
 struct Lifetime {
   int group;
@@ -72,12 +72,14 @@ ActivationPlan PlanActivations(const ActivationGraph& graph) {
   };
   // A group is dropped when recomputation is on, every layer writing it
   // replays, and a backward step reads it (else nothing is saved).
-  std::vector<char> replayable(n + 1, 1), read_back(n + 1, 0), dropped(n + 1, 0);
+  std::vector<char> replayable(n + 1, 1), read_back(n + 1, 0), dropped(n + 1, 0), exact(n + 1, 0);
   replayable[0] = 0;
   for (int i = 0; i < n; ++i) {
     const int g = plan.group[i + 1];
     replayable[g] = replayable[g] && graph.steps[i].replayable;
     backward_reads(i, [&](int u) { read_back[plan.group[u]] = 1; });
+    if (graph.steps[i].exact_input && graph.steps[i].runs_backward)
+      for (int u : graph.steps[i].inputs) exact[plan.group[u]] = 1;
   }
   const int logits = plan.group[n];
   for (int g = 1; g <= n; ++g)
@@ -86,7 +88,7 @@ ActivationPlan PlanActivations(const ActivationGraph& graph) {
   std::vector<char> packed(n + 1, 0);
   for (int g = 1; g <= n; ++g)
     packed[g] = graph.half && plan.group[g] == g && g != logits && !dropped[g] && read_back[g] &&
-                (graph.arena_packs.empty() || graph.arena_packs[graph.arena[g]]);
+                !exact[g] && (graph.arena_packs.empty() || graph.arena_packs[graph.arena[g]]);
 
   // The forward pass: layer i runs at time i, the loss at n.
   std::vector<int> begin(n + 1, 0), end(n + 1, 0), replay_begin(n + 1, -1), replay_end(n + 1, -1);
@@ -132,10 +134,11 @@ ActivationPlan PlanActivations(const ActivationGraph& graph) {
         replay_end[g] = t++;
       }
   };
+  std::vector<int> backward_at(n + 1, n);  // when each layer's backward step runs; n: the loss
   for (int i = n; i-- > 0;) {
     backward_reads(i, [&](int u) { ensure(u, i); });
     backward_reads(i, [&](int u) { use(u, t); });
-    ++t;
+    backward_at[i] = t++;
   }
   // The input and the logits outlast the step: a batch may be trained on
   // again, the logits read after the pass.
@@ -156,12 +159,23 @@ ActivationPlan PlanActivations(const ActivationGraph& graph) {
       lives.push_back(
           Lifetime{g, Copy::kPacked, packed_begin[g], packed_end[g], (floats[g] + 1) / 2, arena});
   }
+  for (size_t k = 0; k < graph.gradients.size(); ++k) {
+    const ActivationGraph::Gradient& gr = graph.gradients[k];
+    lives.push_back(Lifetime{static_cast<int>(k), Copy::kGradient, backward_at[gr.from],
+                             gr.to < 0 ? t : backward_at[gr.to], gr.floats, gr.arena});
+  }
   plan.arena_floats = Place(lives, graph.arenas);
+  plan.gradient_at.assign(graph.gradients.size(), 0);
   std::vector<size_t> forward_at(n + 1, 0), replay_at(n + 1, 0), packed_at(n + 1, 0);
-  for (const Lifetime& life : lives)
+  for (const Lifetime& life : lives) {
+    if (life.copy == Copy::kGradient) {
+      plan.gradient_at[life.group] = life.at;
+      continue;
+    }
     (life.copy == Copy::kForward    ? forward_at
      : life.copy == Copy::kReplayed ? replay_at
                                     : packed_at)[life.group] = life.at;
+  }
   plan.read_back.assign(n + 1, 0);
   plan.dropped.assign(n + 1, 0);
   plan.packed.assign(n + 1, 0);

@@ -132,9 +132,6 @@ void Model::Reserve(int capacity) {
   if (loss_bridge_ || !needs_grad_[n]) loss_grad_ = loss_backend_->Allocate(logits);
   staging_.resize(staging);
   for (BackendBuffers& b : backends_) {
-    b.grads.resize(b.grad_sizes.size());
-    for (size_t j = 0; j < b.grads.size(); ++j)
-      b.grads[j] = b.backend->Allocate(std::max<size_t>(b.grad_sizes[j] * capacity, 1));
     b.scratch.resize(b.scratch_sizes.size());
     for (size_t j = 0; j < b.scratch.size(); ++j)  // none where no input position needs one
       if (b.scratch_sizes[j] > 0) b.scratch[j] = b.backend->Allocate(b.scratch_sizes[j] * capacity);
@@ -178,8 +175,7 @@ size_t Model::MemoryBytesPerSample() const {
   if (&ValueBackend(static_cast<int>(n)) != loss_backend_ || !needs_grad_[n])
     per_sample += shapes_[n].count();
   for (const BackendBuffers& b : backends_)
-    for (const std::vector<size_t>* sizes : {&b.grad_sizes, &b.scratch_sizes})
-      for (size_t floats : *sizes) per_sample += floats;
+    for (size_t floats : b.scratch_sizes) per_sample += floats;
   size_t state = 0;  // masks and argmax grow by the sample; batch norm's saved statistics do not
   for (const auto& layer : layers_) state += layer->StateBytes(2) - layer->StateBytes(1);
   return per_sample * sizeof(float) + state;
@@ -223,7 +219,8 @@ Tensor Model::LossInput(int n) const {
 
 kernels::View Model::GradView(int v, int n) const {
   const GradSlot& slot = grad_slot_[v];
-  return kernels::View{backends_[slot.backend].grads[slot.index].get(), 0,
+  return kernels::View{backends_[slot.backend].activations.get(),
+                       act_plan_.gradient_at[slot.index] * capacity_,
                        shapes_[v].count() * static_cast<size_t>(n)};
 }
 

@@ -7,9 +7,10 @@
 // listed by index; by default the previous layer's. The last layer's output
 // is the logits. The listed order is the order the forward pass runs in and
 // the backward pass runs in reverse. A value read by several layers gets the
-// sum of their input gradients; gradient buffers are reused as soon as the
-// layer that produced their value has run backward, so a chain needs two
-// and a residual block three. A layer whose output leads to nothing that
+// sum of their input gradients; a gradient buffer holds its place in the
+// activation arena from the first backward step that writes it until the
+// layer that produced its value has run backward, so it reuses what the
+// forward pass's values have left. A layer whose output leads to nothing that
 // trains (frozen layers below the trained head) runs no backward pass.
 //
 // Activations: one arena per backend, laid out once by the activation plan
@@ -212,20 +213,20 @@ class Model {
     kCopy,        // first contribution, from another backend
     kAccumulate,  // a later contribution: added to what is there
   };
-  // A gradient buffer: which backend's pool, which buffer in it.
+  // A gradient buffer: which backend's arena, which of grad_lives_.
   struct GradSlot {
     int backend = -1;
     int index = -1;
   };
   struct BackendBuffers {
     kernels::Backend* backend;
-    std::vector<std::unique_ptr<kernels::Buffer>> grads;    // the pool
     std::vector<std::unique_ptr<kernels::Buffer>> scratch;  // per input position
-    std::unique_ptr<kernels::Buffer> activations;           // the plan's arena
-    std::unique_ptr<kernels::Buffer> workspace;             // shared by its layers
-    // What the plan needs: floats per sample of each buffer (a scratch
-    // buffer's index is the input position it serves; 0: unused).
-    std::vector<size_t> grad_sizes, scratch_sizes;
+    // The plan's arena: activations and their gradients.
+    std::unique_ptr<kernels::Buffer> activations;
+    std::unique_ptr<kernels::Buffer> workspace;  // shared by its layers
+    // Floats per sample of each scratch buffer (its index is the input
+    // position it serves; 0: unused).
+    std::vector<size_t> scratch_sizes;
   };
 
   // Values: 0 is the model's input, v > 0 is layer v - 1's output.
@@ -268,16 +269,17 @@ class Model {
   std::vector<kernels::Backend*> placement_;  // per layer
   kernels::Backend* loss_backend_ = nullptr;
   std::vector<PlacementFallback> fallbacks_;
-  std::vector<std::vector<int>> inputs_;        // per layer: layer indices, -1 the input
-  std::vector<std::vector<int>> input_values_;  // the same as value ids
-  std::vector<int> consumers_;                  // per value: how many inputs read it
-  std::vector<Shape> shapes_;                   // per value, per sample
-  std::vector<char> in_place_;                  // per layer
-  std::vector<char> needs_grad_;                // per value
-  std::vector<GradSlot> grad_slot_;             // per value
-  std::vector<std::vector<GradRoute>> routes_;  // per layer, per input
-  std::vector<size_t> param_offset_;            // per layer
-  std::vector<size_t> stat_offset_;             // per layer
+  std::vector<std::vector<int>> inputs_;               // per layer: layer indices, -1 the input
+  std::vector<std::vector<int>> input_values_;         // the same as value ids
+  std::vector<int> consumers_;                         // per value: how many inputs read it
+  std::vector<Shape> shapes_;                          // per value, per sample
+  std::vector<char> in_place_;                         // per layer
+  std::vector<char> needs_grad_;                       // per value
+  std::vector<GradSlot> grad_slot_;                    // per value
+  std::vector<ActivationGraph::Gradient> grad_lives_;  // per gradient buffer: its stretch
+  std::vector<std::vector<GradRoute>> routes_;         // per layer, per input
+  std::vector<size_t> param_offset_;                   // per layer
+  std::vector<size_t> stat_offset_;                    // per layer
   ActivationPlan act_plan_;
   // bridges_[i][k]: layer i's input k copied onto its backend (null when the
   // value lives there already); loss_bridge_ likewise for the logits.

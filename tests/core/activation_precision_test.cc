@@ -55,6 +55,8 @@ Gradients Compute(const std::string& name, ActivationPrecision precision, bool r
   auto model = BuildModel(Spec(name), cpu);
   model->SetActivationPrecision(precision);
   model->SetRecompute(recompute);
+  EXPECT_EQ(model->PackedValues() > 0, precision != ActivationPrecision::kFp32)
+      << "a case that packs nothing tests nothing";
   const int n = 5;
   model->Reserve(n);
   model->InitParams(3);
@@ -91,9 +93,12 @@ class HalfActivations : public ::testing::TestWithParam<Case> {};
 
 // The forward pass and the loss are the float plan's bit for bit; the
 // gradients differ (the saved values were rounded), but little: each value
-// the backward pass reads is within 2^-8 (bf16) or 2^-11 (fp16) of the
-// float one, and a gradient sums products of a few such values, so the
-// whole gradient stays within a few times that, relatively.
+// the backward pass reads is within a unit of 2^-8 (bf16's 8-bit
+// significand) or 2^-11 (fp16's 11 bits) of the float one, relatively, and a
+// gradient sums products of such values with independent rounding errors,
+// so the whole gradient stays within a couple of units. (Batch norm's
+// inputs are kept in floats: rounded, its mean subtraction amplified their
+// error by mean / spread, and mobilenet-tiny's distance was 1.9e-2 in fp16.)
 TEST_P(HalfActivations, ForwardExactGradientsClose) {
   const Case c = GetParam();
   const Gradients floats = Compute(c.model, ActivationPrecision::kFp32, c.recompute);
@@ -102,8 +107,9 @@ TEST_P(HalfActivations, ForwardExactGradientsClose) {
   ASSERT_EQ(floats.logits.size(), halves.logits.size());
   EXPECT_EQ(std::memcmp(floats.logits.data(), halves.logits.data(), floats.logits.size() * 4), 0);
   const double distance = RelativeDistance(halves.grads, floats.grads);
+  RecordProperty("relative_distance", std::to_string(distance));
   const double unit = c.precision == ActivationPrecision::kBf16 ? 0x1p-8 : 0x1p-11;
-  EXPECT_LT(distance, 8 * unit);
+  EXPECT_LT(distance, 2 * unit);  // measured: 0.15-0.42 units
   EXPECT_GT(distance, 0.0) << "nothing was rounded: the 16-bit path did not run";
   // Deterministic: the same bits again (across thread counts and vector
   // widths the packing itself is checked in tests/kernels/half_storage_test.cc).
@@ -111,21 +117,21 @@ TEST_P(HalfActivations, ForwardExactGradientsClose) {
   EXPECT_EQ(std::memcmp(again.grads.data(), halves.grads.data(), halves.grads.size() * 4), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, HalfActivations,
-                         ::testing::Values(Case{"paths", ActivationPrecision::kBf16, false},
-                                           Case{"paths", ActivationPrecision::kFp16, false},
-                                           Case{"paths", ActivationPrecision::kBf16, true},
-                                           Case{"mobilenet-tiny", ActivationPrecision::kBf16,
-                                                false},
-                                           Case{"mobilenet-tiny", ActivationPrecision::kFp16, true},
-                                           Case{"mentee", ActivationPrecision::kBf16, false}),
-                         [](const auto& info) {
-                           std::string s = info.param.model;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s + "_" + ActivationPrecisionName(info.param.precision) +
-                                  (info.param.recompute ? "_recompute" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Paths, HalfActivations,
+    ::testing::Values(Case{"paths", ActivationPrecision::kBf16, false},
+                      Case{"paths", ActivationPrecision::kFp16, false},
+                      Case{"mentee", ActivationPrecision::kFp16, true},
+                      Case{"mobilenet-tiny", ActivationPrecision::kBf16, false},
+                      Case{"mobilenet-tiny", ActivationPrecision::kFp16, false},
+                      Case{"mentee", ActivationPrecision::kBf16, false}),
+    [](const auto& info) {
+      std::string s = info.param.model;
+      for (char& ch : s)
+        if (ch == '-') ch = '_';
+      return s + "_" + ActivationPrecisionName(info.param.precision) +
+             (info.param.recompute ? "_recompute" : "");
+    });
 
 // Central differences of the training loss against the gradients of the
 // packed plan, through every path of kPaths, in both formats. The objective
@@ -179,8 +185,11 @@ TEST(HalfActivationPlan, MobileNetKeepsHalfAsMuchPerSample) {
   const double fp32 = per_sample(ActivationPrecision::kFp32, false);
   const double bf16 = per_sample(ActivationPrecision::kBf16, false);
   EXPECT_EQ(bf16, per_sample(ActivationPrecision::kFp16, false));
-  EXPECT_LT(bf16, 0.7 * fp32);  // 2,120 against 3,345 KiB: the gradients stay in floats
-  EXPECT_LT(per_sample(ActivationPrecision::kBf16, true),
+  // 2,150 against 2,784 KiB: batch norm's inputs and the gradients stay in floats.
+  EXPECT_LT(bf16, 0.8 * fp32);
+  // Recomputing, what is kept is batch norm's inputs (in floats) and what
+  // a replay starts from: 16 bits find nothing left to halve.
+  EXPECT_EQ(per_sample(ActivationPrecision::kBf16, true),
             per_sample(ActivationPrecision::kFp32, true));
   auto model = BuildModel(LoadModelSpec("mobilenet-tiny"), cpu);
   EXPECT_EQ(model->PackedValues(), 0u);
