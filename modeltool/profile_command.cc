@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/cli/choice_option.h"
 #include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
@@ -25,6 +26,7 @@
 #include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model_io/model_file.h"
+#include "modeltool/activation_report.h"
 #if MT_HAVE_OPENCL
 #include "kernels/opencl/opencl_backend.h"
 #include "kernels/opencl/opencl_device.h"
@@ -77,14 +79,17 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
   CLI::App* cmd = app.add_subcommand("profile", "time and memory of training steps per batch size");
   cli::Configure(*cmd,
                  "mtmodel profile FILE [--batches 16,32,64,128] [--device cpu|opencl] "
-                 "[--threads N] [--steps N] [--recompute] [--json FILE]");
+                 "[--threads N] [--steps N] [--recompute] [--activation-precision fp32|bf16|fp16] "
+                 "[--json FILE]");
   cmd->description(
       "Trains FILE on synthetic data (random inputs of the model's shape, the daemons' default "
       "optimizer: Adam) for "
       "a few steps at each batch size, each in a fresh process, and prints per batch the median "
       "step time, samples per second, the memory predicted (the process's resident set before "
       "the model was built plus the model's, optimizer's and batch's buffers: the estimate the "
-      "batch caps use) and the peak resident set measured (VmHWM), with the prediction's error.");
+      "batch caps use) and the peak resident set measured (VmHWM), with the prediction's error; "
+      "then what the activation plan keeps of each layer's output, and the KiB per sample of "
+      "every activation precision and recomputation setting.");
   cmd->add_option("FILE", options.file, "the model: .onnx, .mtc, a text spec or a preset name")
       ->required();
   cmd->add_option("--batches", options.batches, "batch sizes, comma-separated")
@@ -102,6 +107,10 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
   cmd->add_flag("--recompute", options.recompute,
                 "replay cheap layers (batch norm, activations, adds, narrow 1x1 convs) in the "
                 "backward pass instead of keeping their outputs: less memory, more time");
+  cli::AddChoice(*cmd, "--activation-precision", options.activation_precision,
+                 ActivationPrecisionWords(),
+                 "how the activations kept for the backward pass are stored (16 bits: half the "
+                 "memory, widened when read)");
   cmd->set_help_flag("-h,--help", "this text");
 
   // The child of each batch size; not for users, so not in --help.
@@ -113,6 +122,8 @@ ProfileCommands AddProfileCommands(CLI::App& app, ProfileOptions& options) {
   measure->add_option("--threads", options.threads);
   measure->add_option("--steps", options.steps);
   measure->add_flag("--recompute", options.recompute);
+  cli::AddChoice(*measure, "--activation-precision", options.activation_precision,
+                 ActivationPrecisionWords(), "");
   return {cmd, measure};
 }
 
@@ -134,6 +145,7 @@ int RunMeasureBatch(const ProfileOptions& options) {
   std::vector<kernels::Backend*> placement;
   if (opencl) placement.assign(static_cast<size_t>(loaded.spec.layer_size()), opencl.get());
   const std::unique_ptr<Model> model = BuildModel(loaded.spec, cpu, placement);
+  model->SetActivationPrecision(options.activation_precision);
   model->SetRecompute(options.recompute);
   model->Reserve(batch);
   model->InitParams(1);
@@ -160,9 +172,7 @@ int RunMeasureBatch(const ProfileOptions& options) {
   const double step = Median(step_seconds);
   const int64_t predicted = baseline + m.Total();
   // What one more sample costs: the figure the batch caps divide by.
-  const int64_t per_sample_bytes =
-      PredictTrainingMemory(*model, 2, optimizer->slot_values()).Total() -
-      PredictTrainingMemory(*model, 1, optimizer->slot_values()).Total();
+  const int64_t per_sample_bytes = PredictBytesPerSample(*model);
   json j = {{"batch", batch},
             {"ms_per_step", 1e3 * step},
             {"samples_per_second", step > 0 ? batch / step : 0.0},
@@ -171,6 +181,8 @@ int RunMeasureBatch(const ProfileOptions& options) {
             {"bytes_per_sample", per_sample_bytes},
             {"recompute", options.recompute},
             {"replayed_layers", model->ReplayedLayers()},
+            {"activation_precision", ActivationPrecisionName(options.activation_precision)},
+            {"packed_values", model->PackedValues()},
             {"predicted_bytes", predicted},
             {"peak_rss", rss.peak_bytes},
             {"error", static_cast<double>(predicted - rss.peak_bytes) /
@@ -207,12 +219,16 @@ int RunProfile(const ProfileOptions& options) {
                                   "--steps",
                                   std::to_string(options.steps)};
     if (options.recompute) args.push_back("--recompute");
+    args.push_back("--activation-precision");
+    args.push_back(ActivationPrecisionName(options.activation_precision));
     rows.push_back(json::parse(RunChild(args)));
   }
-  std::printf("model %s, device %s, %lld thread(s), median of %lld steps per batch size%s\n",
-              loaded.spec.name().c_str(), options.device.c_str(),
-              static_cast<long long>(options.threads), static_cast<long long>(options.steps),
-              options.recompute ? ", recomputing" : "");
+  std::printf(
+      "model %s, device %s, %lld thread(s), median of %lld steps per batch size, activations "
+      "kept in %s%s\n",
+      loaded.spec.name().c_str(), options.device.c_str(), static_cast<long long>(options.threads),
+      static_cast<long long>(options.steps), ActivationPrecisionName(options.activation_precision),
+      options.recompute ? ", recomputing" : "");
   std::printf("%6s  %10s  %10s  %13s  %13s  %11s  %13s  %12s  %8s\n", "batch", "ms/step",
               "samples/s", "baseline MiB", "model MiB", "KiB/sample", "predicted MiB",
               "measured MiB", "error %");
@@ -224,6 +240,10 @@ int RunProfile(const ProfileOptions& options) {
                 r["model_bytes"].get<double>() / kMiB, r["bytes_per_sample"].get<double>() / 1024,
                 r["predicted_bytes"].get<double>() / kMiB, r["peak_rss"].get<double>() / kMiB,
                 100 * r["error"].get<double>());
+  const json kept = KeptPerLayer(loaded.spec, options.recompute, options.activation_precision);
+  const json by_setting = PerSampleBySetting(loaded.spec);
+  PrintKeptPerLayer(kept);
+  PrintPerSampleBySetting(by_setting, options.recompute, options.activation_precision);
   if (!options.json_path.empty()) {
     const json j = {{"model", loaded.spec.name()},
                     {"file", options.file},
@@ -231,6 +251,9 @@ int RunProfile(const ProfileOptions& options) {
                     {"threads", options.threads},
                     {"steps", options.steps},
                     {"recompute", options.recompute},
+                    {"activation_precision", ActivationPrecisionName(options.activation_precision)},
+                    {"kept_per_layer", kept},
+                    {"kib_per_sample_by_setting", by_setting},
                     {"batches", rows}};
     WriteFileAtomically(options.json_path, j.dump(2) + "\n");
   }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/activation_precision.h"
+
 namespace CLI {
 class App;
 }
@@ -25,7 +27,8 @@ struct ProfileOptions {
   int64_t steps = 5;
   std::string json_path;
   bool recompute = false;  // replay cheap layers instead of keeping their outputs
-  int batch = 0;           // the child's one batch size
+  ActivationPrecision activation_precision = kDefaultActivationPrecision;
+  int batch = 0;  // the child's one batch size
 };
 
 struct ProfileCommands {

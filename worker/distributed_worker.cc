@@ -66,6 +66,7 @@ LocalTrainer& TrainerFor(const WorkerConfig& cfg, const proto::JoinReply& join,
   spec.seed = join.seed();
   spec.memory_budget_bytes = cfg.memory_budget_bytes;
   spec.recompute = cfg.recompute;
+  spec.activation_precision = cfg.activation_precision;
   spec.frozen.assign(join.frozen_layers().begin(), join.frozen_layers().end());
   // Read as the hub reads, whether its dataset or this worker's --data.
   spec.data.test_fraction = join.data().test_fraction();
@@ -124,6 +125,8 @@ RunSummary Summarize(const WorkerConfig& cfg, const LocalTrainer& trainer,
   r.details["max_batch"] = trainer.capacity();
   r.details["recompute"] = trainer.recomputes();
   r.details["recompute_for_budget"] = trainer.recomputes_for_budget();
+  r.details["activation_precision"] =
+      ActivationPrecisionName(trainer.model().activation_precision());
   r.details["history"] = totals.history.ToJson();
   if (!totals.share_classes.empty()) r.details["partition_share"] = totals.share_classes;
   if (const TrainingProfiler* profiler = trainer.profiler()) profiler->AddTo(r.details);

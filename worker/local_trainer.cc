@@ -9,6 +9,7 @@
 
 #include "core/cli/common_options.h"
 #include "core/model/model_spec.h"
+#include "core/profile/memory_breakdown.h"
 #include "core/trace/layer_spans.h"
 
 namespace mt {
@@ -20,23 +21,24 @@ double MemoryLimit(int64_t budget_bytes) {
                           : static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
 }
 
-double BatchNeeds(const Model& model, int capacity) {
-  // In doubles: a hostile capacity must not overflow the sum it is judged by.
-  const double per_sample = static_cast<double>(model.MemoryBytes(2) - model.MemoryBytes(1)) +
-                            static_cast<double>(model.input_shape().count() + 1) * sizeof(float);
-  const double fixed = static_cast<double>(model.MemoryBytes(1)) - per_sample;
-  return fixed + per_sample * capacity;
-}
-
 }  // namespace
 
-bool BatchFits(const Model& model, int capacity, int64_t budget_bytes) {
-  return capacity >= 1 && BatchNeeds(model, capacity) <= MemoryLimit(budget_bytes);
+double BatchNeeds(const Model& model, int capacity, const OptimizerConfig& optimizer) {
+  // The capacity is an int and every part grows at most linearly in it, so
+  // the int64 sum cannot overflow.
+  const size_t slots = model.ParamCount() * static_cast<size_t>(SlotsPerParam(optimizer));
+  return static_cast<double>(PredictTrainingMemory(model, std::max(capacity, 1), slots).Total());
 }
 
-void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes) {
+bool BatchFits(const Model& model, int capacity, const OptimizerConfig& optimizer,
+               int64_t budget_bytes) {
+  return capacity >= 1 && BatchNeeds(model, capacity, optimizer) <= MemoryLimit(budget_bytes);
+}
+
+void CheckBatchFits(const Model& model, int capacity, const OptimizerConfig& optimizer,
+                    int64_t budget_bytes) {
   const double limit = MemoryLimit(budget_bytes);
-  const double need = BatchNeeds(model, capacity);
+  const double need = BatchNeeds(model, capacity, optimizer);
   if (capacity < 1 || need > limit)
     throw std::runtime_error(
         "batches of " + std::to_string(capacity) + " samples need " +
@@ -56,21 +58,23 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
     read.classes = probe->num_classes();
     data_ = LoadDataset(spec.dataset, Split::kTrain, read);
     augment_ = ResolveAugment(spec.data.augment, data_->SampleShape(), data_->IsImageFolder());
+    probe->SetActivationPrecision(spec.activation_precision);
     if (!spec_.recompute && spec.memory_budget_bytes > 0 &&
-        !BatchFits(*probe, spec.capacity, spec.memory_budget_bytes)) {
+        !BatchFits(*probe, spec.capacity, spec.optimizer, spec.memory_budget_bytes)) {
       const auto replaying = BuildModel(spec.model, home, {}, spec.frozen);
+      replaying->SetActivationPrecision(spec.activation_precision);
       replaying->SetRecompute(true);
-      if (BatchFits(*replaying, spec.capacity, spec.memory_budget_bytes)) {
+      if (BatchFits(*replaying, spec.capacity, spec.optimizer, spec.memory_budget_bytes)) {
         spec_.recompute = for_budget_ = true;
         spdlog::info(
             "--memory-budget: batches of {} fit only with recomputation ({} KiB per sample "
             "instead of {}): recomputing",
-            spec.capacity, (replaying->MemoryBytes(2) - replaying->MemoryBytes(1)) >> 10,
-            (probe->MemoryBytes(2) - probe->MemoryBytes(1)) >> 10);
+            spec.capacity, replaying->MemoryBytesPerSample() >> 10,
+            probe->MemoryBytesPerSample() >> 10);
       }
     }
     probe->SetRecompute(spec_.recompute);
-    CheckBatchFits(*probe, spec.capacity, spec.memory_budget_bytes);
+    CheckBatchFits(*probe, spec.capacity, spec.optimizer, spec.memory_budget_bytes);
   }
   batch_ = std::make_unique<BatchBuffer>(data_->SampleShape(), spec.capacity);
   // Placement is timed on this device's own data at a typical batch.
@@ -82,6 +86,7 @@ LocalTrainer::LocalTrainer(ComputeDevices& devices, const TrainerSpec& spec)
   model_ = BuildModel(spec.model, home,
                       devices_.Place(spec.model, batch_->images(), batch_->labels(), n, spec.seed),
                       spec.frozen);
+  model_->SetActivationPrecision(spec.activation_precision);
   model_->SetRecompute(spec_.recompute);
   model_->Reserve(spec.capacity);
   model_->InitParams(spec.seed);

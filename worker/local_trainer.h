@@ -33,6 +33,7 @@ struct TrainerSpec {
   // Replay cheap layers instead of keeping their outputs (Model::SetRecompute);
   // turned on when the budget would not hold `capacity` samples without.
   bool recompute = false;
+  ActivationPrecision activation_precision = kDefaultActivationPrecision;
   // Layers whose parameters stay as they are (fine-tuning the rest).
   std::vector<std::string> frozen;
   // How the dataset is read, and training samples augmented (auto: as
@@ -101,9 +102,17 @@ class LocalTrainer {
   double TracedGradients(uint64_t dropout_seed, GradientListener* listener);
 };
 
+// What training `capacity` samples at a time takes here, to the byte of
+// what the model, the optimizer and the batch staging allocate
+// (PredictTrainingMemory, checked against the allocator by
+// tests/core/memory_exact_test.cc).
+double BatchNeeds(const Model& model, int capacity, const OptimizerConfig& optimizer);
 // Throws unless `capacity` samples of the model's input, with the model's
-// memory at that batch, fit in `budget_bytes` (0: physical memory).
-void CheckBatchFits(const Model& model, int capacity, int64_t budget_bytes);
-bool BatchFits(const Model& model, int capacity, int64_t budget_bytes);
+// memory and the optimizer's at that batch, fit in `budget_bytes` (0:
+// physical memory).
+void CheckBatchFits(const Model& model, int capacity, const OptimizerConfig& optimizer,
+                    int64_t budget_bytes);
+bool BatchFits(const Model& model, int capacity, const OptimizerConfig& optimizer,
+               int64_t budget_bytes);
 
 }  // namespace mt

@@ -195,6 +195,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   trainer_spec.frozen = run.frozen;
   trainer_spec.data = cfg.data;
   trainer_spec.recompute = cfg.recompute;
+  trainer_spec.activation_precision = cfg.activation_precision;
   LocalTrainer trainer(devices, trainer_spec);
   read.classes = trainer.model().num_classes();
   const auto test = LoadDataset(cfg.dataset, Split::kTest, read);
@@ -226,6 +227,8 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
   summary.parameters = static_cast<int64_t>(model.ParamCount());
   summary.details["batch"] = cfg.batch;
   summary.details["recompute"] = trainer.recomputes();
+  summary.details["activation_precision"] =
+      ActivationPrecisionName(trainer.model().activation_precision());
   summary.details["opencl_device"] = devices.opencl_name();
 
   summary.details["frozen_layers"] = run.frozen;
@@ -255,8 +258,7 @@ int RunStandalone(const StandaloneConfig& cfg, const std::atomic<bool>* stop) {
       "extra sample",
       spec.name(), model.ParamCount(), cfg.dataset, plan.train_samples(), test->Size(), batch,
       plan.total_steps(), plan.epochs(), summary.device, cfg.threads, trainer.optimizer().Kind(),
-      cfg.optimizer.lr, model.MemoryBytes(batch) / 1024,
-      (model.MemoryBytes(2) - model.MemoryBytes(1)) / 1024);
+      cfg.optimizer.lr, model.MemoryBytes(batch) / 1024, model.MemoryBytesPerSample() / 1024);
 
   LocalSteps steps(trainer, plan, cfg.seed, step, tracing, stop);
   StandaloneHooks hooks(cfg, plan, spec_text, trainer, *test, tracing);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/model/activation_precision.h"
 #include "core/train/run_settings.h"
 #include "worker/device_choice.h"
 
@@ -21,6 +22,8 @@ struct StandaloneConfig : RunSettings {
   std::string state_dir;   // "": DefaultStateDir()
   bool profile = false;    // per-layer times, memory, CPU and energy (core/profile/)
   bool recompute = false;  // replay cheap layers instead of keeping their outputs
+  // How the values the backward pass reads are kept (core/model/activation_precision.h).
+  ActivationPrecision activation_precision = kDefaultActivationPrecision;
 };
 
 // Returns the process exit code: 0, or 1 when the trained model is no

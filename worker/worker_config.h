@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/activation_precision.h"
 #include "tls/tls_options.h"
 #include "worker/device_choice.h"
 #include "worker/device_state.h"
@@ -39,6 +40,9 @@ struct WorkerConfig {
   // Replay cheap layers instead of keeping their outputs; on anyway when
   // the memory budget would otherwise not hold the hub's batch.
   bool recompute = false;
+  // How the values the backward pass reads are kept between the passes: a
+  // device's own memory choice, like recompute (the hub does not send it).
+  ActivationPrecision activation_precision = kDefaultActivationPrecision;
 };
 
 class WorkerControl;

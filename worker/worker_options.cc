@@ -165,6 +165,11 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
                "convs in the backward pass instead (about half the memory per sample for "
                "MobileNet-style models, some more time; same gradients); with --memory-budget "
                "it turns itself on when the budget would otherwise cut the batch");
+  cli::AddChoice(app, "--activation-precision", alone.activation_precision,
+                 ActivationPrecisionWords(),
+                 "how the activations kept for the backward pass are stored: fp32, or bf16 / "
+                 "fp16 (16 bits, widened to floats when read; compute stays in floats; about "
+                 "half the memory per sample, gradients rounded as those values are)");
   app.add_flag("--profile", alone.profile,
                "time every step layer by layer and show, at the end, per layer forward and "
                "backward ms, GFLOP/s and share of the device's peak, the memory breakdown against "
@@ -225,6 +230,7 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       hub_mode.profile = alone.profile;
       hub_mode.recompute = alone.recompute;
       hub_mode.memory_budget_bytes = ResolveMemoryBudget(memory_budget);
+      hub_mode.activation_precision = alone.activation_precision;
     }
     cli::ApplyLogLevel(options.log_level);
     cli::WarnIfMoreThreadsThanCores(alone.threads);

@@ -1,8 +1,8 @@
 #include "core/compress/gradient_codec.h"
 
-#include "core/compress/half_float.h"
 #include "core/compress/int8_steps.h"
 #include "core/compress/topk_codec.h"
+#include "kernels/half_float.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/compress/gradient_codec.h"
-#include "core/compress/half_float.h"
+#include "kernels/half_float.h"
 
 namespace mt {
 namespace {

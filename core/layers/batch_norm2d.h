@@ -40,6 +40,9 @@ class BatchNorm2D : public Layer {
   // backend without that op it recomputes them from the same input with
   // momentum 0. Either way the running statistics stay exactly as they are.
   bool Replayable() const override { return true; }
+  // The normalisation of its input (and the clip mask rebuilt from it)
+  // cancels its mean: a 16-bit input would lose the bits that remain.
+  bool BackwardNeedsExactInput() const override { return true; }
   // Both backends' kernels finish a channel's sums before writing its d_x,
   // element for element from d_y (kernels/cpu/batch_norm.cc, batch_norm.cl);
   // a kernel fused with a clip must allow it too.

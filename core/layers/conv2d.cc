@@ -78,18 +78,12 @@ kernels::ConvGeometry Conv2D::GeometryFor(int batch) const {
   return g;
 }
 
-void Conv2D::Reshape(int capacity) {
-  const size_t need = backend().ConvWorkspaceCount(GeometryFor(capacity));
-  if (!workspace_ || workspace_->count() < need) workspace_ = backend().Allocate(need);
-}
-
-size_t Conv2D::StateBytes(int capacity) const {
-  return backend().ConvWorkspaceCount(GeometryFor(capacity)) * sizeof(float);
+size_t Conv2D::WorkspaceFloats(int capacity) const {
+  return backend().ConvWorkspaceCount(GeometryFor(capacity));
 }
 
 void Conv2D::Forward(const Tensor& in, const Tensor& out, const ForwardContext&) {
-  backend().Conv2dForward(GeometryFor(in.batch()), in.view, weight_, bias_, out.view,
-                          kernels::WholeOf(*workspace_));
+  backend().Conv2dForward(GeometryFor(in.batch()), in.view, weight_, bias_, out.view, workspace_);
 }
 
 // A frozen layer passes no weight gradient, so the backend computes only the
@@ -98,7 +92,7 @@ void Conv2D::Backward(const Tensor& in, const Tensor&, const Tensor& d_out, cons
   if (frozen() && d_in.view.empty()) return;
   backend().Conv2dBackward(GeometryFor(in.batch()), in.view, weight_, d_out.view, d_in.view,
                            frozen() ? kernels::View{} : d_weight_,
-                           frozen() ? kernels::View{} : d_bias_, kernels::WholeOf(*workspace_));
+                           frozen() ? kernels::View{} : d_bias_, workspace_);
 }
 
 namespace {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <memory>
-
 #include "core/layers/layer.h"
 
 namespace mt {
@@ -30,8 +28,8 @@ class Conv2D : public Layer {
   std::vector<ParamMatrix> ParamMatrices() const override {
     return {{0, static_cast<size_t>(geom_.out_c), static_cast<size_t>(geom_.patch())}};
   }
-  void Reshape(int capacity) override;
-  size_t StateBytes(int capacity) const override;
+  size_t WorkspaceFloats(int capacity) const override;
+  void BindWorkspace(kernels::View workspace) override { workspace_ = workspace; }
   bool BackwardNeedsOutput() const override { return false; }
   // A pointwise conv over few channels (MobileNet's expansions) costs at most
   // kMaxReplayPatch multiply-adds per output value, about what batch norm
@@ -53,7 +51,7 @@ class Conv2D : public Layer {
   kernels::ConvGeometry geom_;
   bool has_bias_;
   kernels::View weight_, bias_, d_weight_, d_bias_;  // bias_, d_bias_ empty without bias
-  std::unique_ptr<kernels::Buffer> workspace_;
+  kernels::View workspace_;                          // the model's, shared with the other layers
 };
 
 }  // namespace mt

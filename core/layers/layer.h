@@ -3,8 +3,10 @@
 //     parameter count;
 //   BindParams: the layer's parameters and gradients are views into the
 //     model's one contiguous parameter buffer and one gradient buffer;
-//   Reshape(capacity) when the batch capacity grows: allocates workspaces
-//     once, so the steady-state step allocates nothing;
+//   Reshape(capacity) when the batch capacity grows: allocates the state it
+//     keeps between passes once, so the steady-state step allocates nothing;
+//   BindWorkspace: scratch for one call (WorkspaceFloats), shared by every
+//     layer on the backend;
 //   Forward / Backward on batches of at most `capacity` samples.
 #pragma once
 
@@ -97,6 +99,12 @@ class Layer {
   // freed after its last forward reader. Conservative defaults.
   virtual bool BackwardNeedsInput() const { return true; }
   virtual bool BackwardNeedsOutput() const { return true; }
+  // Whether Backward's result is sensitive to its input's low bits beyond
+  // what it reads them for (batch norm subtracts the batch mean: for a
+  // channel whose mean is large against its spread, the difference is all
+  // that a 16-bit copy would lose), so the activation plan keeps the input
+  // in floats whatever --activation-precision says.
+  virtual bool BackwardNeedsExactInput() const { return false; }
   // Whether Forward may run again in training with ForwardContext::replay
   // and give bit-identical output and state, cheaply enough that its output
   // is worth recomputing rather than keeping (--recompute).
@@ -106,9 +114,16 @@ class Layer {
   // gradient's buffer down, as for an in-place layer.
   virtual bool GradientInPlace() const { return false; }
   virtual void Reshape(int capacity) {}
-  // Bytes of state this layer keeps besides its output (masks, workspaces)
-  // for batches of `capacity` samples, for memory budgeting.
+  // Bytes of state this layer keeps besides its output between its Forward
+  // and its Backward (masks, saved statistics) for batches of `capacity`
+  // samples, for memory budgeting.
   virtual size_t StateBytes(int capacity) const { return 0; }
+  // Scratch needed only while one Forward or Backward call runs (a conv's
+  // im2col and packing space) for batches of up to `capacity` samples. The
+  // model gives every layer on a backend one workspace, sized by the largest
+  // need: layers run one at a time, so none needs its own.
+  virtual size_t WorkspaceFloats(int capacity) const { return 0; }
+  virtual void BindWorkspace(kernels::View workspace) {}
   // An in-place layer writes its output over its input and its input
   // gradient over its output gradient, which saves one activation buffer per
   // layer. Safe because no layer's backward pass reads its own output except

@@ -132,20 +132,39 @@ void Model::Reserve(int capacity) {
   if (loss_bridge_ || !needs_grad_[n]) loss_grad_ = loss_backend_->Allocate(logits);
   staging_.resize(staging);
   for (BackendBuffers& b : backends_) {
-    b.grads.resize(b.grad_sizes.size());
-    for (size_t j = 0; j < b.grads.size(); ++j)
-      b.grads[j] = b.backend->Allocate(std::max<size_t>(b.grad_sizes[j] * capacity, 1));
     b.scratch.resize(b.scratch_sizes.size());
-    for (size_t j = 0; j < b.scratch.size(); ++j)
-      b.scratch[j] = b.backend->Allocate(std::max<size_t>(b.scratch_sizes[j] * capacity, 1));
+    for (size_t j = 0; j < b.scratch.size(); ++j)  // none where no input position needs one
+      if (b.scratch_sizes[j] > 0) b.scratch[j] = b.backend->Allocate(b.scratch_sizes[j] * capacity);
   }
   labels_ = loss_backend_->Allocate(capacity);
   predictions_ = loss_backend_->Allocate(capacity);
-  for (auto& layer : layers_) layer->Reshape(capacity);
+  const std::vector<size_t> workspaces = WorkspaceNeeds(capacity);
+  for (size_t b = 0; b < backends_.size(); ++b)
+    if (workspaces[b] > 0) backends_[b].workspace = backends_[b].backend->Allocate(workspaces[b]);
+  for (size_t i = 0; i < n; ++i) {
+    layers_[i]->Reshape(capacity);
+    const BackendBuffers& b = backends_[BackendIndex(placement_[i])];
+    if (b.workspace) layers_[i]->BindWorkspace(kernels::WholeOf(*b.workspace));
+  }
   capacity_ = capacity;
 }
 
-size_t Model::MemoryBytes(int capacity) const {
+std::vector<size_t> Model::WorkspaceNeeds(int capacity) const {
+  std::vector<size_t> floats(backends_.size(), 0);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    size_t& most = floats[BackendIndex(placement_[i])];
+    most = std::max(most, layers_[i]->WorkspaceFloats(capacity));
+  }
+  return floats;
+}
+
+size_t Model::WorkspaceBytes(int capacity) const {
+  size_t floats = 0;
+  for (size_t f : WorkspaceNeeds(capacity)) floats += f;
+  return floats * sizeof(float);
+}
+
+size_t Model::MemoryBytesPerSample() const {
   const size_t n = layers_.size();
   size_t per_sample = 2;  // labels, predictions
   for (size_t floats : act_plan_.arena_floats) per_sample += floats;
@@ -156,21 +175,32 @@ size_t Model::MemoryBytes(int capacity) const {
   if (&ValueBackend(static_cast<int>(n)) != loss_backend_ || !needs_grad_[n])
     per_sample += shapes_[n].count();
   for (const BackendBuffers& b : backends_)
-    for (const std::vector<size_t>* sizes : {&b.grad_sizes, &b.scratch_sizes})
-      for (size_t floats : *sizes) per_sample += floats;
+    for (size_t floats : b.scratch_sizes) per_sample += floats;
+  size_t state = 0;  // masks and argmax grow by the sample; batch norm's saved statistics do not
+  for (const auto& layer : layers_) state += layer->StateBytes(2) - layer->StateBytes(1);
+  return per_sample * sizeof(float) + state;
+}
+
+size_t Model::MemoryBytes(int capacity) const {
   size_t fixed = 2 * param_count_ + stat_count_;
   for (const Mirror& m : mirrors_) fixed += 2 * (m.end - m.begin);
-  size_t bytes = (fixed + per_sample * capacity) * sizeof(float);
-  for (const auto& layer : layers_) bytes += layer->StateBytes(capacity);
-  return bytes;
+  size_t bytes = fixed * sizeof(float) + MemoryBytesPerSample() * capacity;
+  for (const auto& layer : layers_) bytes += layer->StateBytes(1) * 2 - layer->StateBytes(2);
+  return bytes + WorkspaceBytes(capacity);
 }
 
 Tensor Model::Activation(int v, int n) const {
   const Shape s = shapes_[v].WithBatch(n);
-  const bool replayed = replaying_ && act_plan_.dropped[v];
+  const bool replayed = replaying_ && (act_plan_.dropped[v] || act_plan_.packed[v]);
   const size_t at = (replayed ? act_plan_.replay_at[v] : act_plan_.forward_at[v]) * capacity_;
   const BackendBuffers& arena = backends_[BackendIndex(&ValueBackend(v))];
   return Tensor{s, kernels::View{arena.activations.get(), at, s.count()}};
+}
+
+kernels::View Model::PackedView(int v, int n) const {
+  const BackendBuffers& arena = backends_[BackendIndex(&ValueBackend(v))];
+  return kernels::View{arena.activations.get(), act_plan_.packed_at[v] * capacity_,
+                       kernels::HalfElements(shapes_[v].count() * static_cast<size_t>(n))};
 }
 
 Tensor Model::LayerInput(size_t i, size_t k, int n) const {
@@ -189,7 +219,8 @@ Tensor Model::LossInput(int n) const {
 
 kernels::View Model::GradView(int v, int n) const {
   const GradSlot& slot = grad_slot_[v];
-  return kernels::View{backends_[slot.backend].grads[slot.index].get(), 0,
+  return kernels::View{backends_[slot.backend].activations.get(),
+                       act_plan_.gradient_at[slot.index] * capacity_,
                        shapes_[v].count() * static_cast<size_t>(n)};
 }
 
@@ -233,7 +264,7 @@ void Model::SetBatch(const float* images, const int32_t* labels, int n) {
   loss_backend_->Upload(labels, kernels::View{labels_.get(), 0, static_cast<size_t>(n)});
 }
 
-double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
+double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times, bool keep) {
   Clock::time_point t;
   if (times) t = Clock::now();
   replaying_ = false;
@@ -251,6 +282,10 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
     for (size_t k = 0; k < in_tensors_[i].size(); ++k) in_tensors_[i][k] = LayerInput(i, k, batch_);
     layers_[i]->ForwardInputs(in_tensors_[i], Activation(static_cast<int>(i) + 1, batch_),
                               layer_ctx);
+    if (keep)  // what the backward pass reads of the values no forward reads any more
+      for (int g : act_plan_.packs[i])
+        kernels::kPackHalves(ValueBackend(g), Activation(g, batch_).view, PackedView(g, batch_),
+                             HalfFormatOf(precision_));
     if (times) {
       placement_[i]->Synchronize();
       times->forward[i] = Since(t);
@@ -279,11 +314,21 @@ double Model::ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times) {
 }
 
 void Model::Replay(size_t i, uint64_t seed, LayerTimes* times) {
-  for (int j : act_plan_.replays[i]) {
+  for (const ReplayStep& step : act_plan_.replays[i]) {
+    const int j = step.kind == ReplayStep::Kind::kForward ? step.index : step.index - 1;
     Clock::time_point t;
     if (times) {
       placement_[j]->Synchronize();
       t = Clock::now();
+    }
+    if (step.kind == ReplayStep::Kind::kWiden) {  // counts as forward time of its producer
+      kernels::kUnpackHalves(ValueBackend(step.index), PackedView(step.index, batch_),
+                             Activation(step.index, batch_).view, HalfFormatOf(precision_));
+      if (times) {
+        placement_[j]->Synchronize();
+        times->forward[j] += Since(t);
+      }
+      continue;
     }
     ForwardContext ctx{true, kernels::MixBits(seed) ^ kernels::MixBits(j + 1), true};
     for (size_t k = 0; k < in_tensors_[j].size(); ++k) in_tensors_[j][k] = LayerInput(j, k, batch_);
@@ -329,7 +374,7 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
     times->backward_begin.assign(n, Clock::time_point{});
     times->loss = times->transfer = 0;
   }
-  const double loss = ForwardAndLoss(ForwardContext{true, seed}, times);
+  const double loss = ForwardAndLoss(ForwardContext{true, seed}, times, true);
   replaying_ = true;
   Clock::time_point t;
   for (size_t i = layers_.size(); i-- > 0;) {
@@ -389,7 +434,7 @@ double Model::ComputeGradients(uint64_t seed, LayerTimes* times, GradientListene
 }
 
 double Model::Evaluate(int32_t* predictions) {
-  const double loss = ForwardAndLoss(ForwardContext{false, 0}, nullptr);
+  const double loss = ForwardAndLoss(ForwardContext{false, 0}, nullptr, false);
   if (predictions) {
     const Tensor logits = LossInput(batch_);
     kernels::View out{predictions_.get(), 0, static_cast<size_t>(batch_)};

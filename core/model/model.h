@@ -7,9 +7,10 @@
 // listed by index; by default the previous layer's. The last layer's output
 // is the logits. The listed order is the order the forward pass runs in and
 // the backward pass runs in reverse. A value read by several layers gets the
-// sum of their input gradients; gradient buffers are reused as soon as the
-// layer that produced their value has run backward, so a chain needs two
-// and a residual block three. A layer whose output leads to nothing that
+// sum of their input gradients; a gradient buffer holds its place in the
+// activation arena from the first backward step that writes it until the
+// layer that produced its value has run backward, so it reuses what the
+// forward pass's values have left. A layer whose output leads to nothing that
 // trains (frozen layers below the trained head) runs no backward pass.
 //
 // Activations: one arena per backend, laid out once by the activation plan
@@ -43,6 +44,7 @@
 
 #include "core/layers/layer.h"
 #include "core/model/activation_plan.h"
+#include "core/model/activation_precision.h"
 #include "kernels/backend.h"
 
 namespace mt {
@@ -140,14 +142,38 @@ class Model {
   bool recompute() const { return recompute_; }
   // Layer forwards replayed per training step (0 without recomputation).
   size_t ReplayedLayers() const;
+  // How the values the backward pass reads are kept between the passes
+  // (activation_precision.h, activation_plan.h): in floats, or packed into
+  // 16 bits and widened when read, on backends with the pack ops. Only
+  // before Reserve.
+  void SetActivationPrecision(ActivationPrecision precision);
+  ActivationPrecision activation_precision() const { return precision_; }
+  // Values kept in 16 bits per training step.
+  size_t PackedValues() const;
+  // What the plan keeps of layer i's output between the forward and the
+  // backward pass (for mtmodel profile): nothing (no backward step reads
+  // it), floats, 16 bits, or nothing but replayed; and whether it is
+  // written in place over its input (then the input's row says).
+  enum class Kept { kNothing, kFloats, kHalves, kReplayed };
+  Kept KeptOutput(size_t i) const;
+  bool OutputInPlace(size_t i) const { return act_plan_.group[i + 1] != static_cast<int>(i) + 1; }
 
   // Makes room for batches of up to `capacity` samples (never shrinks).
   void Reserve(int capacity);
   int capacity() const { return capacity_; }
-  // Device memory for parameters, gradients, activations and layer state
-  // at a batch capacity; the growth per extra sample is MemoryBytes(2) -
-  // MemoryBytes(1).
+  // Device memory for parameters, gradients, activations, layer state and
+  // the shared workspaces at a batch capacity: what Reserve(capacity)
+  // allocates, to the byte. The workspaces grow with small batches and then
+  // stop (a conv's is per thread), so MemoryBytes(2) - MemoryBytes(1) is not
+  // the per-sample figure: MemoryBytesPerSample() is.
   size_t MemoryBytes(int capacity) const;
+  // What grows with every sample (activations, their gradients, copies,
+  // labels), exactly linear: MemoryBytes(c) = fixed(c) + c * this, where
+  // fixed(c) only grows up to its bound.
+  size_t MemoryBytesPerSample() const;
+  // The workspaces shared by the layers on each backend (the largest any of
+  // them needs, Layer::WorkspaceFloats), in bytes at a batch capacity.
+  size_t WorkspaceBytes(int capacity) const;
 
   // Copies n samples (NCHW floats and int32 labels) in as the current batch.
   void SetBatch(const float* images, const int32_t* labels, int n);
@@ -164,7 +190,9 @@ class Model {
   double Evaluate(int32_t* predictions);
   // Forward in training mode with no backward pass: batch norm's running
   // statistics move toward the current batch's (recalibration).
-  void UpdateRunningStats(uint64_t seed) { ForwardAndLoss(ForwardContext{true, seed}, nullptr); }
+  void UpdateRunningStats(uint64_t seed) {
+    ForwardAndLoss(ForwardContext{true, seed}, nullptr, false);
+  }
   // The logits of the last pass ([batch][classes] floats) to host memory.
   void GetLogits(float* host) const;
 
@@ -185,22 +213,25 @@ class Model {
     kCopy,        // first contribution, from another backend
     kAccumulate,  // a later contribution: added to what is there
   };
-  // A gradient buffer: which backend's pool, which buffer in it.
+  // A gradient buffer: which backend's arena, which of grad_lives_.
   struct GradSlot {
     int backend = -1;
     int index = -1;
   };
   struct BackendBuffers {
     kernels::Backend* backend;
-    std::vector<std::unique_ptr<kernels::Buffer>> grads;    // the pool
     std::vector<std::unique_ptr<kernels::Buffer>> scratch;  // per input position
-    std::unique_ptr<kernels::Buffer> activations;           // the plan's arena
-    // What the plan needs: floats per sample of each buffer (a scratch
-    // buffer's index is the input position it serves; 0: unused).
-    std::vector<size_t> grad_sizes, scratch_sizes;
+    // The plan's arena: activations and their gradients.
+    std::unique_ptr<kernels::Buffer> activations;
+    std::unique_ptr<kernels::Buffer> workspace;  // shared by its layers
+    // Floats per sample of each scratch buffer (its index is the input
+    // position it serves; 0: unused).
+    std::vector<size_t> scratch_sizes;
   };
 
   // Values: 0 is the model's input, v > 0 is layer v - 1's output.
+  // Per backend: the floats of the largest workspace its layers need.
+  std::vector<size_t> WorkspaceNeeds(int capacity) const;
   kernels::Backend& ValueBackend(int v) const { return *placement_[v == 0 ? 0 : v - 1]; }
   Tensor Activation(int v, int n) const;
   // Layer i's input k (a bridge when the value lives on another backend).
@@ -219,8 +250,12 @@ class Model {
   void BindParamsAndStats();
   // Copies layer i's inputs made on other backends onto its backend.
   void BridgeIn(size_t i, LayerTimes* times);
-  double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times);
-  // Runs again the forwards the plan replays before layer i's backward.
+  // `keep`: a backward pass follows, so the plan's values are packed.
+  double ForwardAndLoss(const ForwardContext& ctx, LayerTimes* times, bool keep);
+  // Value v's 16-bit copy (a packed value's) for a batch of n.
+  kernels::View PackedView(int v, int n) const;
+  // Runs again the forwards the plan replays before layer i's backward, and
+  // widens the packed values it reads.
   void Replay(size_t i, uint64_t seed, LayerTimes* times);
   // Routes layer i's input gradients to their values after its Backward.
   void RouteInputGrads(size_t i);
@@ -234,16 +269,17 @@ class Model {
   std::vector<kernels::Backend*> placement_;  // per layer
   kernels::Backend* loss_backend_ = nullptr;
   std::vector<PlacementFallback> fallbacks_;
-  std::vector<std::vector<int>> inputs_;        // per layer: layer indices, -1 the input
-  std::vector<std::vector<int>> input_values_;  // the same as value ids
-  std::vector<int> consumers_;                  // per value: how many inputs read it
-  std::vector<Shape> shapes_;                   // per value, per sample
-  std::vector<char> in_place_;                  // per layer
-  std::vector<char> needs_grad_;                // per value
-  std::vector<GradSlot> grad_slot_;             // per value
-  std::vector<std::vector<GradRoute>> routes_;  // per layer, per input
-  std::vector<size_t> param_offset_;            // per layer
-  std::vector<size_t> stat_offset_;             // per layer
+  std::vector<std::vector<int>> inputs_;               // per layer: layer indices, -1 the input
+  std::vector<std::vector<int>> input_values_;         // the same as value ids
+  std::vector<int> consumers_;                         // per value: how many inputs read it
+  std::vector<Shape> shapes_;                          // per value, per sample
+  std::vector<char> in_place_;                         // per layer
+  std::vector<char> needs_grad_;                       // per value
+  std::vector<GradSlot> grad_slot_;                    // per value
+  std::vector<ActivationGraph::Gradient> grad_lives_;  // per gradient buffer: its stretch
+  std::vector<std::vector<GradRoute>> routes_;         // per layer, per input
+  std::vector<size_t> param_offset_;                   // per layer
+  std::vector<size_t> stat_offset_;                    // per layer
   ActivationPlan act_plan_;
   // bridges_[i][k]: layer i's input k copied onto its backend (null when the
   // value lives there already); loss_bridge_ likewise for the logits.
@@ -264,6 +300,7 @@ class Model {
   int batch_ = 0;
   bool mixed_ = false;
   bool recompute_ = false;
+  ActivationPrecision precision_ = ActivationPrecision::kFp32;
   bool replaying_ = false;  // in the backward pass: dropped values are at their replay places
 };
 

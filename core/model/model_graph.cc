@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/layers/size_limits.h"
 #include "core/model/model.h"
@@ -122,7 +123,7 @@ void Model::PlanGradients() {
   const size_t n = layers_.size();
   for (size_t i = 0; i <= n; ++i) {
     kernels::Backend* b = i < n ? placement_[i] : loss_backend_;
-    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}, {}});
+    if (BackendIndex(b) < 0) backends_.push_back(BackendBuffers{b, {}, {}, {}, {}});
   }
   // A value needs a gradient when the layer that made it trains or reads one
   // that does; the model's input never does.
@@ -133,32 +134,15 @@ void Model::PlanGradients() {
     for (int v : input_values_[i]) needs = needs || needs_grad_[v];
     needs_grad_[i + 1] = needs;
   }
-  // A buffer grows to the largest value it ever holds; a value takes the
-  // smallest free buffer that already holds it, else the largest (grown).
-  std::vector<std::vector<int>> free_slots(backends_.size());
-  auto take = [&](kernels::Backend* b, size_t floats) {
+  // Each gradient buffer is a stretch of the backward pass in its backend's
+  // arena (activation_plan.h), which shares the memory: taken when the
+  // value's first (highest) reader runs backward (the loss, for the
+  // logits), given back once its producer has, or handed down in place.
+  grad_lives_.clear();
+  auto take = [&](kernels::Backend* b, size_t floats, size_t when) {
     const int bi = BackendIndex(b);
-    std::vector<size_t>& sizes = backends_[bi].grad_sizes;
-    std::vector<int>& free = free_slots[bi];
-    if (free.empty()) {
-      free.push_back(static_cast<int>(sizes.size()));
-      sizes.push_back(0);
-    }
-    auto best = free.end();
-    for (auto it = free.begin(); it != free.end(); ++it) {
-      const size_t have = sizes[*it];
-      if (best == free.end()) {
-        best = it;
-        continue;
-      }
-      const size_t was = sizes[*best];
-      const bool fits = have >= floats, best_fits = was >= floats;
-      if ((fits && (!best_fits || have < was)) || (!fits && !best_fits && have > was)) best = it;
-    }
-    const int index = *best;
-    free.erase(best);
-    sizes[index] = std::max(sizes[index], floats);
-    return GradSlot{bi, index};
+    grad_lives_.push_back(ActivationGraph::Gradient{floats, bi, static_cast<int>(when), -1});
+    return GradSlot{bi, static_cast<int>(grad_lives_.size()) - 1};
   };
   auto grow_scratch = [&](kernels::Backend* b, size_t k, size_t floats) {
     std::vector<size_t>& sizes = backends_[BackendIndex(b)].scratch_sizes;
@@ -167,7 +151,8 @@ void Model::PlanGradients() {
   };
   grad_slot_.assign(n + 1, GradSlot{});
   routes_.assign(n, {});
-  if (needs_grad_[n]) grad_slot_[n] = take(&ValueBackend(static_cast<int>(n)), shapes_[n].count());
+  if (needs_grad_[n])
+    grad_slot_[n] = take(&ValueBackend(static_cast<int>(n)), shapes_[n].count(), n);
   for (size_t i = n; i-- > 0;) {
     const Layer& layer = *layers_[i];
     routes_[i].assign(input_values_[i].size(), GradRoute::kNone);
@@ -183,12 +168,12 @@ void Model::PlanGradients() {
                                   &ValueBackend(v) == placement_[i])) {
         route = GradRoute::kInPlace;
         grad_slot_[v] = grad_slot_[i + 1];
-        size_t& size = backends_[grad_slot_[v].backend].grad_sizes[grad_slot_[v].index];
+        size_t& size = grad_lives_[grad_slot_[v].index].floats;
         size = std::max(size, shapes_[v].count());
         handed_down = true;
       } else {
         route = &ValueBackend(v) == placement_[i] ? GradRoute::kDirect : GradRoute::kCopy;
-        grad_slot_[v] = take(&ValueBackend(v), shapes_[v].count());
+        grad_slot_[v] = take(&ValueBackend(v), shapes_[v].count(), i);
       }
       // Contributions that do not land in place go through a scratch buffer
       // per input position on the layer's backend (and on the value's, to add
@@ -199,7 +184,7 @@ void Model::PlanGradients() {
           grow_scratch(&ValueBackend(v), k, shapes_[v].count());
       }
     }
-    if (!handed_down) free_slots[grad_slot_[i + 1].backend].push_back(grad_slot_[i + 1].index);
+    if (!handed_down) grad_lives_[grad_slot_[i + 1].index].to = static_cast<int>(i);
   }
   in_tensors_.resize(n);
   d_in_tensors_.resize(n);
@@ -215,7 +200,14 @@ void Model::PlanActivationMemory() {
   const size_t n = layers_.size();
   ActivationGraph graph;
   graph.recompute = recompute_;
+  graph.half = precision_ != ActivationPrecision::kFp32;
+  graph.gradients = grad_lives_;
   graph.arenas = static_cast<int>(backends_.size());
+  for (const BackendBuffers& b : backends_) {
+    const kernels::OpSet ops = b.backend->SupportedOps();
+    graph.arena_packs.push_back(ops.Has(kernels::kPackHalves.op()) &&
+                                ops.Has(kernels::kUnpackHalves.op()));
+  }
   for (size_t v = 0; v <= n; ++v) {
     graph.floats.push_back(shapes_[v].count());
     graph.arena.push_back(BackendIndex(&ValueBackend(static_cast<int>(v))));
@@ -228,12 +220,23 @@ void Model::PlanActivationMemory() {
     step.runs_backward = needs_grad_[i + 1];
     step.backward_needs_input = layer.BackwardNeedsInput();
     step.backward_needs_output = layer.BackwardNeedsOutput();
+    step.exact_input = layer.BackwardNeedsExactInput();
     // A replay reads inputs from other backends through the bridges the
     // forward pass filled, which stay until the next forward.
     step.replayable = layer.Replayable();
     graph.steps.push_back(std::move(step));
   }
   act_plan_ = PlanActivations(graph);
+  // Packing adds copies beside the floats; where the arenas come out no
+  // smaller (a small model whose peak is its forward pass), keep floats.
+  if (graph.half) {
+    graph.half = false;
+    ActivationPlan floats = PlanActivations(graph);
+    size_t with = 0, without = 0;
+    for (size_t f : act_plan_.arena_floats) with += f;
+    for (size_t f : floats.arena_floats) without += f;
+    if (without <= with) act_plan_ = std::move(floats);
+  }
 }
 
 void Model::SetRecompute(bool on) {
@@ -242,9 +245,30 @@ void Model::SetRecompute(bool on) {
   PlanActivationMemory();
 }
 
+void Model::SetActivationPrecision(ActivationPrecision precision) {
+  if (capacity_ > 0)
+    throw std::logic_error("model: the activation precision is chosen before Reserve");
+  precision_ = precision;
+  PlanActivationMemory();
+}
+
 size_t Model::ReplayedLayers() const {
   size_t count = 0;
-  for (const std::vector<int>& r : act_plan_.replays) count += r.size();
+  for (const std::vector<ReplayStep>& r : act_plan_.replays)
+    for (const ReplayStep& step : r) count += step.kind == ReplayStep::Kind::kForward;
+  return count;
+}
+
+Model::Kept Model::KeptOutput(size_t i) const {
+  const size_t v = i + 1;
+  if (act_plan_.dropped[v]) return Kept::kReplayed;
+  if (act_plan_.packed[v]) return Kept::kHalves;
+  return act_plan_.read_back[v] ? Kept::kFloats : Kept::kNothing;
+}
+
+size_t Model::PackedValues() const {
+  size_t count = 0;
+  for (const std::vector<int>& packs : act_plan_.packs) count += packs.size();
   return count;
 }
 

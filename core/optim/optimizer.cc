@@ -68,6 +68,10 @@ std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, kernels:
                               std::to_string(static_cast<int>(config.kind)));
 }
 
+int SlotsPerParam(const OptimizerConfig& config) {
+  return config.kind == OptimizerKind::kAdam ? 2 : config.momentum != 0.0f ? 1 : 0;
+}
+
 const char* OptimizerKindName(OptimizerKind kind) {
   switch (kind) {
     case OptimizerKind::kSgd: return "sgd";

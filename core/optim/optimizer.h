@@ -125,6 +125,11 @@ class Optimizer {
   std::vector<std::pair<size_t, size_t>> ranges_;
 };
 
+// Slot buffers per parameter the optimizer `config` describes keeps: SGD's
+// velocity (none without momentum), Adam's m and v. The optimizers and the
+// memory predictions (worker/local_trainer.h) both read it.
+int SlotsPerParam(const OptimizerConfig& config);
+
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, kernels::Backend& backend,
                                          size_t param_count);
 

@@ -9,7 +9,7 @@ namespace mt {
 class Sgd : public Optimizer {
  public:
   Sgd(const OptimizerConfig& config, kernels::Backend& backend, size_t param_count)
-      : Optimizer(config, backend, param_count, config.momentum != 0.0f ? 1 : 0) {}
+      : Optimizer(config, backend, param_count, SlotsPerParam(config)) {}
 
  protected:
   void StepRange(kernels::View params, kernels::View grads, size_t begin, size_t count) override {

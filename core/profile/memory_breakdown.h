@@ -20,7 +20,7 @@ struct MemoryBreakdown {
   // Activations, their gradient buffers, copies between backends and
   // mirrored parameters, labels and predictions: what grows with the batch.
   int64_t activations = 0;
-  int64_t workspaces = 0;  // layer state: conv workspaces, pooling argmax, dropout masks
+  int64_t workspaces = 0;  // the shared conv workspace; layer state: pooling argmax, dropout masks
   int64_t batch = 0;       // host staging of one batch: images as floats and labels
 
   int64_t Total() const {
@@ -32,6 +32,21 @@ struct MemoryBreakdown {
 // state (Optimizer::slot_values()).
 MemoryBreakdown PredictTrainingMemory(const Model& model, int capacity,
                                       size_t optimizer_slot_floats);
+
+// What each more sample adds to PredictTrainingMemory's total, exactly:
+// the model's per-sample buffers and the batch staging. The rest (weights,
+// the optimizer, the workspaces) stops growing after a few samples.
+int64_t PredictBytesPerSample(const Model& model);
+
+// PredictTrainingMemory as a line, for whoever turns a memory budget into a
+// batch cap by division (the hub, for its workers): never below the
+// prediction. Its per-sample part is exact but for the conv workspace's
+// growth (the depthwise kernel keeps partial sums per group of samples);
+// the fixed part holds what the workspace exceeds that growth by.
+struct MemoryLine {
+  int64_t fixed = 0, per_sample = 0;
+};
+MemoryLine PredictMemoryLine(const Model& model, size_t optimizer_slot_floats);
 
 // What a dataset holds in memory (Dataset::HeldBytes).
 inline int64_t HeldDatasetBytes(const Dataset& data) {

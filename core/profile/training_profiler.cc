@@ -158,7 +158,9 @@ ReportJson TrainingProfiler::ToJson() const {
          {"params", layer.ParamCount()},
          {"activation_bytes",
           model_.layer_output_shape(i).count() * sizeof(float) * static_cast<size_t>(capacity_)},
-         {"workspace_bytes", layer.StateBytes(capacity_)},
+         // Its state, and what it needs of the workspace its backend's layers share.
+         {"workspace_bytes",
+          layer.StateBytes(capacity_) + layer.WorkspaceFloats(capacity_) * sizeof(float)},
          // Its work is done and timed in that layer (core/model/fusion.cc).
          {"fused_into",
           layer.absorbed_by() ? ReportJson(layer.absorbed_by()->name()) : ReportJson(nullptr)}});

@@ -6,6 +6,7 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/training_checkpoint.h"
 #include "core/model/model_spec.h"
+#include "core/profile/memory_breakdown.h"
 #include "core/train/local_sgd.h"
 #include "core/util/digest.h"
 #include "proto/wire.h"
@@ -19,7 +20,7 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   model_ = BuildModel(spec, backend_, {}, frozen_);
   // Evaluation batches as large as asked, but within 256 MiB of
   // activations: a MobileNet takes megabytes per sample.
-  const size_t per_sample = model_->MemoryBytes(2) - model_->MemoryBytes(1);
+  const size_t per_sample = model_->MemoryBytesPerSample();
   const size_t fits = (size_t{256} << 20) / std::max<size_t>(per_sample, 1);
   model_->Reserve(static_cast<int>(std::clamp<size_t>(fits, 16, static_cast<size_t>(eval_batch))));
   model_->InitParams(seed);
@@ -27,14 +28,17 @@ MasterModel::MasterModel(const proto::ModelSpec& spec, const OptimizerConfig& op
   const auto trained = model_->TrainedRanges();
   if (!frozen_.empty()) optimizer_->set_trained_ranges(trained);
   // A worker recomputes when its budget would otherwise cut its batch
-  // (worker/local_trainer.cc), so budgets are judged by that figure.
+  // (worker/local_trainer.cc), so budgets are judged by that figure, as the
+  // worker judges it (PredictTrainingMemory: model, optimizer, staging).
   const auto replaying = BuildModel(spec, backend_, {}, frozen_);
+  // The workers' own choice, not sent at Join: judged at the default.
+  replaying->SetActivationPrecision(kDefaultActivationPrecision);
   replaying->SetRecompute(true);
-  const size_t model_per_sample = replaying->MemoryBytes(2) - replaying->MemoryBytes(1);
-  bytes_per_sample_ = model_per_sample + (model_->input_shape().count() + 1) * sizeof(float);
-  const size_t slots = optimizer_->SaveState().slots.size();
-  fixed_bytes_ = replaying->MemoryBytes(1) - model_per_sample +
-                 2 * (model_->ParamCount() + slots) * sizeof(float);
+  const MemoryLine line = PredictMemoryLine(*replaying, optimizer_->slot_values());
+  bytes_per_sample_ = static_cast<size_t>(line.per_sample);
+  // Besides: a staging copy of weights and slots for resyncs.
+  fixed_bytes_ = static_cast<size_t>(line.fixed) +
+                 (model_->ParamCount() + optimizer_->slot_values()) * sizeof(float);
   segments_ = wire::GradientSegments(model_->ParamOffsets(), model_->ParamCount(),
                                      trained.empty() ? 0 : trained.front().first);
   codecs_ = MakeSegmentCodecs(segments_, model_->ParamMatrices());

@@ -73,7 +73,7 @@ OpSet CpuBackend::SupportedOps() const {
 // ---- memory
 
 std::unique_ptr<Buffer> CpuBackend::Allocate(size_t count) {
-  return std::make_unique<CpuBuffer>(this, count);
+  return std::make_unique<CpuBuffer>(this, count, &allocated_bytes_);
 }
 
 void CpuBackend::Upload(const void* host, View dst) {

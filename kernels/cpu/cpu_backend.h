@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,9 @@ class CpuBackend : public Backend {
   OpSet SupportedOps() const override;
 
   std::unique_ptr<Buffer> Allocate(size_t count) override;
+  // The bytes its live buffers hold (4 per element, before alignment): what
+  // the memory predictions (Model::MemoryBytes) are checked against.
+  size_t AllocatedBytes() const { return allocated_bytes_; }
   void Upload(const void* host, View dst) override;
   void Download(View src, void* host) override;
   void Copy(View src, View dst) override;
@@ -118,6 +122,7 @@ class CpuBackend : public Backend {
   static constexpr size_t kParallelElements = size_t{1} << 15;
 
   ThreadPool pool_;
+  std::atomic<size_t> allocated_bytes_{0};
   // Packing buffers for Gemm; the mutex keeps two threads that share this
   // backend from packing into them at once.
   std::mutex gemm_mu_;

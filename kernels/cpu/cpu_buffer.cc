@@ -7,7 +7,8 @@
 
 namespace mt::kernels {
 
-CpuBuffer::CpuBuffer(Backend* backend, size_t count) : Buffer(backend, count) {
+CpuBuffer::CpuBuffer(Backend* backend, size_t count, std::atomic<size_t>* ledger)
+    : Buffer(backend, count), ledger_(ledger) {
   // aligned_alloc wants a multiple of the alignment; an empty buffer still
   // gets one line so data() is never null.
   if (count > (SIZE_MAX - kAlignment) / sizeof(float)) throw std::bad_alloc();
@@ -17,8 +18,12 @@ CpuBuffer::CpuBuffer(Backend* backend, size_t count) : Buffer(backend, count) {
   data_ = static_cast<float*>(std::aligned_alloc(kAlignment, bytes));
   if (data_ == nullptr) throw std::bad_alloc();
   std::memset(data_, 0, bytes);
+  if (ledger_) *ledger_ += count * sizeof(float);
 }
 
-CpuBuffer::~CpuBuffer() { std::free(data_); }
+CpuBuffer::~CpuBuffer() {
+  if (ledger_) *ledger_ -= count() * sizeof(float);
+  std::free(data_);
+}
 
 }  // namespace mt::kernels

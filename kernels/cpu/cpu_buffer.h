@@ -2,6 +2,7 @@
 // AVX-512 register) so vector loads at the start of a buffer never split.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -14,7 +15,8 @@ class CpuBuffer : public Buffer {
   static constexpr size_t kAlignment = 64;
 
   // Zero-filled, so a buffer read before it is written holds no garbage.
-  CpuBuffer(Backend* backend, size_t count);
+  // Its count * 4 bytes are added to `ledger` (when given) for its lifetime.
+  CpuBuffer(Backend* backend, size_t count, std::atomic<size_t>* ledger = nullptr);
   ~CpuBuffer() override;
   CpuBuffer(const CpuBuffer&) = delete;
   CpuBuffer& operator=(const CpuBuffer&) = delete;
@@ -24,6 +26,7 @@ class CpuBuffer : public Buffer {
 
  private:
   float* data_;
+  std::atomic<size_t>* ledger_;
 };
 
 }  // namespace mt::kernels

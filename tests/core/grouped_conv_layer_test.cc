@@ -87,7 +87,8 @@ TEST_P(GroupedConvLayer, FrozenLeavesWeightGradientsZero) {
     const size_t p_n = conv.ParamCount();
     auto params = be.Allocate(p_n), grads = be.Allocate(p_n);
     conv.BindParams(kernels::WholeOf(*params), kernels::WholeOf(*grads));
-    conv.Reshape(batch);
+    auto workspace = be.Allocate(conv.WorkspaceFloats(batch));
+    conv.BindWorkspace(kernels::WholeOf(*workspace));
     const auto p_host = RandomVector(p_n, 21);
     be.Upload(p_host.data(), kernels::WholeOf(*params));
     const size_t in_n = in_sample.count() * batch, out_n = out_sample.count() * batch;

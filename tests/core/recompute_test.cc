@@ -15,7 +15,7 @@
 #include "core/optim/optimizer.h"
 #include "core/train/batch_buffer.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "tests/support/gradient_check.h"
+#include "tests/support/model_gradient_check.h"
 #include "tests/support/synthetic_dataset.h"
 #include "tests/support/test_backends.h"
 
@@ -191,28 +191,13 @@ TEST(RecomputeGradients, ReplayedPathsMatchCentralDifferences) {
   auto model = BuildModel(spec, cpu);
   model->SetRecompute(true);
   ASSERT_GT(model->ReplayedLayers(), 0u);
-  const int n = 4;
-  model->Reserve(n);
-  model->InitParams(5);
-  test_support::SyntheticDataset data(n, model->input_shape(), model->num_classes(), 9);
-  std::vector<uint32_t> idx{0, 1, 2, 3};
-  BatchBuffer batch(data.SampleShape(), n);
-  batch.Fill(data, idx.data(), n);
-  model->SetBatch(batch.images(), batch.labels(), n);
-  std::vector<float> params(model->ParamCount()), grads(model->ParamCount());
-  model->GetParams(params.data());
-  model->ComputeGradients(1);
-  model->GetGrads(grads.data());
   test_support::CheckOptions o;
   o.eps = 1e-3f;
   o.rel_tol = 2e-2;
   o.kink_abs = 5e-3;
   o.kink_rel = 5e-2;
   o.max_mismatch_fraction = 0.05;
-  test_support::CompareDerivatives(
-      "all parameters", params, grads,
-      [&](const std::vector<float>& v) { model->SetParams(v.data()); },
-      [&]() { return model->ComputeGradients(1) / n; }, o, 300);
+  test_support::CheckModelGradients(*model, 4, 5, 9, o);
 }
 
 }  // namespace

@@ -364,6 +364,7 @@ inline void AddLossAndOptimizers(Table& t) {
 
 #include "tests/kernels/batch_norm_clip_cases.h"
 #include "tests/kernels/batch_norm_pool_cases.h"
+#include "tests/kernels/half_storage_cases.h"
 #include "tests/kernels/structural_op_cases.h"
 
 namespace mt::kernels::test_support {
@@ -409,6 +410,7 @@ inline const std::vector<OpCase>& AllCases() {
     AddElementwise(t);
     AddLossAndOptimizers(t);
     AddStructuralOps(t);
+    AddHalfStorage(t);
     return t.Take();
   }();
   return cases;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
 
 #include "tests/support/files.h"
 #include "tests/support/subprocess.h"
@@ -44,7 +45,7 @@ TEST(MtModelProfile, PredictsMeasuredMemoryWithinTenPercent) {
 }
 
 // --recompute: predicted still matches measured, and a sample costs much
-// less (mobilenet-tiny: 1800 KiB instead of 3345).
+// less (mobilenet-tiny: 1,592 KiB instead of 2,785).
 TEST(MtModelProfile, RecomputingPredictsItsSmallerMemory) {
   const fs::path dir = test_support::FreshTempDir("mtmodel-profile-recompute");
   std::vector<json> runs;
@@ -66,6 +67,37 @@ TEST(MtModelProfile, RecomputingPredictsItsSmallerMemory) {
       << replayed.dump(2);
   EXPECT_LT(replayed["bytes_per_sample"].get<double>(),
             0.6 * kept["bytes_per_sample"].get<double>());
+  fs::remove_all(dir);
+}
+
+// --activation-precision bf16: the prediction still matches the measured
+// peak; the tables below the timings say what each layer keeps and what a
+// sample costs in every setting.
+TEST(MtModelProfile, ShowsWhatThePlanKeepsAndEverySetting) {
+  const fs::path dir = test_support::FreshTempDir("mtmodel-profile-bf16");
+  const auto r = RunProcess({Tool(), "profile", "mobilenet-tiny", "--batches", "32", "--steps", "1",
+                             "--activation-precision", "bf16", "--json", (dir / "p.json").string()},
+                            300);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("what the plan keeps"));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("KiB per sample by setting"));
+  const json j = test_support::ReadJson(dir / "p.json");
+  const json& run = j["batches"][0];
+  EXPECT_EQ(run["activation_precision"], "bf16");
+  EXPECT_GT(run["packed_values"].get<int>(), 0);
+  EXPECT_NEAR(run["predicted_bytes"].get<double>() / run["peak_rss"].get<double>(), 1.0, 0.10)
+      << run.dump(2);
+  int packed = 0, fused = 0;
+  for (const json& row : j["kept_per_layer"]) {
+    packed += row["kept"] == "bf16";
+    fused += row["kept"].get<std::string>().rfind("fused into", 0) == 0;
+  }
+  EXPECT_GT(packed, 5);
+  EXPECT_GT(fused, 5);  // mobilenet-tiny's ReLU6s
+  const json& by = j["kib_per_sample_by_setting"];
+  EXPECT_LT(by["bf16"]["kept"].get<double>(), by["fp32"]["kept"].get<double>());
+  EXPECT_LT(by["fp32"]["recompute"].get<double>(), by["fp32"]["kept"].get<double>());
+  EXPECT_NEAR(by["bf16"]["kept"].get<double>() * 1024, run["bytes_per_sample"].get<double>(), 1);
   fs::remove_all(dir);
 }
 

@@ -57,12 +57,12 @@ TEST_P(TrainingStepAlloc, LeNetStepAllocatesNothing) {
   }
 }
 
-// Recomputation replays into places planned once: no allocation either.
-TEST(TrainingStepAlloc, RecomputingMobileNetStepAllocatesNothing) {
+void ExpectMobileNetStepAllocatesNothing(bool recompute, ActivationPrecision precision) {
   kernels::CpuBackend backend(2);
   auto model = BuildModel(LoadModelSpec("mobilenet-tiny"), backend);
-  model->SetRecompute(true);
-  ASSERT_GT(model->ReplayedLayers(), 0u);
+  model->SetRecompute(recompute);
+  model->SetActivationPrecision(precision);
+  ASSERT_GT(model->ReplayedLayers() + model->PackedValues(), 0u);
   const int capacity = 8;
   model->Reserve(capacity);
   model->InitParams(1);
@@ -87,6 +87,17 @@ TEST(TrainingStepAlloc, RecomputingMobileNetStepAllocatesNothing) {
   EXPECT_EQ(counter.count(), 0);
 #endif
   EXPECT_TRUE(std::isfinite(loss));
+}
+
+// Recomputation replays into places planned once: no allocation either.
+TEST(TrainingStepAlloc, RecomputingMobileNetStepAllocatesNothing) {
+  ExpectMobileNetStepAllocatesNothing(true, ActivationPrecision::kFp32);
+}
+
+// Packed values and their widened copies have planned places too.
+TEST(TrainingStepAlloc, PackingMobileNetStepAllocatesNothing) {
+  ExpectMobileNetStepAllocatesNothing(false, ActivationPrecision::kBf16);
+  ExpectMobileNetStepAllocatesNothing(true, ActivationPrecision::kFp16);
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, TrainingStepAlloc,

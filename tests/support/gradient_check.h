@@ -123,6 +123,11 @@ inline void CheckLayerGradientsOnInputs(Layer& layer, const std::vector<Shape>& 
     layer.BindRunningStats(kernels::WholeOf(*stats));
   }
   layer.Reshape(batch);
+  std::unique_ptr<kernels::Buffer> workspace;  // as the model gives its layers one
+  if (const size_t w_n = layer.WorkspaceFloats(batch)) {
+    workspace = backend.Allocate(w_n);
+    layer.BindWorkspace(kernels::WholeOf(*workspace));
+  }
   std::vector<float> p_host = RandomVector(p_n, 7, -o.param_range, o.param_range);
   if (p_n) backend.Upload(p_host.data(), kernels::WholeOf(*params).Slice(0, p_n));
 

@@ -175,14 +175,15 @@ TEST(JoinReplyCheck, RefusesFieldsOutOfRangeByName) {
 TEST(BatchFits, ABatchBeyondTheBudgetIsRefusedBeforeAllocating) {
   kernels::CpuBackend cpu(1);
   const auto model = BuildModel(LoadModelSpec("lenet5"), cpu);
-  EXPECT_NO_THROW(CheckBatchFits(*model, 64, 64 << 20));
+  EXPECT_NO_THROW(CheckBatchFits(*model, 64, OptimizerConfig{}, 64 << 20));
   try {
-    CheckBatchFits(*model, 1 << 24, 0);  // ~240 GB: more than this machine has
+    CheckBatchFits(*model, 1 << 24, OptimizerConfig{}, 0);  // ~240 GB: more than this machine has
     FAIL() << "a batch of 2^24 accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("more than the"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(CheckBatchFits(*model, 64, 1 << 20), std::runtime_error);  // 1 MiB budget
+  EXPECT_THROW(CheckBatchFits(*model, 64, OptimizerConfig{}, 1 << 20),
+               std::runtime_error);  // 1 MiB budget
 }
 
 }  // namespace

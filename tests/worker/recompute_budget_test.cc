@@ -17,17 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What a batch of `capacity` needs as the worker judges it: the fixed part
-// and the growth per sample, extrapolated (CheckBatchFits).
+// What a batch of `capacity` needs as the worker judges it (CheckBatchFits).
 int64_t Needs(bool recompute, int capacity) {
   kernels::CpuBackend cpu(1);
   auto model = BuildModel(LoadModelSpec("mobilenet-tiny"), cpu);
   model->SetRecompute(recompute);
-  const int64_t one = static_cast<int64_t>(model->MemoryBytes(1));
-  const int64_t per_sample =
-      static_cast<int64_t>(model->MemoryBytes(2)) - one +
-      static_cast<int64_t>((model->input_shape().count() + 1) * sizeof(float));
-  return one + per_sample * (capacity - 1);
+  return static_cast<int64_t>(BatchNeeds(*model, capacity, TrainerSpec{}.optimizer));
 }
 
 TEST(RecomputeBudget, TurnsOnOnlyWhenItMakesTheBatchFit) {

@@ -1,8 +1,12 @@
-// IEEE half precision by integer bit manipulation, shared by the fp16 and
-// low-rank encodings (gradient_codec.cc, lowrank_codec.cc): every decoder of
-// the same bytes must get bit-identical floats, whatever the hardware's own
-// conversions do. Little-endian hosts (all mt targets). Internal to
-// core/compress.
+// 16-bit floats by integer bit manipulation: IEEE half precision (fp16) and
+// bfloat16 (bf16, a float's upper half), shared by the fp16 and low-rank
+// encodings (core/compress/gradient_codec.cc, lowrank_codec.cc) and the
+// 16-bit storage of saved activations (kernels/half_storage.h): every
+// decoder of the same bytes must get bit-identical floats, whatever the
+// hardware's own conversions do, on x86-64 and arm64 alike, and a
+// vectorised loop over these must give what the scalar one gives (integer
+// operations only, but for one exact multiply). Little-endian hosts (all mt
+// targets).
 #pragma once
 
 #include <cstdint>
@@ -60,6 +64,21 @@ inline float HalfToFloat(uint16_t h) {
   const uint32_t bits = (subnormal & is_subnormal) | (normal & ~is_subnormal);
   return BitsFloat(bits | (static_cast<uint32_t>(h & 0x8000) << 16));
 }
+
+// bfloat16: a float's sign, its 8-bit exponent and its top 7 mantissa bits,
+// rounded to nearest even (adding 0x7FFF plus the lowest kept bit carries
+// exactly when the dropped half is above one half, or exactly one half with
+// an odd kept part). NaN stays a (quiet) NaN; a finite float rounds to inf
+// only above bf16's largest finite value (3.39e38).
+inline uint16_t FloatToBf16(float f) {
+  const uint32_t x = FloatBits(f);
+  const uint32_t rounded = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t is_nan = 0u - static_cast<uint32_t>((x & 0x7FFFFFFFu) > 0x7F800000u);
+  return static_cast<uint16_t>((((x >> 16) | 0x40u) & is_nan) | (rounded & ~is_nan));
+}
+
+// Exact: every bf16 is a float.
+inline float Bf16ToFloat(uint16_t h) { return BitsFloat(static_cast<uint32_t>(h) << 16); }
 
 // A half's two bytes, low byte first.
 inline uint16_t ReadHalf(const char* p) {
