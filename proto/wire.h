@@ -36,7 +36,7 @@ namespace mt::wire {
 // 14: JoinReply.data: how workers read the dataset (image folders' hold-out
 //     and bad files, augmentation of training samples, a --partition share);
 //     JoinReply.prox_mu (--prox).
-constexpr uint32_t kProtocolVersion = 14;
+constexpr uint32_t kProtocolVersion = 15;
 // The most spans a worker sends with one gradient (GradientChunk.trace).
 constexpr int kMaxTraceSpans = 512;
 constexpr uint32_t kChunkFloats = 256 * 1024;  // 1 MiB of payload
