@@ -14,6 +14,7 @@
 #include "tests/kernels/row_scale_op.h"
 
 #ifdef MT_HAVE_OPENCL
+#include "kernels/half_storage.h"
 #include "kernels/opencl/opencl_backend.h"
 #include "kernels/opencl/opencl_device.h"
 #endif
@@ -44,14 +45,19 @@ class OpenClBackendTest : public ::testing::Test {
   std::unique_ptr<OpenClBackend> gpu_;
 };
 
-// Every op but those with CPU kernels only: the activation family and issue
+// Every op but those with CPU kernels only: the activation family, issue
 // 29's structural ops (a backend's kernel is optional: placement runs the
-// layers that need them on the CPU).
+// layers that need them on the CPU) and issue 47's 16-bit storage (an
+// OpenCL backend keeps its activations in floats).
 TEST_F(OpenClBackendTest, NameAndEveryOpButTheCpuOnlyOnes) {
   EXPECT_EQ(gpu_->Name(), "opencl");
-  const OpSet cpu_only = {Op::kActivationForward, Op::kActivationBackward, Op::kPaddedPool,
+  const OpSet cpu_only = {Op::kActivationForward,
+                          Op::kActivationBackward,
+                          Op::kPaddedPool,
                           test_support::kRowScaleForward.op(),
-                          test_support::kRowScaleBackward.op()};
+                          test_support::kRowScaleBackward.op(),
+                          kPackHalves.op(),
+                          kUnpackHalves.op()};
   EXPECT_EQ(gpu_->SupportedOps(), OpSet::All() - cpu_only)
       << "lacks " << (OpSet::All() - gpu_->SupportedOps()).Names();
 }

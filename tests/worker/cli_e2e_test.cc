@@ -245,7 +245,7 @@ TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
                            "--connect-timeout X",
                            "[1 to 1e+07; default 600]",
                            "--memory-budget SIZE",
-                           "[default no limit]",
+                           "[default auto]",
                            "--lr X",
                            "default: adam 0.004 x sqrt(batch / 64)",
                            "--optimizer adam|sgd",
