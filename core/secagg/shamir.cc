@@ -86,7 +86,7 @@ std::string InterpolateAtZero(const std::vector<Share>& shares, size_t secret_by
   const size_t limb_count = (secret_bytes + kLimbBytes - 1) / kLimbBytes;
   std::set<uint32_t> xs;
   for (const auto& s : shares) {
-    if (s.x == 0 || s.x >= kShamirPrime || !xs.insert(s.x).second) {
+    if (s.x == 0 || !xs.insert(s.x).second) {  // a uint32_t place is below the prime
       throw std::invalid_argument("secagg: shares of repeated or zero place");
     }
     if (s.limbs.size() != limb_count) throw std::invalid_argument("secagg: share of another size");

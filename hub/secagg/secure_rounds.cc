@@ -33,7 +33,7 @@ proto::SecAggShareKind ProtoKind(secagg::ShareKind k) {
 
 }  // namespace
 
-SecureRounds::SecureRounds(int workers, size_t begin, size_t end) : begin_(begin), end_(end) {
+SecureRounds::SecureRounds(int workers, size_t begin, size_t end) : begin_(begin) {
   const Key32 random = secagg::RandomKey();
   uint64_t epoch = 0;
   std::memcpy(&epoch, random.data(), sizeof epoch);

@@ -73,7 +73,7 @@ class SecureRounds {
   };
 
   proto::SecureAggregation settings_;
-  size_t begin_, end_;
+  size_t begin_;
   std::map<int, secagg::Key32> box_keys_;
   std::map<int, Pending> bundles_;
   std::unique_ptr<secagg::SecAggServer> server_;

@@ -345,7 +345,7 @@ void CpuBackend::ClipBackward(View out, View d_out, View d_in, float lo, float h
     size_t i = b;
     for (; i + simd::kLanes <= e; i += simd::kLanes) {
       const Vec v = simd::Load(y + i), g = simd::Load(dy + i);
-      simd::Store(dx + i, (v > l) & (v < h) ? g : zero);
+      simd::Store(dx + i, ((v > l) & (v < h)) ? g : zero);
     }
     for (; i < e; ++i) dx[i] = y[i] > lo && y[i] < hi ? dy[i] : 0.0f;
   });
