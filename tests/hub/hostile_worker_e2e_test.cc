@@ -29,14 +29,7 @@ using test_support::ChildProcess;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
-// The detail of each worker_dropped event of `name`.
-std::vector<std::string> DropReasons(const fs::path& events, const std::string& name) {
-  std::vector<std::string> why;
-  for (const auto& e : test_support::ReadEvents(events))
-    if (e.value("event", "") == "worker_dropped" && e.value("name", "") == name)
-      why.push_back(e.value("detail", ""));
-  return why;
-}
+using test_support::DropReasons;
 
 const char kFaultyWorker[] = "tests/mtworker_faulty";
 

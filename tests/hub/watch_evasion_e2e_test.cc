@@ -27,14 +27,7 @@ using ::testing::HasSubstr;
 
 const char kFaultyWorker[] = "tests/mtworker_faulty";
 
-// The detail of each worker_dropped event of `name`.
-std::vector<std::string> DropReasons(const fs::path& events, const std::string& name) {
-  std::vector<std::string> why;
-  for (const auto& e : test_support::ReadEvents(events))
-    if (e.value("event", "") == "worker_dropped" && e.value("name", "") == name)
-      why.push_back(e.value("detail", ""));
-  return why;
-}
+using test_support::DropReasons;
 
 TEST(WatchEvasionE2e, ABiasThatRejoinsEvery25GradientsIsDropped) {
   // Before: each Join was a new id, judged afresh, and 25 gradients never

@@ -54,6 +54,17 @@ inline int CountEvents(const std::filesystem::path& path, const std::string& nam
   return CountEvents(ReadEvents(path), name, fields);
 }
 
+// The detail of each worker_dropped event of the worker named `name`: why
+// the hub dropped it, as many times as it did.
+inline std::vector<std::string> DropReasons(const std::filesystem::path& path,
+                                            const std::string& name) {
+  std::vector<std::string> why;
+  for (const auto& e : ReadEvents(path))
+    if (e.value("event", "") == "worker_dropped" && e.value("name", "") == name)
+      why.push_back(e.value("detail", ""));
+  return why;
+}
+
 // Waits until `done` holds for the events written so far; false after timeout_s.
 inline bool WaitForEvents(const std::filesystem::path& path,
                           const std::function<bool(const Events&)>& done, double timeout_s) {
