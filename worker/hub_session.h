@@ -18,6 +18,7 @@
 #include "worker/device_state.h"
 #include "worker/gradient_sender.h"
 #include "worker/hub_link.h"
+#include "worker/hub_protocol_error.h"
 #include "worker/local_trainer.h"
 #include "worker/lookahead.h"
 #include "worker/private_update.h"
@@ -43,12 +44,6 @@ struct WorkerTotals {
   // as it picked them (the report's partition_share).
   std::vector<uint32_t> share_classes;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
-
-// A message from the hub that this worker refuses (malformed, out of turn,
-// out of range): the session ends; the worker rejoins, a few times.
-struct HubProtocolError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 class HubSession {

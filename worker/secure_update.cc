@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "worker/hub_session.h"
+#include "worker/hub_protocol_error.h"
 
 namespace mt {
 namespace {
