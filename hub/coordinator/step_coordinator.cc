@@ -4,59 +4,20 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/util/process_stats.h"
+#include <algorithm>
+
 #include "core/util/seconds.h"
-#include "hub/aggregation/sketch_seed.h"
+#include "hub/coordinator/participant_summary.h"
+#include "hub/coordinator/participant_wait.h"
 #include "hub/policy/plausible_speed.h"
 #include "hub/report/hub_trace.h"
+#include "hub/report/hub_work_timer.h"
 
 namespace mt {
 namespace {
 
-std::vector<SegmentRange> Ranges(const std::vector<wire::Segment>& segments) {
-  std::vector<SegmentRange> out;
-  for (const wire::Segment& s : segments) out.push_back({s.begin, s.end});
-  return out;
-}
-
 bool AnyGetsState(const std::vector<WorkerSlot*>& who) {
-  for (const WorkerSlot* s : who)
-    if (s->full_state.this_step) return true;
-  return false;
-}
-
-AdmissionRules AdmissionRulesOf(const HubConfig& config, const RunPlan& plan,
-                                const MasterModel& master) {
-  AdmissionRules rules;
-  rules.token = config.token;
-  rules.global_batch = plan.batch();
-  rules.fixed_bytes = master.worker_fixed_bytes();
-  rules.bytes_per_sample = master.worker_bytes_per_sample();
-  rules.param_count = master.param_count();
-  rules.segments = master.segments();
-  rules.matrices = master.param_matrices();
-  rules.max_workers = config.max_workers_or_default();
-  return rules;
-}
-
-AggregatorOptions AggregationOf(const HubConfig& config) {
-  AggregatorOptions options;
-  options.mode = config.aggregate;
-  options.clip_factor = config.clip_factor;
-  // Where the workers' data differ by design, honest residuals keep their
-  // classes' direction and honest contributions point apart. The
-  // persistence watch stays on: its rule is relative to the other workers
-  // (3 times their median), which honest workers keeping their own classes
-  // did not approach (at most 1.44, Dirichlet 0.1 and 0.5). The alignment
-  // watch is off there: even with data_differ (refused only 0.2 below the
-  // workers' median cosine) it refused an honest worker of three
-  // (Dirichlet 0.5, seed 3: -0.47 against -0.25 and -0.27).
-  const bool differ = config.data.partition.kind != PartitionSpec::Kind::kIid;
-  options.data_differ = differ;
-  options.refuse_misaligned = !differ;
-  options.sketch_seed =
-      SketchSeedOf(config.sketch_seed);  // each hub its own, unless a test names it
-  return options;
+  return std::any_of(who.begin(), who.end(), [](auto* s) { return s->full_state.this_step; });
 }
 
 }  // namespace
@@ -74,33 +35,36 @@ StepCoordinator::StepCoordinator(const HubConfig& config, const proto::ModelSpec
       metrics_(metrics),
       deadline_(config.deadline),
       controller_(config.worker_batches.empty() ? config.batch_policy : BatchPolicy::kFixed),
-      roster_(AdmissionRulesOf(config, plan, master), controller_, attendance_, messages_, metrics,
-              events, state_, round_),
-      reducer_(Ranges(master.segments()), AggregationOf(config)),
-      dp_(config.dp, config.workers) {
+      roster_(WorkerRoster::RulesOf(config, plan, master), controller_, attendance_, messages_,
+              metrics, events, state_, round_),
+      context_{config_,  plan_,       master_, exchange_, messages_,
+               metrics_, controller_, roster_, state_,    round_},
+      planner_(context_, attendance_),
+      tally_(context_, deadline_),
+      reduction_(context_) {
   controller_.SetHintFloor(FastestPlausibleMsPerSample(spec, master.model()));
-  messages_.SetPrivacy(dp_.ForWorkers());
-  if (config.secure_aggregation) {
-    secure_ = std::make_unique<SecureRounds>(config.workers, master.segments().back().begin,
-                                             master.param_count());
-    messages_.SetSecureAggregation(secure_->settings());
-  }
+  messages_.SetPrivacy(reduction_.dp().ForWorkers());
+  if (config.secure_aggregation) secure_ = std::make_unique<SecureRound>(context_, config.workers);
+}
+
+void StepCoordinator::set_trace(HubTrace* trace) {
+  trace_ = trace;
+  roster_.set_trace(trace);
+  context_.spans = trace ? trace->hub() : nullptr;
 }
 
 void StepCoordinator::StartAt(int64_t step) {
   std::lock_guard<std::mutex> lock(mu_);
   state_.step = step;
-  dp_.CountEarlierRounds(step);  // --dp-clip: the privacy spent before the checkpoint
+  reduction_.dp().CountEarlierRounds(step);  // --dp-clip: the privacy spent before the checkpoint
 }
 
 void StepCoordinator::PublishRunningStats(std::vector<float> stats) {
-  std::lock_guard<std::mutex> lock(mu_);
-  messages_.SetRunningStats(std::move(stats));
+  Locked([&] { messages_.SetRunningStats(std::move(stats)); });
 }
 
 void StepCoordinator::SetPartition(std::vector<ClassShare> shares) {
-  const std::lock_guard<std::mutex> lock(mu_);
-  messages_.SetPartition(std::move(shares));
+  Locked([&] { messages_.SetPartition(std::move(shares)); });
 }
 
 bool StepCoordinator::WaitForWorkers() {
@@ -111,20 +75,11 @@ bool StepCoordinator::WaitForWorkers() {
 }
 
 int StepCoordinator::FollowingBatch(int per_worker, std::string* timings) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<BatchController::Member> members;
-  for (auto* s : roster_.membership().Participants()) {
-    members.push_back({s->id, s->max_batch, 1.0});
-    if (timings)
-      *timings += fmt::format("{}worker {} {:.3f} ms", timings->empty() ? "" : ", ", s->id,
-                              controller_.hint(s->id));
-  }
-  return controller_.FollowingTotal(per_worker, members);
+  return Locked([&] { return roster_.FollowingBatch(per_worker, timings); });
 }
 
 void StepCoordinator::SetGlobalBatch(int64_t batch) {
-  std::lock_guard<std::mutex> lock(mu_);
-  plan_ = plan_.WithBatch(batch);
+  Locked([&] { plan_ = plan_.WithBatch(batch); });
 }
 
 bool StepCoordinator::PublishStep() {
@@ -140,69 +95,34 @@ bool StepCoordinator::PublishStep() {
     who = Takers();
     if (static_cast<int>(who.size()) >= config_.min_workers) break;
     if (who.empty()) state_.have_result = false;  // whoever comes next starts from the full state
-    if (!WaitForMinWorkers(lock)) return false;
+    if (!WaitForParticipants(lock, config_.min_workers, [&](int n) {
+          SayTooFewWorkers(n, config_.min_workers, state_.step + 1);
+        }))
+      return false;
   }
-  who = Attend(std::move(who));
+  who = planner_.Attend(std::move(who), secure_ != nullptr);
   BeginStep(who);
   lock.unlock();
   // Sending happens outside the lock: slots never move, and only this
   // thread changes assignments until CompleteStep arms the fast path.
-  const double cpu = ThreadCpuSeconds();
-  const auto wall = Clock::now();
-  Broadcast(who, state_.published_result);
-  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
-  metrics_.wall_seconds += Seconds(Clock::now() - wall);
+  const HubWorkTimer timer(metrics_.broadcast_seconds, metrics_.wall_seconds);
+  planner_.Publish(who, state_.published_result, reduction_.reducer().segment_count() - 1);
   return true;
 }
 
-std::vector<WorkerSlot*> StepCoordinator::Attend(std::vector<WorkerSlot*> present) {
-  // With --partition each worker's share would go untrained while it sits
-  // out; fixed shares are the user's own choice.
-  if (controller_.policy() != BatchPolicy::kBalanced ||
-      config_.data.partition.kind != PartitionSpec::Kind::kIid || secure_)
-    return present;
-  std::vector<BatchController::Member> members;
-  for (const WorkerSlot* s : present) members.push_back({s->id, s->max_batch, 1.0});
-  const int total = plan_.BatchAt(state_.step);
-  const int steps = static_cast<int>(RoundLength());
-  const int min_batch = exchange_.sync.local() ? BatchController::kMinLocalBatch : 1;
-  Attendance::Changes changes;
-  const std::vector<BatchController::Member> taking = attendance_.Choose(
-      members, config_.min_workers,
-      [&](const std::vector<BatchController::Member>& m) {
-        return controller_.PredictStepMs(total, m, steps, min_batch);
-      },
-      &changes);
-  for (int id : changes.set_aside) roster_.SetAside(roster_.membership().Find(id));
-  for (int id : changes.brought_back) roster_.BringBack(roster_.membership().Find(id));
-  for (int id : changes.remeasure) controller_.Forget(id);
-  std::vector<WorkerSlot*> who;
-  for (const BatchController::Member& m : taking)
-    who.push_back(roster_.membership().Find(m.worker));
-  return who;
+std::vector<WorkerSlot*> StepCoordinator::Takers() const {
+  std::vector<WorkerSlot*> present = roster_.membership().Participants();
+  return secure_ ? secure_->Takers(present) : present;
 }
 
 void StepCoordinator::BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now) {
-  exchange_.compression.AtStep(state_.step);
-  state_.steps = RoundLength();
-  state_.local = exchange_.sync.local();
-  Assign(who);
-  // Decided under the lock, so a stream that breaks meanwhile cannot be
-  // brought back to life by the broadcast.
-  for (auto* s : who) {
-    s->full_state.this_step =
-        s->state == WorkerSlot::State::kWaiting || s->full_state.next_step || !state_.have_result;
-    if (s->full_state.next_step) ++s->stats.resyncs;
-    s->full_state.next_step = false;
-    s->state = WorkerSlot::State::kActive;
-  }
+  planner_.Begin(who);
   // Workers send a digest only every digest_every steps; hash only then.
   if (digest_now && state_.step % config_.digest_every == 0)
     state_.digest_before = master_.Digest();
-  round_ = who;
   roster_.FreeDeparted();  // those of the previous step, now that it is over
-  reducer_.Begin(state_.step, state_.local, who.size());
-  BeginSecureRound(who);
+  reduction_.reducer().Begin(state_.step, state_.local, who.size());
+  if (secure_) secure_->Begin(who);
   state_.published_result = state_.have_result;
   deadline_.Start(Clock::now());
   roster_.Emit(HubEvent::Kind::kStepPublished);
@@ -212,33 +132,28 @@ void StepCoordinator::AdvanceIfComplete() {
   // Unmasking waits for the survivors' shares: the run thread's to do.
   if (!fast_.armed || stop_ || roster_.closed() || secure_) return;
   bool any = false;
-  for (auto* s : round_) {
-    if (s->state == WorkerSlot::State::kGone) continue;
-    if (!s->inbox.complete()) return;
-    any = true;
-  }
+  if (!context_.AllDelivered(&any)) return;
   // Nobody finished, the run ends, or too few are left: the run thread
   // decides what happens next.
-  if (!any || reducer_.step_refused() || state_.step + state_.steps >= plan_.total_steps()) return;
+  if (!any || reduction_.reducer().step_refused() ||
+      state_.step + state_.steps >= plan_.total_steps())
+    return;
   roster_.ReleaseQuarantined();
   std::vector<WorkerSlot*> next = roster_.membership().Participants();
   if (static_cast<int>(next.size()) < config_.min_workers) return;
-  const double cpu = ThreadCpuSeconds();
-  const auto wall = Clock::now();
+  const HubWorkTimer timer(metrics_.broadcast_seconds, metrics_.wall_seconds);
   fast_.outcome = CloseStep();
   // The same slots: closing changes no states; it measured the round.
-  next = Attend(roster_.membership().Participants());
+  next = planner_.Attend(roster_.membership().Participants(), secure_ != nullptr);
   BeginStep(next, /*digest_now=*/false);
   // Under the lock: nothing else may change assignments while they go out.
   // The workers' next plan goes out before the master's own optimizer step
   // (it is not on their path), unless someone needs the full state.
   const bool full_state = AnyGetsState(next);
   if (full_state) ApplyToMaster();
-  Broadcast(next, state_.published_result);
+  planner_.Publish(next, state_.published_result, reduction_.reducer().segment_count() - 1);
   if (!full_state) ApplyToMaster();
   if (state_.step % config_.digest_every == 0) state_.digest_before = master_.Digest();
-  metrics_.broadcast_seconds += ThreadCpuSeconds() - cpu;
-  metrics_.wall_seconds += Seconds(Clock::now() - wall);
   fast_.armed = false;
   fast_.advanced = true;
   fast_.published_ahead = true;
@@ -249,10 +164,7 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
   const auto deadline = deadline_.Deadline(state_.steps, AnyGetsState(round_));
   for (;;) {
     if (fast_.advanced) return true;  // the transport completed it (AdvanceIfComplete)
-    bool all = true;
-    for (auto* s : round_)
-      all = all && (s->state == WorkerSlot::State::kGone || s->inbox.complete());
-    if (all) return true;
+    if (context_.AllDelivered()) return true;
     if (stop_) return false;
     const auto now = Clock::now();
     if (now >= deadline) {
@@ -265,14 +177,29 @@ bool StepCoordinator::AwaitGradients(std::unique_lock<std::mutex>& lock) {
   }
 }
 
+bool StepCoordinator::UnmaskRound(std::unique_lock<std::mutex>& lock) {
+  if (!secure_ || !secure_->in_round()) return true;
+  const std::string why = secure_->Unmask(lock, cv_, stop_);
+  if (why.empty()) return !stop_;
+  state_.diverged = "secure aggregation: " + why;
+  StopDiverged();
+  return false;
+}
+
+void StepCoordinator::StopDiverged() {
+  spdlog::error("{}", state_.diverged);
+  stop_ = true;
+  cv_.notify_all();
+}
+
 StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow) {
   std::unique_lock<std::mutex> lock(mu_);
   fast_.armed = next_may_follow;
   const int64_t wait_begin = trace_ ? trace::NowMicros() : 0, waited_for = state_.step;
   const bool in = AwaitGradients(lock);
   if (trace_)
-    spans()->Add(trace::MakeSpan(trace::SpanKind::kBarrierWait, wait_begin, trace::NowMicros(), -1,
-                                 waited_for));
+    context_.spans->Add(trace::MakeSpan(trace::SpanKind::kBarrierWait, wait_begin,
+                                        trace::NowMicros(), -1, waited_for));
   fast_.armed = false;
   if (fast_.advanced) {
     fast_.advanced = false;
@@ -283,92 +210,35 @@ StepCoordinator::StepOutcome StepCoordinator::CompleteStep(bool next_may_follow)
     stopped.stopped = true;
     return stopped;
   }
-  const double cpu = ThreadCpuSeconds();
-  const auto wall = Clock::now();
-  StepOutcome out = FinishStep();
-  metrics_.reduce_seconds += ThreadCpuSeconds() - cpu;
-  metrics_.wall_seconds += Seconds(Clock::now() - wall);
-  return out;
-}
-
-StepCoordinator::StepOutcome StepCoordinator::FinishStep() {
-  const StepOutcome out = CloseStep();
+  const HubWorkTimer timer(metrics_.reduce_seconds, metrics_.wall_seconds);
+  StepOutcome out = CloseStep();
   if (out.samples > 0) ApplyToMaster();
   return out;
 }
 
 StepCoordinator::StepOutcome StepCoordinator::CloseStep() {
   ReduceReadySegments();  // what latecomers held back, now that they are out
-  if (reducer_.step_refused()) {
-    // Nothing of it is applied; everyone starts it again from the master
-    // weights (the segments sent so far are discarded with the full state).
-    reducer_.ClearRefused();
-    state_.have_result = false;
-    ++metrics_.steps_refused;
-    spdlog::warn("step {} is not applied: a contribution was refused; it runs again",
-                 state_.step + 1);
-    return StepOutcome{};
-  }
-  StepOutcome out = Tally();
-  if (out.samples == 0) {
-    // Everyone dropped out of this step: run it again. Segments averaged
-    // before that went only to workers that now get the full state; the
-    // master has applied nothing.
-    state_.have_result = false;
-    return out;
-  }
-  state_.Close(out.samples, out.loss_sum);
-  metrics_.samples += out.samples;
-  out.gradient_bytes_in = metrics_.gradient_bytes_in;
-  out.result_bytes_out = metrics_.result_bytes_out.load();
-  out.steps = state_.steps;
-  ObserveRound();
-  roster_.Emit(HubEvent::Kind::kStepDone);
-  return out;
+  return tally_.Close(reduction_.reducer());
 }
 
 void StepCoordinator::ApplyToMaster() {
-  const trace::ScopedSpan span(spans(), trace::SpanKind::kOptimizer, -1, state_.average_step);
+  const trace::ScopedSpan span(context_.spans, trace::SpanKind::kOptimizer, -1,
+                               state_.average_step);
   if (state_.average_local)
     master_.ApplyAverageChange();
   else
     master_.ApplyAverage();
 }
 
+std::string StepCoordinator::ParticipantSummary() {
+  return Locked(
+      [&] { return summary_.Next(roster_.membership(), controller_, metrics_, kListedWorkers); });
+}
+
 void StepCoordinator::RequestStop() {
   std::lock_guard<std::mutex> lock(mu_);
   stop_ = true;
   cv_.notify_all();
-}
-
-bool StepCoordinator::stop_requested() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stop_;
-}
-
-int64_t StepCoordinator::steps_done() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return state_.step;
-}
-
-std::string StepCoordinator::diverged() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return state_.diverged;
-}
-
-int StepCoordinator::sync_every() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return exchange_.sync.steps();
-}
-
-Compression StepCoordinator::compression() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return exchange_.compression.current();
-}
-
-std::vector<float> StepCoordinator::MasterWeights() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return master_.Weights();
 }
 
 void StepCoordinator::Finish(const std::string& reason, double test_accuracy) {

@@ -25,14 +25,12 @@
 // cannot change before it calls CompleteStep again.
 //
 // The coordinator itself only orchestrates, under one lock and condition
-// variable: the round's arithmetic is hub/round/ (the segment reduction and
-// the alignment watch over float spans, the round's state), who is in the
-// run and who sits out is the roster (hub/coordinator/worker_roster.h, over
-// hub/membership/) with hub/policy/step_deadline.h, the batch split
-// hub/policy/batch_controller.h, and the messages are built by
-// hub/coordinator/step_messages.h.
-//
-// Tests drive it in-process with a fake transport (tests/hub/).
+// variable. Its parts share a RoundContext (round_context.h): the round's
+// plan (round_planner.h), its tally and times (round_tally.h), the
+// reduction (round_reduction.h over hub/round/), secure aggregation
+// (secure_round.h), who is in the run (worker_roster.h, over
+// hub/membership/), the messages (step_messages.h). Tests drive it
+// in-process with a fake transport (tests/hub/).
 #pragma once
 
 #include <chrono>
@@ -44,24 +42,15 @@
 #include <string>
 #include <vector>
 
-#include "core/trace/span.h"
-#include "core/train/run_plan.h"
-#include "hub.pb.h"
-#include "hub/aggregation/dp_aggregate.h"
-#include "hub/aggregation/master_model.h"
-#include "hub/coordinator/step_messages.h"
-#include "hub/coordinator/worker_roster.h"
-#include "hub/hub_config.h"
-#include "hub/policy/batch_controller.h"
-#include "hub/policy/exchange_policy.h"
+#include "hub/coordinator/participant_summary.h"
+#include "hub/coordinator/round_context.h"
+#include "hub/coordinator/round_planner.h"
+#include "hub/coordinator/round_reduction.h"
+#include "hub/coordinator/round_tally.h"
+#include "hub/coordinator/secure_round.h"
 #include "hub/policy/step_deadline.h"
-#include "hub/report/hub_events.h"
-#include "hub/report/run_metrics.h"
 #include "hub/round/fast_path.h"
 #include "hub/round/round_outcome.h"
-#include "hub/round/round_state.h"
-#include "hub/round/segment_reducer.h"
-#include "hub/secagg/secure_rounds.h"
 #include "hub/transport/hub_status.h"
 #include "hub/transport/transport.h"
 #include "model.pb.h"
@@ -97,19 +86,18 @@ class StepCoordinator {
   // mthub --secure-aggregation: a worker's bundle or revealed shares.
   HubStatus SecureMessage(int worker_id, const proto::WorkerMessage& message);
   void RequestStop();
-  bool stop_requested() const;
+  bool stop_requested() const {
+    return Locked([&] { return stop_; });
+  }
   // --dp-clip: the privacy spent so far (its counters are safe from any thread).
-  const DpAggregate& privacy() const { return dp_; }
+  const DpAggregate& privacy() const { return reduction_.dp(); }
 
   // ---- The run thread. ----
   // Continue a resumed run at `step` (before the first step).
   void StartAt(int64_t step);
   // mthub --trace (hub/report/hub_trace.h), before the first Join: the step's
   // spans go there and workers are asked for theirs. Null: tracing off.
-  void set_trace(HubTrace* trace) {
-    trace_ = trace;
-    roster_.set_trace(trace);
-  }
+  void set_trace(HubTrace* trace);
   // The running statistics (batch norm) joining workers get: a copy taken
   // by the run thread after it recomputes them, so a Join never reads the
   // model while the run thread writes it.
@@ -137,9 +125,13 @@ class StepCoordinator {
   // `next_may_follow`: the next step may be published as soon as this one
   // completes (the run is not ending).
   StepOutcome CompleteStep(bool next_may_follow = true);
-  int64_t steps_done() const;
+  int64_t steps_done() const {
+    return Locked([&] { return state_.step; });
+  }
   // The master weights, read under the lock (for tests).
-  std::vector<float> MasterWeights() const;
+  std::vector<float> MasterWeights() const {
+    return Locked([&] { return master_.Weights(); });
+  }
   // Every worker still here is told the run is over; later Joins hear so.
   void Finish(const std::string& reason, double test_accuracy);
 
@@ -157,102 +149,61 @@ class StepCoordinator {
   // What is kept of workers gone for good (hub/membership/departed_workers.h).
   DepartedWorkers departed() const;
   BatchPolicy batch_policy() const { return controller_.policy(); }
-  // Set when the model has diverged: kDivergedAfter non-finite results for
-  // the same step and no worker left in it. The run then stops (stop_requested());
-  // the master weights are not worth a checkpoint.
-  static constexpr int kDivergedAfter = RoundState::kDivergedAfter;
-  // --aggregate auto with 3+ workers: a worker whose contributions' cosine
-  // with the sum of the others', smoothed over steps, stays below
-  // -kAlignmentBound after kAlignmentMinSteps steps is refused (a sign flip;
-  // hub/round/alignment_watch.h).
-  static constexpr double kAlignmentSmoothing = AlignmentWatch::kSmoothing;
-  static constexpr int kAlignmentMinSteps = AlignmentWatch::kMinSteps;
-  static constexpr double kAlignmentBound = AlignmentWatch::kBound;
-  std::string diverged() const;
+  // Why the run stopped as diverged (kDivergedAfter non-finite results for
+  // the same step and no worker left in it, hub/round/round_state.h), or
+  // secure aggregation failed; empty: it did not. The master weights are
+  // then not worth a checkpoint.
+  std::string diverged() const {
+    return Locked([&] { return state_.diverged; });
+  }
   // Local steps per round now (--sync-every, or what auto chose last).
-  int sync_every() const;
+  int sync_every() const {
+    return Locked([&] { return exchange_.sync.steps(); });
+  }
   // The encoding rounds use now (--compress, or what auto chose last).
-  Compression compression() const;
+  Compression compression() const {
+    return Locked([&] { return exchange_.compression.current(); });
+  }
 
  private:
-  // ---- Events (step_coordinator_membership.cc; the roster decides) ----
-  // A worker's result was refused as non-finite (under the lock).
-  void NoteNonFinite(const WorkerSlot* refused, const std::string& why);
-  bool WaitForMinWorkers(std::unique_lock<std::mutex>& lock);
-  // Until `needed` workers take part (false when stopped first); say_why
-  // logs, every 10 s, how many there are.
+  // ---- Events (step_coordinator_events.cc; the roster decides) ----
+  // Until `needed` workers could take a round (participant_wait.h).
   bool WaitForParticipants(std::unique_lock<std::mutex>& lock, int needed,
                            const std::function<void(int)>& say_why);
-
-  // ---- The round (step_coordinator_round.cc) ----
-  // Where the hub's spans go; null when not tracing.
-  trace::SpanSink* spans() const;
-  // Steps in the round starting at the current step: up to --sync-every,
-  // ending at the epoch's end, before its shorter last step, and where a
-  // checkpoint is due (evaluations wait for the round's end).
-  int64_t RoundLength() const;
-  void Assign(const std::vector<WorkerSlot*>& who);
-  void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
-  void Broadcast(const std::vector<WorkerSlot*>& who, bool with_result);
-  // Who finished the step: their samples and loss, their times for the batch
-  // controller, their digests checked.
-  StepOutcome Tally();
-  // Times of a round everyone finished: the adaptive deadline's pace and
-  // what --sync-every auto decides on.
-  void ObserveRound();
-  void RecordCompressionChange(Compression from);
-
-  // ---- The reduction (step_coordinator_reduce.cc) ----
-  // Hands the reducer (hub/round/segment_reducer.h) every segment that each
-  // participant still in the step has delivered, in order; sends all but
-  // the last segment's result to them at once (the last goes with the next
-  // plan). Under the lock.
+  // The reduction goes on as far as the segments in allow (RoundReduction).
   void ReduceReadySegments();
-  // Combines the reducer's next segment and sends it on; false when a
-  // contribution was refused (its worker is then dropped).
-  bool ReduceSegment();
-  // The worker of the reducer's input i.
-  WorkerSlot* InputSlot(int i) const;
 
-  // ---- Secure aggregation (step_coordinator_secure.cc); all under the lock ----
-  // How long survivors have to reveal their shares after a round.
-  static constexpr int kUnmaskSeconds = 30;
+  // ---- The step cycle (step_coordinator.cc), all under the lock ----
   // The participants that can take the next round: all of them, or with
-  // secure aggregation those whose bundles cover each other (none when
-  // fewer than the threshold).
+  // secure aggregation those whose bundles cover each other.
   std::vector<WorkerSlot*> Takers() const;
-  // After a Hello: its box key, and the new holders to everyone.
-  HubStatus SecureHello(const proto::Hello& hello, int worker_id);
-  // The round's members into the plan.
-  void BeginSecureRound(const std::vector<WorkerSlot*>& who);
-  // After the barrier: the unmasking exchange; each survivor's inbox then
-  // holds the average. False when the run stops (then why is logged).
-  bool UnmaskRound(std::unique_lock<std::mutex>& lock);
-  bool SecureFailure(const std::string& why);
-
-  // ---- The step cycle (step_coordinator.cc) ----
-  // Of the workers present, those that take part in the next round
-  // (hub/policy/attendance.h): all, but a device that would make the round
-  // slower than it is without it, where the workers share one data order.
-  std::vector<WorkerSlot*> Attend(std::vector<WorkerSlot*> present);
-  // Under the lock: the step's participants take part (their assignments,
-  // who gets the full state); `digest_now`: hash the master weights for
-  // the digest check now (else the caller does, once they are final).
+  // The step's participants take part (their assignments, who gets the
+  // full state); `digest_now`: hash the master weights for the digest
+  // check now (else the caller does, once they are final).
   void BeginStep(const std::vector<WorkerSlot*>& who, bool digest_now = true);
+  template <class Fn>
+  auto Locked(Fn&& fn) const -> decltype(fn()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fn();
+  }
   // False when stopped; true when all are in or the deadline passed.
   bool AwaitGradients(std::unique_lock<std::mutex>& lock);
-  // Under the lock, after the barrier: averages what is left, applies it
-  // to the master copy, moves to the next step (CloseStep, ApplyToMaster).
-  StepOutcome FinishStep();
+  // With secure aggregation, the unmasking exchange after the barrier;
+  // false when the run stops (then why is logged).
+  bool UnmaskRound(std::unique_lock<std::mutex>& lock);
+  // The run stops as state_.diverged says.
+  void StopDiverged();
+  // After the barrier: averages what is left and closes the round
+  // (RoundTally::Close); the caller applies the result to the master copy.
   StepOutcome CloseStep();
   void ApplyToMaster();
-  // Under the lock, from the transport thread that brought a gradient:
-  // completes the step and publishes the next one when the run thread
-  // armed it and nothing needs the run thread (see the class comment).
+  // From the transport thread that brought a gradient: completes the step
+  // and publishes the next one when the run thread armed it and nothing
+  // needs the run thread (see the class comment).
   void AdvanceIfComplete();
 
   const HubConfig& config_;
-  RunPlan& plan_;  // written under mu_ (SetGlobalBatch), on the run thread
+  RunPlan& plan_;
   MasterModel& master_;
   ExchangePolicy exchange_;  // --sync-every and --compress: the one owner of both
   StepMessages messages_;
@@ -268,11 +219,13 @@ class StepCoordinator {
   std::vector<WorkerSlot*> round_;  // the participants of the step in progress
   RoundState state_;
   WorkerRoster roster_;  // who is in the run; closed once the run has finished
-  SegmentReducer reducer_;
-  DpAggregate dp_;  // --dp-clip: the noise on the combination and its accountant
+  RoundContext context_;
+  RoundPlanner planner_;
+  RoundTally tally_;
+  RoundReduction reduction_;
   FastPath fast_;
-  std::unique_ptr<SecureRounds> secure_;  // mthub --secure-aggregation; null: off
-  int64_t batch_changes_summarised_ = 0;  // ParticipantSummary's last count
+  std::unique_ptr<SecureRound> secure_;  // mthub --secure-aggregation; null: off
+  ProgressSummary summary_;
 };
 
 }  // namespace mt

@@ -14,6 +14,20 @@ namespace mt {
 
 using Code = HubStatus::Code;
 
+AdmissionRules WorkerRoster::RulesOf(const HubConfig& config, const RunPlan& plan,
+                                     const MasterModel& master) {
+  AdmissionRules rules;
+  rules.token = config.token;
+  rules.global_batch = plan.batch();
+  rules.fixed_bytes = master.worker_fixed_bytes();
+  rules.bytes_per_sample = master.worker_bytes_per_sample();
+  rules.param_count = master.param_count();
+  rules.segments = master.segments();
+  rules.matrices = master.param_matrices();
+  rules.max_workers = config.max_workers_or_default();
+  return rules;
+}
+
 WorkerRoster::WorkerRoster(AdmissionRules rules, BatchController& controller,
                            Attendance& attendance, StepMessages& messages, RunMetrics& metrics,
                            HubEventSink* events, const RoundState& state,
@@ -73,6 +87,67 @@ HubStatus WorkerRoster::Hello(const proto::Hello& hello, WorkerLink* link, int* 
         slot->id, slot->name, hint, controller_.hint_floor(), kFastestDeviceFlopsPerSecond);
   Emit(HubEvent::Kind::kWorkerReady, slot->id, slot->name);
   return HubStatus::Ok();
+}
+
+int WorkerRoster::FollowingBatch(int per_worker, std::string* timings) const {
+  std::vector<BatchController::Member> members;
+  for (auto* s : membership_.Participants()) {
+    members.push_back({s->id, s->max_batch, 1.0});
+    if (timings)
+      *timings += fmt::format("{}worker {} {:.3f} ms", timings->empty() ? "" : ", ", s->id,
+                              controller_.hint(s->id));
+  }
+  return controller_.FollowingTotal(per_worker, members);
+}
+
+WorkerRoster::Delivery WorkerRoster::Deliver(WorkerSlot& slot, const proto::GradientChunk& chunk,
+                                             int64_t arrived_us) {
+  Delivery d;
+  if (slot.state == WorkerSlot::State::kLate) {
+    // The step it was late for went on without it; its gradient is stale.
+    // Once the whole of it is in, the worker is evidently back.
+    if (chunk.last() && !slot.quarantine.back_ready) {
+      NoteBack(&slot);
+      d.came_back = true;
+    }
+    return d;
+  }
+  // A worker that has said Leave may still have chunks in flight: they
+  // count for nothing, and are no fault of its.
+  if (slot.state == WorkerSlot::State::kGone) return d;
+  const auto chunk_bytes = static_cast<int64_t>(
+      (chunk.values_size() + chunk.masked_size()) * sizeof(float) + chunk.packed().size());
+  metrics_.gradient_bytes_in += chunk_bytes;
+  slot.stats.bytes_in += chunk_bytes;
+  if (slot.state != WorkerSlot::State::kActive) {
+    d.status = HubStatus::Error(Code::kInvalidArgument,
+                                "gradient from a worker that is not in the step loop");
+    return d;
+  }
+  if (trace_)
+    if (std::string why = HubTrace::Check(chunk); !why.empty()) {
+      d.status = HubStatus::Error(Code::kInvalidArgument, std::move(why));
+      return d;
+    }
+  const bool first_chunk = slot.inbox.segments_received() == 0;
+  if (std::string why = slot.inbox.Accept(chunk); !why.empty()) {
+    d.non_finite = slot.inbox.refused_non_finite();
+    if (d.non_finite) BanIdentity(slot, why);
+    // A refused one's stream may not have closed yet, but its inbox
+    // expects nothing.
+    for (const WorkerSlot* s : round_)
+      d.others_in_round += s != &slot && s->state == WorkerSlot::State::kActive &&
+                           (s->inbox.expecting() || s->inbox.complete());
+    d.status = HubStatus::Error(Code::kInvalidArgument, std::move(why));
+    return d;
+  }
+  if (trace_) trace_->OnChunk(slot.id, chunk, first_chunk, arrived_us);
+  if (slot.inbox.complete()) {
+    slot.inbox.StampComplete(Clock::now());
+    slot.device_status = chunk.device();
+  }
+  d.counts = true;
+  return d;
 }
 
 void WorkerRoster::NoteBack(WorkerSlot* slot) {

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/train/run_plan.h"
 #include "hub.pb.h"
+#include "hub/aggregation/master_model.h"
 #include "hub/coordinator/step_messages.h"
+#include "hub/hub_config.h"
 #include "hub/membership/membership.h"
 #include "hub/policy/attendance.h"
 #include "hub/policy/batch_controller.h"
@@ -31,6 +34,10 @@ class WorkerRoster {
   // `state`: the round in progress, whose step events and messages name;
   // `round`: its participants, whose slots are never freed under them;
   // `events` may be null.
+  // Who may join a run of `config` and `plan` on `master`'s model.
+  static AdmissionRules RulesOf(const HubConfig& config, const RunPlan& plan,
+                                const MasterModel& master);
+
   WorkerRoster(AdmissionRules rules, BatchController& controller, Attendance& attendance,
                StepMessages& messages, RunMetrics& metrics, HubEventSink* events,
                const RoundState& state, const std::vector<WorkerSlot*>& round);
@@ -49,6 +56,24 @@ class WorkerRoster {
   void StreamClosed(WorkerSlot* slot, const HubStatus& why);
   // `*slot`: the worker that leaves (nothing when refused).
   HubStatus Leave(const proto::LeaveRequest& request, WorkerSlot** slot);
+
+  // A gradient chunk from `slot` into its inbox. `counts`: an active
+  // worker's chunk, accepted for the step; a late worker's whole gradient
+  // brings it back (`came_back`, NoteBack), a leaving one's counts for
+  // nothing. Refused: the status says why; a non-finite one
+  // (`non_finite`) bans its identity, and `others_in_round` counts the
+  // round's other participants still in it (computing or done).
+  // `arrived_us`: for --trace.
+  struct Delivery {
+    HubStatus status;
+    bool counts = false, came_back = false, non_finite = false;
+    int others_in_round = 0;
+  };
+  Delivery Deliver(WorkerSlot& slot, const proto::GradientChunk& chunk, int64_t arrived_us);
+
+  // The global batch that follows the participants' own timings
+  // (BatchController::FollowingTotal); `timings` gets them for the log.
+  int FollowingBatch(int per_worker, std::string* timings) const;
 
   // ---- Decisions of the step cycle. ----
   // A late worker's gradient is whole: it may come back (after its

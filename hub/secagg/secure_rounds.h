@@ -5,8 +5,7 @@
 // members are workers whose bundles are all shared among each other; after
 // the barrier it asks the survivors for their shares and unmasks the sum.
 // Pure: no threads, no clocks, no links; the coordinator sends what it
-// returns and calls it under its lock (hub/coordinator/
-// step_coordinator_secure.cc).
+// returns and calls it under its lock (hub/coordinator/secure_round.h).
 #pragma once
 
 #include <cstddef>

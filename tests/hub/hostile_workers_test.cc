@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "hub/round/alignment_watch.h"
 #include "tests/hub/fake_workers.h"
 
 namespace mt {
@@ -64,7 +65,7 @@ TEST_P(OneHostileWorker, IsDroppedAndTheRunEndsNearACleanOne) {
     EXPECT_THAT(dropped[0].detail, HasSubstr("point against the other workers'"));
     // Refused once it had kept disagreeing (at its step's last segment,
     // here the only one: reduced again without it).
-    EXPECT_GE(dropped[0].step, StepCoordinator::kAlignmentMinSteps - 1);
+    EXPECT_GE(dropped[0].step, AlignmentWatch::kMinSteps - 1);
     EXPECT_EQ(hub.metrics.steps_refused, 0);
   } else {
     EXPECT_THAT(dropped[0].detail, HasSubstr("times the median norm"));
