@@ -84,28 +84,66 @@ void RoundPlanner::Assign(const std::vector<WorkerSlot*>& who) {
     const double share = shares.empty() ? 1.0 : shares[static_cast<size_t>(s->id) % shares.size()];
     members.push_back({s->id, s->max_batch, share});
   }
-  const std::vector<int> batches =
-      r_.controller.Next(total, members, steps, state.local ? BatchController::kMinLocalBatch : 1);
-  int64_t offset = position;
+  const int min_batch = state.local ? BatchController::kMinLocalBatch : 1;
+  std::vector<int> batches = r_.controller.Next(total, members, steps, min_batch);
+  const std::vector<RoundShare> plan = Shares(who, batches, steps, min_batch);
+  // Workers that take the whole round take their step k's samples side by
+  // side at position + k * stride, as one device would take them; a short
+  // round's samples follow theirs in one block.
+  int stride = 0;
+  for (const RoundShare& share : plan) stride += share.steps == steps ? share.batch : 0;
+  int64_t whole_offset = position, short_offset = position + int64_t{steps} * stride;
   bool changed = false;
   for (size_t i = 0; i < who.size(); ++i) {
+    const RoundShare& share = plan[i];
+    const bool whole = share.steps == steps;
     Assignment& a = who[i]->assignment;
     a.step = step;
     a.epoch = epoch;
-    a.offset = offset;
-    a.batch = batches[i];
+    a.offset = whole ? whole_offset : short_offset;
+    a.batch = share.batch;
     a.worker_id = who[i]->id;
     // With local SGD every round sends changes, a round of one step too:
     // the workers' optimizer states are their own, so the hub cannot take
     // an optimizer step for them.
-    a.local_steps = state.local ? steps : 0;
-    a.stride = state.local ? total : 0;
-    offset += batches[i];
-    who[i]->inbox.Expect(step, batches[i] * steps);
-    changed = changed || batches[i] != who[i]->last_batch;
+    a.local_steps = state.local ? share.steps : 0;
+    a.stride = state.local ? (whole ? stride : share.batch) : 0;
+    if (whole)
+      whole_offset += share.batch;
+    else
+      short_offset += int64_t{share.batch} * share.steps;
+    who[i]->inbox.Expect(step, share.batch * share.steps);
+    batches[i] = share.batch;
+    changed = changed || share.batch != who[i]->last_batch;
   }
   // The epoch's last step is shorter; its split says nothing about speeds.
   if (changed && total == r_.plan.batch()) RecordBatchChange(who, batches);
+}
+
+std::vector<RoundShare> RoundPlanner::Shares(const std::vector<WorkerSlot*>& who,
+                                             const std::vector<int>& batches, int steps,
+                                             int min_batch) const {
+  const HubConfig& c = r_.config;
+  ShortRoundInputs in;
+  in.batches = batches;
+  in.steps = steps;
+  in.min_batch = min_batch;
+  // Unequal rounds are averaged per step (hub/aggregation/fednova.h): not
+  // where the update's arithmetic is fixed by something else (secure
+  // aggregation's masks, DP's sensitivity, drift correction's variates,
+  // overlapped rounds' corrections).
+  const bool may_shorten = r_.state.local && r_.controller.policy() == BatchPolicy::kBalanced &&
+                           !c.secure_aggregation && !c.dp.enabled() &&
+                           !c.local_sgd.rounds_overlap() && !c.local_sgd.drift_correction;
+  if (!may_shorten) in.steps = 1;
+  for (const WorkerSlot* s : who) {
+    in.caps.push_back(s->max_batch);
+    in.ms_per_sample.push_back(r_.controller.ms_per_sample(s->id));
+    in.overhead_ms.push_back(r_.controller.overhead_ms(s->id));
+  }
+  std::vector<RoundShare> shares = ShortenSlowRounds(in);
+  for (RoundShare& share : shares) share.steps = may_shorten ? share.steps : steps;
+  return shares;
 }
 
 void RoundPlanner::Publish(const std::vector<WorkerSlot*>& who, bool with_result,

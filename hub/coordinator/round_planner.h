@@ -10,6 +10,7 @@
 
 #include "hub/coordinator/round_context.h"
 #include "hub/policy/attendance.h"
+#include "hub/policy/short_rounds.h"
 
 namespace mt {
 
@@ -38,6 +39,11 @@ class RoundPlanner {
 
  private:
   void Assign(const std::vector<WorkerSlot*>& who);
+  // Each worker's batch and local steps: the balanced `batches` for
+  // `steps`, or a short round for a device the split cannot slow down
+  // enough (hub/policy/short_rounds.h).
+  std::vector<RoundShare> Shares(const std::vector<WorkerSlot*>& who,
+                                 const std::vector<int>& batches, int steps, int min_batch) const;
   void RecordBatchChange(const std::vector<WorkerSlot*>& who, const std::vector<int>& batches);
 
   RoundContext& r_;

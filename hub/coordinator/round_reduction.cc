@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/util/process_stats.h"
+#include "hub/aggregation/fednova.h"
 #include "hub/aggregation/sketch_seed.h"
 
 namespace mt {
@@ -57,6 +58,7 @@ bool RoundReduction::ReduceReady() {
     // Participants still in the step (in id order: the round is), each of
     // which must have delivered the segment.
     reducer_.ClearInputs();
+    steps_.clear();
     for (auto* s : r_.round) {
       if (s->state != WorkerSlot::State::kActive) continue;
       if (s->inbox.segments_received() <= reducer_.reduced()) return refused;
@@ -65,8 +67,10 @@ bool RoundReduction::ReduceReady() {
       const int64_t share = r_.config.data.weight_by_share ? r_.messages.ShareSamples(s->id) : 0;
       reducer_.AddInput({s->id, s->inbox.gradient().data(), share > 0 ? share : s->inbox.batch(),
                          s->inbox.segments_received(), s->session.lineage});
+      steps_.push_back(std::max(1, s->assignment.local_steps));
     }
     if (!reducer_.Ready()) return refused;
+    PerStepWeights();
     if (ReduceSegment()) {
       reducer_.Commit();
       continue;
@@ -79,6 +83,17 @@ bool RoundReduction::ReduceReady() {
   return refused;
 }
 
+void RoundReduction::PerStepWeights() {
+  scale_ = 1;
+  if (std::all_of(steps_.begin(), steps_.end(), [&](int s) { return s == steps_.front(); }))
+    return;  // equal rounds: the data weights as they are, bit for bit
+  data_weights_.clear();
+  for (const Contribution& c : reducer_.inputs()) data_weights_.push_back(c.batch);
+  const FedNovaWeights fednova = FedNovaOf(data_weights_, steps_);
+  for (size_t i = 0; i < fednova.weights.size(); ++i) reducer_.SetWeight(i, fednova.weights[i]);
+  scale_ = fednova.scale;
+}
+
 bool RoundReduction::ReduceSegment() {
   const RoundState& state = r_.state;
   RunMetrics& metrics = r_.metrics;
@@ -89,6 +104,11 @@ bool RoundReduction::ReduceSegment() {
   SegmentReducer::Verdict verdict = reducer_.Combine(r_.master.average());
   metrics.reduce_seconds += ThreadCpuSeconds() - cpu;
   if (!verdict.ok()) return Refuse(static_cast<size_t>(verdict.refused), verdict.why);
+  if (scale_ != 1) {
+    const SegmentRange& seg = reducer_.segment(k);
+    float* combined = r_.master.average() + seg.begin;
+    for (size_t j = 0; j < seg.size(); ++j) combined[j] = static_cast<float>(combined[j] * scale_);
+  }
   const size_t n = reducer_.inputs().size();
   for (size_t i = 0; i < n; ++i) InputSlot(i)->stats.clipped_segments += reducer_.clipped(i);
   verdict = reducer_.CheckAlignment();

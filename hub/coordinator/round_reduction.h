@@ -37,10 +37,16 @@ class RoundReduction {
   // The worker of the reducer's input i.
   WorkerSlot* InputSlot(size_t i) const;
   bool Refuse(size_t input, const std::string& why);
+  // Rounds of unequal length (hub/policy/short_rounds.h) averaged per step
+  // (hub/aggregation/fednova.h): the inputs' weights and scale_.
+  void PerStepWeights();
 
   RoundContext& r_;
   SegmentReducer reducer_;
-  DpAggregate dp_;  // --dp-clip: the noise on the combination and its accountant
+  DpAggregate dp_;                     // --dp-clip: the noise on the combination and its accountant
+  std::vector<int> steps_;             // each input's local steps this round
+  std::vector<int64_t> data_weights_;  // PerStepWeights' scratch
+  double scale_ = 1;                   // FedNova's on the combined segment
 };
 
 }  // namespace mt

@@ -45,10 +45,12 @@ RoundOutcome RoundTally::Close(SegmentReducer& reducer) {
 
 RoundOutcome RoundTally::Count() {
   RoundOutcome out;
-  const int64_t steps = r_.state.steps;
   Clock::time_point first_in = Clock::time_point::max();
   for (auto* s : r_.round) {
     if (!s->inbox.complete()) continue;
+    // Its own steps: a short round (hub/policy/short_rounds.h) has fewer.
+    const int steps = s->assignment.local_steps > 0 ? s->assignment.local_steps
+                                                    : static_cast<int>(r_.state.steps);
     const Clock::time_point in = s->inbox.completed_at();
     first_in = std::min(first_in, in);
     out.samples += s->inbox.batch();
@@ -64,7 +66,7 @@ RoundOutcome RoundTally::Count() {
     // (BatchController::kMinComputeShare): it tells the controller nothing.
     if (!s->full_state.this_step)
       r_.controller.Observe(s->id, s->inbox.batch(), s->inbox.compute_ms(),
-                            1e3 * Seconds(in - deadline_.published_at()), static_cast<int>(steps));
+                            1e3 * Seconds(in - deadline_.published_at()), steps);
     if (s->inbox.has_digest()) ++s->stats.digests_checked;
     if (s->inbox.has_digest() && s->inbox.digest() != r_.state.digest_before) {
       spdlog::warn("worker {} ({}): weight digest differs from the hub's at step {}; resyncing",

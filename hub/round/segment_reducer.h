@@ -56,6 +56,8 @@ class SegmentReducer {
   // order they arrived in.
   void ClearInputs() { inputs_.clear(); }
   void AddInput(const Contribution& c) { inputs_.push_back(c); }
+  // Input i's weight, in place of its samples (hub/aggregation/fednova.h).
+  void SetWeight(size_t i, int64_t weight) { inputs_[i].batch = weight; }
   const std::vector<Contribution>& inputs() const { return inputs_; }
 
   // Whether the next segment can be combined: there are inputs and every

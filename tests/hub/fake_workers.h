@@ -109,6 +109,10 @@ struct Fault {
   } kind = Kind::kNone;
   int64_t step = -1;
   int link_ms = 30;
+  // Not a fault: a device this slow computes each sample of its
+  // assignment in this long (it sleeps and reports it); 0: instantly,
+  // reporting 0.1 ms a sample.
+  double ms_per_sample = 0;
   bool hostile_at(int64_t s) const {
     return (kind == Kind::kSignFlip || kind == Kind::kScale1e4 || kind == Kind::kFltMax) &&
            s >= step;
@@ -141,7 +145,8 @@ class FakeWorker final : public WorkerLink {
   // The id the hub gave it (ids follow the order of joining, which threads race for).
   int id() const { return id_; }
   int sessions = 0, steps = 0, left_out = 0, states = 0;
-  std::vector<int> local_steps;  // of each assignment it answered (0: per-step mode)
+  std::vector<int> local_steps;                // of each assignment it answered (0: per-step mode)
+  std::vector<proto::Assignment> assignments;  // each one it answered
   // How each plan it answered asked it to encode (it does), and how each
   // result chunk it got was encoded.
   std::vector<proto::Compression> plan_encodings, result_encodings;
@@ -249,6 +254,9 @@ class FakeWorker final : public WorkerLink {
           held = chunks;
           break;
         }
+        if (fault_.ms_per_sample > 0)
+          std::this_thread::sleep_for(std::chrono::microseconds(
+              static_cast<int64_t>(1000 * fault_.ms_per_sample * Samples(a))));
         if (fault_.kind == Fault::Kind::kSlowLink)
           std::this_thread::sleep_for(std::chrono::milliseconds(fault_.link_ms));
         if (fault_.kind == Fault::Kind::kNarrowLink) {
@@ -267,6 +275,7 @@ class FakeWorker final : public WorkerLink {
         }
         ++steps;
         local_steps.push_back(a.local_steps());
+        assignments.push_back(a);
         plan_encodings.push_back(plan->compression());
       }
     }
@@ -302,10 +311,16 @@ class FakeWorker final : public WorkerLink {
     }
     proto::GradientChunk& last = chunks.back();
     last.set_last(true);
-    last.set_batch(a.batch() * std::max(1, a.local_steps()));  // a round's samples
+    last.set_batch(Samples(a));
     last.set_loss_sum(a.batch());
-    last.set_compute_ms(0.1 * a.batch());
+    last.set_compute_ms(fault_.ms_per_sample > 0 ? fault_.ms_per_sample * Samples(a)
+                                                 : 0.1 * a.batch());
     return chunks;
+  }
+
+  // A round's samples.
+  static int Samples(const proto::Assignment& a) {
+    return a.batch() * std::max(1, a.local_steps());
   }
 
   StepCoordinator& hub_;
