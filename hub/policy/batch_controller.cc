@@ -78,7 +78,13 @@ double BatchController::HintReference(const std::vector<Member>& members) const 
     }
   }
   if (claims == 0) return -1;
-  return claims == 1 ? (members.size() == 1 ? first : -1) : second;
+  if (claims == 1) return members.size() == 1 ? first : -1;
+  // A pair has no second opinion: the faster claim is believed up to
+  // kPairTrustedSpread times the slower one, so a 5x phone beside a 1x one
+  // takes 13 to its 64 and a liar's partner still takes 8 (64 + 8, not
+  // the 66 of three workers with one liar before the two-claim rule).
+  if (members.size() == 2) return std::max(first, second / kPairTrustedSpread);
+  return second;
 }
 
 int BatchController::FollowingTotal(int per_worker, const std::vector<Member>& members) const {

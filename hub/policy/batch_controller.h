@@ -89,7 +89,13 @@ class BatchController {
   int FollowingTotal(int per_worker, const std::vector<Member>& members) const;
   // The speed (ms per sample) that at least two of `members` claim to
   // reach: the second fastest hint (the only one for a single member);
-  // < 0 when fewer than that have one.
+  // < 0 when fewer than that have one. A pair, where nothing tells a slow
+  // phone from the victim of a partner's lie, believes the faster claim up
+  // to kPairTrustedSpread times the slower: its partner takes at least
+  // 64 / 8 samples, a local step's floor, and the measured split follows
+  // the real speeds from the first measured round (1x + 5x: 64 + 13; at
+  // 64 + 64 the pair needed 1.18x one phone's samples, docs/faults.md).
+  static constexpr double kPairTrustedSpread = 8;
   double HintReference(const std::vector<Member>& members) const;
 
   // Batches for the next step, in the members' order: integers, at least 1

@@ -248,12 +248,19 @@ TEST(BatchControllerFollowingTotal, OneUncheckedClaimDoesNotSetTheGroupsBatch) {
     c.Hint(3, claim);
     EXPECT_EQ(c.FollowingTotal(64, {{1, 128}, {2, 128}, {3, 128}}), 192) << claim;
   }
-  // So a pair, where nothing tells a phone from a liar's victim, keeps 64
-  // each until its steps are measured.
+  // A pair, where nothing tells a phone from a liar's victim, believes the
+  // faster claim up to 8x the slower: 1x + 5x trains 64 + 13 ...
   BatchController pair(BatchPolicy::kBalanced);
   pair.Hint(1, 0.3);
   pair.Hint(2, 1.5);
-  EXPECT_EQ(pair.FollowingTotal(64, {{1, 128}, {2, 128}}), 128);
+  EXPECT_EQ(pair.FollowingTotal(64, {{1, 128}, {2, 128}}), 64 + 13);
+  // ... and a partner's lie leaves the honest one 8 (a local step's floor).
+  for (double claim : {1e-30, 1e-5, 0.01}) {
+    BatchController lied(BatchPolicy::kBalanced);
+    lied.Hint(1, 0.5);
+    lied.Hint(2, claim);
+    EXPECT_EQ(lied.FollowingTotal(64, {{1, 128}, {2, 128}}), 8 + 64) << claim;
+  }
 }
 
 TEST(BatchControllerFollowingTotal, AClaimFasterThanTheModelsArithmeticIsNotBelieved) {
