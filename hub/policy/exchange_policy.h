@@ -15,7 +15,11 @@ struct ExchangePolicy {
   // (SyncPeriod::AutoRoundCeiling).
   ExchangePolicy(int sync_every, bool overlap, std::optional<Compression> compression,
                  int ceiling = SyncPeriod::kMax, int64_t compression_warmup_steps = 0)
-      : sync(sync_every, overlap, ceiling), compression(compression, compression_warmup_steps) {}
+      : sync(sync_every, overlap, ceiling), compression(compression, compression_warmup_steps) {
+    // A fixed lossy encoding makes per-step exchanges inexact from the start.
+    if (!this->compression.automatic())
+      sync.ForgetExchange(this->compression.current() == Compression::kNone);
+  }
 
   // A round in which every participant finished (SyncPeriod::Observe's
   // arguments). Returns which of the two changed.

@@ -94,7 +94,13 @@ int SyncPeriod::Target(double exchange_ms, double step_compute_ms) const {
     const bool per_step_fast = per_step_exchange_ms_ >= 0
                                    ? per_step_exchange_ms_ < kFastExchangeMs / 2
                                    : lossless_;  // unmeasured (see ForgetExchange)
-    if (steps_ == 1 || per_step_fast) return 1;
+    // The exact mode is worth its exchanges only while it is exact: under
+    // a lossy encoding a per-step exchange under the line is no cheaper a
+    // share of the step. Three phones over shared 32 Mbit/s went to topk at
+    // step 2, measured 15-19 ms per-step exchanges against 25 ms of
+    // compute, stayed per-step for the whole run and reached 0.85 at 0.81x
+    // one phone alone (2.04x its samples, 1.67x its samples/s).
+    if ((steps_ == 1 && lossless_) || per_step_fast) return 1;
   }
   // exchange / (exchange + H * compute) <= share
   //   <=>  H >= exchange * (1 - share) / (share * compute)

@@ -44,6 +44,25 @@ TEST(SyncPeriod, StaysExactOnAFastNetworkEvenWhenTheExchangeIsMostOfAStep) {
   EXPECT_FALSE(p.local());
 }
 
+TEST(SyncPeriod, UnderALossyEncodingAFastPerStepExchangeIsNoReasonToStayPerStep) {
+  // Three phones over shared 32 Mbit/s went to topk at step 2: per-step
+  // exchanges of 15-19 ms against 25 ms of compute, under the fast line,
+  // kept them per-step for a whole run (0.81x one phone alone). Inexact
+  // anyway, they take rounds (Adam's ceiling of 4 here).
+  SyncPeriod lossy(0, false, 4);
+  lossy.ForgetExchange(/*lossless=*/false);
+  Feed(lossy, 20, 17, 25);
+  EXPECT_EQ(lossy.steps(), 4);
+  // The same exchange uncompressed is exact per-step, and stays so.
+  SyncPeriod exact(0, false, 4);
+  EXPECT_TRUE(Feed(exact, 20, 17, 25).empty());
+  EXPECT_EQ(exact.steps(), 1);
+  // A lossy per-step exchange well within the line (a LAN) stays per-step.
+  SyncPeriod lan(0, false, 4);
+  lan.ForgetExchange(/*lossless=*/false);
+  EXPECT_TRUE(Feed(lan, 20, 4, 25).empty());
+}
+
 TEST(SyncPeriod, RisesSoTheExchangeIsATwentiethOfTheRound) {
   // Wi-Fi: 60 ms per exchange, 5 ms per step: 19 * 60 / 5 = 228 -> capped.
   SyncPeriod capped(0);
