@@ -46,7 +46,10 @@ DashboardRequest RequestOf(MHD_Connection* connection, const char* url, const ch
   return r;
 }
 
+// libmicrohttpd's own words (a refused handshake, a head too large...):
+// every hostile client makes some, so only at debug level.
 void Log(void*, const char* format, va_list args) {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
   char line[512];
   std::vsnprintf(line, sizeof line, format, args);
   spdlog::debug("dashboard (libmicrohttpd): {}", line);
