@@ -49,7 +49,7 @@ host_packages=(
 arm64_packages=(
   libprotobuf-dev libgrpc++-dev libgrpc-dev libssl-dev zlib1g-dev libspdlog-dev
   libgtest-dev libgmock-dev ocl-icd-opencl-dev libclblast-dev libcpp-httplib-dev
-  libpng-dev libjpeg62-turbo-dev
+  libpng-dev libjpeg62-turbo-dev libmicrohttpd-dev
 )
 install_packages() {
   local missing=() p sudo=""

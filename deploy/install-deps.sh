@@ -13,14 +13,15 @@ set -euo pipefail
 
 # What CMake needs to configure with -DMT_TESTS=OFF and build the three
 # programs (the OpenCL headers and CLBlast too: the binaries drive a GPU
-# where the device has a driver), and the dataset the main job trains on.
+# where the device has a driver; libmicrohttpd, the hub's dashboard
+# server), and the dataset the main job trains on.
 packages=(
   build-essential cmake ninja-build pkg-config zlib1g-dev libpng-dev libjpeg-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
   libssl-dev
   libeigen3-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev
-  libonnx-dev libjs-chart.js
+  libonnx-dev libjs-chart.js libmicrohttpd-dev
   dataset-fashion-mnist
 )
 # The suite's own: GoogleTest and the HTTP client of the dashboard tests,

@@ -29,9 +29,9 @@ Response Route(const std::string& path, const SnapshotFn& snapshot) {
 
 }  // namespace
 
-Response DashboardResponse(const RequestHead& request, const std::string& token,
+Response DashboardResponse(const DashboardRequest& request, const std::string& token,
                            const SnapshotFn& snapshot) {
-  if (!RequestAuthorized(token, request.authorization, QueryParameter(request.query, "token")))
+  if (!RequestAuthorized(token, request.authorization, request.query_token))
     return Response::Text(401,
                           "this hub needs its token: send Authorization: Bearer TOKEN, or add "
                           "?token=TOKEN to the address\n")

@@ -4,8 +4,9 @@
 // /api/status; 404 elsewhere, 405 for anything but GET (and HEAD), 401
 // without the token when the hub has one (hub/monitor/access_token.h),
 // checked before anything else. Over TLS with the hub's certificate
-// unless told to speak plain HTTP. Bounded against hostile clients by
-// design (http_server.h, request_head.h; docs/security.md).
+// unless told to speak plain HTTP. Served by libmicrohttpd (mhd_daemon.h)
+// behind a front door of our own (front_door.h), bounded against hostile
+// clients (docs/security.md).
 #pragma once
 
 #include <functional>

@@ -1,10 +1,14 @@
-// An HTTP response as the dashboard's server writes it: a status, a type,
-// a few fields, and a body that is either its own or a view of data that
+// An HTTP response as the dashboard's routes make it: a status, a type, a
+// few fields, and a body that is either its own or a view of data that
 // outlives it (the assets built into the binary, which are never copied).
+// libmicrohttpd writes it (status line, Content-Length, HEAD without the
+// body: mhd_daemon.cc).
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mt::http {
 
@@ -19,25 +23,22 @@ class Response {
     return Owned(status, "text/plain; charset=utf-8", std::move(body));
   }
 
-  // An extra field, "Name: value" (no line end).
-  Response& With(std::string_view name, std::string_view value);
+  // An extra field (Name, value).
+  Response& With(std::string name, std::string value);
 
   int status() const { return status_; }
+  const std::string& content_type() const { return content_type_; }
+  const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
   std::string_view body() const { return is_static_ ? static_body_ : std::string_view(owned_); }
-  // The status line and fields, blank line included. HEAD answers send
-  // this alone, with the body's Content-Length all the same.
-  std::string Head(bool keep_alive) const;
+  bool is_static() const { return is_static_; }
 
  private:
   int status_ = 200;
   std::string content_type_;
-  std::string fields_;  // extra "Name: value\r\n" lines
+  std::vector<std::pair<std::string, std::string>> fields_;
   std::string owned_;
   std::string_view static_body_;
   bool is_static_ = false;
 };
-
-// "OK", "Not Found"... for the statuses this server sends.
-const char* ReasonPhrase(int status);
 
 }  // namespace mt::http

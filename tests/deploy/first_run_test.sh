@@ -35,7 +35,8 @@ export PATH="$work/bin:$PATH"
 
 test_packages=(chromium clang clang-format libgtest-dev libgmock-dev libcpp-httplib-dev
                openjdk-17-jdk-headless pocl-opencl-icd python3-onnx)
-main_packages=(libgrpc++-dev protobuf-compiler-grpc libeigen3-dev dataset-fashion-mnist libjs-chart.js)
+main_packages=(libgrpc++-dev protobuf-compiler-grpc libeigen3-dev dataset-fashion-mnist libjs-chart.js
+               libmicrohttpd-dev)
 # What the last script did (files, not pipes into grep -q: with pipefail a
 # writer cut short by grep's early exit would read as no match).
 record() {
