@@ -11,6 +11,7 @@
 #include "core/model/model_spec.h"
 #include "model_io/input_scaling_metadata.h"
 #include "model_io/onnx_error.h"
+#include "model_io/onnx_pytorch_hints.h"
 #include "model_io/weights_fit.h"
 
 namespace mt {
@@ -168,6 +169,7 @@ void OnnxImporter::ImportNodes() {
   if (count > 0)
     throw OnnxError(origin_ + ": " + std::to_string(count) + " node" + (count > 1 ? "s" : "") +
                     " of an op type that is not supported:" + unsupported +
+                    PyTorchHints(model_.graph()) +
                     "\nsupported (as layers that train): " + SupportedLayerOpsText());
   index = 0;
   for (const onnx::NodeProto& node : model_.graph().node())
