@@ -138,7 +138,7 @@ TEST(WorkerCliE2e, BadValuesNameTheirFlag) {
   };
   const std::vector<Case> cases = {
       {{"--memory-budget", "lots"},
-       "--memory-budget: expected a size such as 256M or 1G, got 'lots'"},
+       "--memory-budget: expected a size such as 256M, 256MB, 256MiB or 1G"},
       {{"--memory-budget", "0"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "12Q"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "-5M"}, "--memory-budget: expected a size"},
