@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 for bin in "$build/hub/mthub" "$build/worker/mtworker"; do
-  [ -x "$bin" ] || { echo "local-cluster.sh: $bin not built (run deploy/build.sh)" >&2; exit 1; }
+  [ -x "$bin" ] || { echo "local-cluster.sh: $bin not built (run deploy/build.sh, or set MT_BUILD_DIR to the build directory that has it; now ${MT_BUILD_DIR:-unset, so $root/build})" >&2; exit 1; }
 done
 mkdir -p "$out"
 rm -f "$out/port" "$out"/*.json

@@ -164,12 +164,17 @@ void Hub::SplitAmongWorkers(const DataOptions& read) {
       DrawPartition(DatasetLabels(*train), train->NumClasses(), config_.workers,
                     config_.data.partition, config_.seed);
   std::string sizes;
-  for (const ClassShare& s : shares) {
-    record_.partition_counts.push_back(s.count);
-    sizes += (sizes.empty() ? "" : ", ") + std::to_string(s.total());
+  for (size_t k = 0; k < shares.size(); ++k) {
+    record_.partition_counts.push_back(shares[k].count);
+    sizes +=
+        (k ? ", share " : "share ") + std::to_string(k) + ": " + std::to_string(shares[k].total());
   }
-  spdlog::info("--partition {}: worker k trains on share k mod {} alone, of {} samples",
-               config_.data.partition.ToString(), shares.size(), sizes);
+  // Workers are numbered by the hub ("worker 0 joined: NAME"), from 0; a
+  // --name such as local-cluster's worker1 is only a label.
+  spdlog::info(
+      "--partition {}: worker k (the number in \"worker k joined\", not its --name) trains on "
+      "share k mod {} alone; samples: {}",
+      config_.data.partition.ToString(), shares.size(), sizes);
   coordinator_->SetPartition(std::move(shares));
 }
 

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/model/model_spec.h"
+#include "model_io/input_scaling_metadata.h"
 #include "model_io/onnx_error.h"
+#include "model_io/onnx_pytorch_hints.h"
 #include "model_io/weights_fit.h"
 
 namespace mt {
@@ -100,8 +102,8 @@ LoadedModel OnnxImporter::Run() {
   ReadOutput();
   LoadedModel loaded;
   loaded.weights = CheckAgainstModel();
-  ReadClassNames();
-  ReadInputScaling(loaded.warnings);
+  ReadClassNames(loaded.warnings);
+  ReadInputScaling();
   loaded.spec = spec_;
   loaded.origin = origin_;
   return loaded;
@@ -167,6 +169,7 @@ void OnnxImporter::ImportNodes() {
   if (count > 0)
     throw OnnxError(origin_ + ": " + std::to_string(count) + " node" + (count > 1 ? "s" : "") +
                     " of an op type that is not supported:" + unsupported +
+                    PyTorchHints(model_.graph()) +
                     "\nsupported (as layers that train): " + SupportedLayerOpsText());
   index = 0;
   for (const onnx::NodeProto& node : model_.graph().node())
@@ -193,59 +196,56 @@ void OnnxImporter::ReadOutput() {
   if (name != spec_.layer(v.layer).name()) spec_.set_output_name(name);  // kept for the export
 }
 
-static std::vector<float> ParseNumbers(const std::string& text) {
-  std::vector<float> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    size_t used = 0;
-    const std::string part = text.substr(at, comma - at);
-    out.push_back(std::stof(part, &used));  // throws std::invalid_argument
-    if (used != part.size()) throw std::invalid_argument(part);
-    at = comma + 1;
-  }
-  return out;
-}
-
-void OnnxImporter::ReadInputScaling(std::vector<std::string>& warnings) {
-  // mt.input_mean and mt.input_std (onnx_export.h; or set by a user on a
-  // PyTorch export): what training must feed the model. mt's own default
-  // is left implicit, so a round trip keeps the spec as it was.
-  std::string mean, std;
+void OnnxImporter::ReadInputScaling() {
+  // mt.input_mean and mt.input_std (input_scaling_metadata.h; or set by a
+  // user on a PyTorch export): what training must feed the model. mt's own
+  // default is left implicit, so a round trip keeps the spec as it was.
+  const onnx::StringStringEntryProto *mean = nullptr, *std = nullptr;
   for (const onnx::StringStringEntryProto& p : model_.metadata_props()) {
-    if (p.key() == "mt.input_mean") mean = p.value();
-    if (p.key() == "mt.input_std") std = p.value();
+    if (p.key() == "mt.input_mean") mean = &p;
+    if (p.key() == "mt.input_std") std = &p;
   }
-  if (mean.empty() && std.empty()) return;
+  if (!mean && !std) return;
+  if (!mean || !std)
+    throw OnnxError(origin_ + ": metadata " + (mean ? mean : std)->key() + " '" +
+                    (mean ? mean : std)->value() + "' comes without " +
+                    (mean ? "mt.input_std" : "mt.input_mean") +
+                    "; give both (inputs are (image - mean) / std)");
+  const std::vector<float> m = ParseScalingMetadata(origin_, mean->key(), mean->value()),
+                           s = ParseScalingMetadata(origin_, std->key(), std->value());
   try {
-    const std::vector<float> m = ParseNumbers(mean), s = ParseNumbers(std);
     PixelScaling::FromMeanStd(m, s, spec_.input().channels());  // validates
-    const auto half = [](float v) { return std::fabs(v - 0.5f) < 1e-6f; };
-    const bool mt_default =
-        std::all_of(m.begin(), m.end(), half) && std::all_of(s.begin(), s.end(), half);
-    if (mt_default) return;
-    for (float v : m) spec_.add_input_mean(v);
-    for (float v : s) spec_.add_input_std(v);
   } catch (const std::exception& e) {
-    warnings.push_back(origin_ + ": metadata mt.input_mean '" + mean + "' and mt.input_std '" +
-                       std + "' are not one number or one per channel (" + e.what() +
-                       "); inputs are scaled as mt's default, pixels to [-1, 1]");
+    throw OnnxError(origin_ + ": metadata mt.input_mean '" + mean->value() +
+                    "' and mt.input_std '" + std->value() + "' do not fit the model's " +
+                    std::to_string(spec_.input().channels()) + " input channel(s): " + e.what());
   }
+  const auto half = [](float v) { return std::fabs(v - 0.5f) < 1e-6f; };
+  if (std::all_of(m.begin(), m.end(), half) && std::all_of(s.begin(), s.end(), half)) return;
+  for (float v : m) spec_.add_input_mean(v);
+  for (float v : s) spec_.add_input_std(v);
 }
 
-void OnnxImporter::ReadClassNames() {
-  // Ours (onnx_export.h): a JSON array with a name per output. Anything
-  // else there is not ours to interpret, and names are only a label.
+void OnnxImporter::ReadClassNames(std::vector<std::string>& warnings) {
+  // Ours (onnx_export.h): a JSON array with a name per output, the same
+  // JSON as mt.input_mean's list. A malformed one is refused, as the
+  // numbers are; names that do not match the outputs are only a label lost.
   for (const onnx::StringStringEntryProto& p : model_.metadata_props()) {
     if (p.key() != "mt.class_names") continue;
     const nlohmann::json names = nlohmann::json::parse(p.value(), nullptr, false);
-    if (!names.is_array()) return;
-    const int outputs = spec_.layer(spec_.layer_size() - 1).has_dense()
-                            ? spec_.layer(spec_.layer_size() - 1).dense().units()
-                            : -1;
-    if (static_cast<int>(names.size()) != outputs) return;
-    for (const auto& n : names)
-      if (!n.is_string()) return;
+    bool strings = names.is_array();
+    for (const auto& n : names) strings = strings && n.is_string();
+    if (!strings)
+      throw OnnxError(origin_ + ": metadata mt.class_names '" + p.value().substr(0, 200) +
+                      "' is not a JSON list of names, such as [\"cat\", \"dog\"]");
+    const proto::Layer& last = spec_.layer(spec_.layer_size() - 1);
+    const int outputs = last.has_dense() ? last.dense().units() : -1;
+    if (static_cast<int>(names.size()) != outputs) {
+      warnings.push_back(origin_ + ": metadata mt.class_names names " +
+                         std::to_string(names.size()) + " classes but the model has " +
+                         std::to_string(outputs) + " outputs; the names are left out");
+      return;
+    }
     for (const auto& n : names) spec_.add_class_names(n.get<std::string>());
   }
 }

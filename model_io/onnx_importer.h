@@ -98,8 +98,8 @@ class OnnxImporter {
   void ReadConstants();
   void ImportNodes();
   void ReadOutput();
-  void ReadClassNames();
-  void ReadInputScaling(std::vector<std::string>& warnings);
+  void ReadClassNames(std::vector<std::string>& warnings);
+  void ReadInputScaling();
   std::string LayerName(const OnnxNode& n);
   ModelWeights CheckAgainstModel();
 

@@ -23,8 +23,9 @@ CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
   CLI::App* cmd = app.add_subcommand("eval", "test accuracy and loss of a model on a dataset");
   cli::Configure(*cmd, "mtmodel eval FILE --dataset D [--report R] [--batch B] [--threads N]");
   cmd->description(
-      "Evaluates a model with weights (.onnx or .mtc) on the test split of a dataset, with "
-      "mt's fixed input normalisation (pixels to [-1, 1]), and prints the result as JSON.");
+      "Evaluates a model with weights (.onnx or .mtc) on the test split of a dataset, its "
+      "inputs scaled as the model says (an .onnx file's mt.input_mean and mt.input_std; "
+      "without them pixels to [-1, 1], as mt trains), and prints the result as JSON.");
   cmd->add_option("FILE", options.file, "the model: .onnx or .mtc")->required();
   cmd->add_option("--dataset", options.dataset,
                   "fashion-mnist, mnist, cifar10 (from /usr/share/datasets), a directory of "
@@ -46,6 +47,7 @@ int RunEval(const EvalOptions& options) {
     throw std::runtime_error(options.file +
                              " has no weights (a text spec or preset); eval needs an .onnx model "
                              "or an .mtc checkpoint");
+  for (const std::string& warning : loaded.warnings) std::cerr << "warning: " << warning << "\n";
   kernels::CpuBackend cpu(static_cast<int>(options.threads));
   const std::unique_ptr<Model> model = BuildModel(loaded.spec, cpu);
   model->SetParams(loaded.weights->params.data());

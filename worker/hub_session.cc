@@ -74,6 +74,17 @@ HubSession::HubSession(const WorkerConfig& cfg, const proto::JoinReply& join, Hu
     local_ = true;
     totals.share_classes.assign(share.count.size(), 0);
     for (uint32_t i : own_) ++totals.share_classes[labels[i]];
+    // Which share, in the hub's words ("worker 3 joined", share 3 mod
+    // --workers), so the two logs can be read side by side.
+    std::string classes;
+    for (size_t c = 0; c < totals.share_classes.size(); ++c)
+      if (totals.share_classes[c] > 0)
+        classes += (classes.empty() ? "" : ", ") + std::to_string(c) + ": " +
+                   std::to_string(totals.share_classes[c]);
+    spdlog::info(
+        "--partition: worker {} trains on its own share alone (the hub's share {} mod --workers): "
+        "{} samples, by class {}",
+        join.worker_id(), join.worker_id(), own_.size(), classes);
   }
   indices_.resize(static_cast<size_t>(trainer.capacity()));
   staging_.resize(trainer.model().ParamCount() * 3);  // weights + up to two optimizer slots

@@ -103,7 +103,9 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->type_name("NAME");
   app.add_option(
          "--data", hub_mode.data_dir,
-         "train on these local files (IDX or CIFAR-10 directory) instead of the hub's dataset")
+         "train on this device's own files instead of the hub's dataset: a directory of IDX or "
+         "CIFAR-10 files, or an image folder (DIR/<class>/*.png|jpg), read as the hub reads its "
+         "own")
       ->type_name("DIR");
   app.add_option("--allow-data", hub_mode.allowed_data_dirs,
                  "a directory under which the hub may name its dataset (repeatable; the hub "
@@ -119,8 +121,9 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(1, 1e7));
   std::string memory_budget = "auto";
   app.add_option("--memory-budget", memory_budget,
-                 "memory the model and its batch may use, e.g. 256M, 1G or 300000K (K, M, G: "
-                 "powers of 1024), auto: half the memory available when the worker starts (the "
+                 "memory the model and its batch may use, e.g. 256M, 256MB, 1GiB or 300000K "
+                 "(K, M, G, with or without B or iB: powers of 1024), auto: half the memory "
+                 "available when the worker starts (the "
                  "rest stays the device's), or none; the hub caps this worker's batch to fit, "
                  "and where a batch would be cut the worker recomputes activations instead")
       ->type_name("SIZE|auto|none")

@@ -16,6 +16,7 @@
 #include "core/cli/command_line.h"
 #include "core/cli/validators.h"
 #include "core/cli/version.h"
+#include "core/data/dataset_notes.h"
 #include "core/model/model_spec.h"
 
 namespace mt::cli {
@@ -66,14 +67,7 @@ DatasetInfo PeekTrainingSet(const std::string& dataset, const DataSettings& sett
                             const proto::ModelSpec& model, DataOptions* read) {
   *read = ReadOptionsFor(dataset, settings, model);
   DatasetInfo train = PeekDataset(dataset, Split::kTrain, *read);
-  if (train.skipped > 0)
-    spdlog::warn("{}: left out {} image(s) that do not decode, e.g. {}", dataset, train.skipped,
-                 train.skipped_examples.front());
-  if (train.links_skipped > 0)
-    spdlog::warn(
-        "{}: skipped {} symbolic link(s) to class folders or pictures: links are not "
-        "followed, since they may lead out of the dataset (copy the files in instead)",
-        dataset, train.links_skipped);
+  for (const std::string& note : DatasetNotes(dataset, train)) spdlog::warn("{}", note);
   return train;
 }
 

@@ -1,5 +1,6 @@
 #include "core/cli/validators.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -91,18 +92,27 @@ CLI::Validator ByteSize() {
       [](std::string& text) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
-        const std::string suffix = end ? std::string(end) : "";
-        double unit = 1;
-        if (suffix == "K" || suffix == "k" || suffix == "KiB")
+        // K, M or G, with or without B or iB, any case, after an optional
+        // space: 256M, 256MB, 256MiB and 256 mb are all 256 x 1024^2 (a
+        // memory size, as free(1) and the JVM count them).
+        std::string suffix = end ? std::string(end) : "";
+        if (!suffix.empty() && suffix[0] == ' ') suffix.erase(0, 1);
+        for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (suffix.size() == 3 && suffix.compare(1, 2, "IB") == 0) suffix.erase(1);
+        if (suffix.size() == 2 && suffix[1] == 'B') suffix.erase(1);
+        double unit = -1;
+        if (suffix.empty() || suffix == "B")
+          unit = 1;
+        else if (suffix == "K")
           unit = 1024.0;
-        else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+        else if (suffix == "M")
           unit = 1024.0 * 1024;
-        else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+        else if (suffix == "G")
           unit = 1024.0 * 1024 * 1024;
-        else if (!suffix.empty())
-          unit = -1;
         if (end == text.c_str() || unit < 0 || !(v > 0) || v * unit > 1e15 || v * unit < 1)
-          return "expected a size such as 256M or 1G" + Got(text);
+          return "expected a size such as 256M, 256MB, 256MiB or 1G (K, M or G, with or without "
+                 "B or iB: powers of 1024)" +
+                 Got(text);
         text = std::to_string(static_cast<int64_t>(v * unit));
         return {};
       },

@@ -34,9 +34,10 @@ CLI::Validator Real(double min, double max);
 // --partition), so the command line and the parser cannot disagree.
 CLI::Validator ParsedBy(std::function<void(const std::string&)> parse);
 
-// A size such as 256M, 1G, 300000K or 1048576 (bytes), K/M/G being powers
-// of 1024 (k/m/g and KiB/MiB/GiB too); rewritten as a byte count. Use with
-// Option::transform on an integer option.
+// A size such as 256M, 256MB, 256MiB, 1G, 300000K or 1048576 (bytes):
+// K, M or G with or without B or iB, any case, are powers of 1024;
+// rewritten as a byte count, anything else refused naming the accepted
+// forms. Use with Option::transform on an integer option.
 CLI::Validator ByteSize();
 
 }  // namespace mt::cli

@@ -2,6 +2,7 @@
 // pixels read with pread as batches ask for them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ class CachedImageDataset : public Dataset {
   // that was cached.
   uint64_t links_skipped() const { return links_skipped_; }
   void set_links_skipped(uint64_t n) { links_skipped_ = n; }
+  // Files the listing left out by their name (ImageFolder::unsupported),
+  // likewise for the caller to say.
+  const std::map<std::string, size_t>& unsupported() const { return unsupported_; }
+  void set_unsupported(std::map<std::string, size_t> u) { unsupported_ = std::move(u); }
 
  private:
   std::string path_;
@@ -45,6 +50,7 @@ class CachedImageDataset : public Dataset {
   uint64_t fingerprint_ = 0, skipped_ = 0, links_skipped_ = 0;
   std::vector<std::string> classes_, skipped_examples_;
   std::vector<uint16_t> labels_;
+  std::map<std::string, size_t> unsupported_;
 };
 
 // The 8 bytes that open and close a cache file.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -137,8 +138,10 @@ struct DatasetInfo {
   // the first few with why.
   uint64_t skipped = 0;
   std::vector<std::string> skipped_examples;
-  // Image folders: symbolic links below the folder, not followed.
+  // Image folders: symbolic links below the folder, not followed; files
+  // of formats mt does not read, by extension (ImageFolder::unsupported).
   uint64_t links_skipped = 0;
+  std::map<std::string, size_t> unsupported;
 };
 DatasetInfo PeekDataset(const std::string& name_or_dir, Split split,
                         const DataOptions& options = {});

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kFormat = 2;          // changes when the decode, resize or layout does
 constexpr size_t kChunkBytes = 8 << 20;  // decoded in parallel before writing
-constexpr int kSkippedExamples = 5;
+constexpr int kSkippedExamples = 20;     // named one by one; past them, a count
 // Cache files kept per folder and split (the newest hold-outs and shapes).
 constexpr size_t kVariantsKept = 2;
 // How long a process waits for the lock while its holder shows no progress.
@@ -201,6 +201,7 @@ std::unique_ptr<Dataset> OpenImageFolder(const std::string& dir, Split split,
     }
   }
   data->set_links_skipped(folder.links_skipped);
+  data->set_unsupported(folder.unsupported);
   return data;
 }
 

@@ -22,10 +22,15 @@ bool Hidden(const fs::path& p) {
   return !name.empty() && name[0] == '.';
 }
 
-bool ImageName(const fs::path& p) {
+std::string Extension(const fs::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+bool ImageName(const fs::path& p) {
+  const std::string ext = Extension(p);
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
@@ -57,6 +62,37 @@ bool HasImages(const fs::path& dir) {
     if (it->symlink_status(ec).type() == fs::file_type::regular && ImageName(it->path()))
       return true;
   return false;
+}
+
+// Pictures directly in `dir`, not in a class folder: how many, and one.
+size_t LoosePictures(const fs::path& dir, std::string* example) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (Hidden(entry.path()) || entry.symlink_status(ec).type() != fs::file_type::regular ||
+        !ImageName(entry.path()))
+      continue;
+    if (n++ == 0) *example = entry.path().filename().string();
+  }
+  return n;
+}
+
+// A class folder given as the dataset ("photos/bag" holding its pictures
+// and subfolders day0..2) would train on the subfolders as classes and
+// leave its own pictures out, silently.
+void RefuseLoosePictures(const fs::path& root, const std::vector<std::string>& classes) {
+  std::string example;
+  const size_t loose = LoosePictures(root, &example);
+  if (loose == 0) return;
+  const fs::path parent = root.parent_path().empty() ? fs::path("..") : root.parent_path();
+  throw DataError(
+      root.string() + ": holds " + std::to_string(loose) + " picture" + (loose > 1 ? "s" : "") +
+      " of its own (" + example + ") beside " +
+      (classes.empty() ? "no class folders" : "its class folders (" + Joined(classes) + ")") +
+      ", which are never read: an image folder keeps its pictures in class folders, "
+      "DIR/<class>/*.png|jpg. If " +
+      root.string() + " is one class, give the folder above it (--dataset " + parent.string() +
+      "); otherwise move these pictures into a class folder");
 }
 
 // Where the training class folders are: DIR/train, or DIR itself.
@@ -99,7 +135,7 @@ void ListClasses(const fs::path& root, const std::map<std::string, int>& labels,
       if (type == fs::file_type::symlink) ++out.links_skipped;
       if (type != fs::file_type::regular) continue;
       if (!ImageName(it->path())) {
-        ++out.ignored;
+        ++out.unsupported[Extension(it->path())];
         continue;
       }
       ++seen;
@@ -125,6 +161,20 @@ void ListClasses(const fs::path& root, const std::map<std::string, int>& labels,
 }
 
 }  // namespace
+
+std::string UnsupportedFilesNote(const std::map<std::string, size_t>& unsupported) {
+  std::vector<std::string> parts;
+  for (const auto& [ext, n] : unsupported) {
+    const std::string files = n > 1 ? "files" : "file";
+    parts.push_back(std::to_string(n) + " " +
+                    (ext.empty() ? files + " without an extension" : ext + " " + files));
+  }
+  if (parts.empty()) return "";
+  std::string note = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i)
+    note += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return "skipped " + note + ": format not supported (mt reads PNG and JPEG)";
+}
 
 bool IsImageFolder(const std::string& dir) {
   const fs::path root = TrainRoot(dir);
@@ -157,6 +207,7 @@ ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fra
                           "' is not one the model was trained for (" + Joined(known_classes) + ")");
     }
   }
+  RefuseLoosePictures(root, known_classes.empty() ? out.classes : ClassFolders(root));
   if (out.classes.empty())
     throw DataError(root.string() +
                     ": no class folders (expected <class>/*.png|jpg|jpeg, or train/<class>/...)");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,17 @@ struct ImageFolder {
   std::vector<std::string> classes;  // the train folder's class folders, sorted
   std::vector<ImageFile> files;      // of the split asked for, sorted by path
   double test_fraction = 0;          // held out (0 when DIR has test/)
-  size_t ignored = 0;                // files that are not PNG or JPEG by name
+  // Files left out because their name is not .png, .jpg or .jpeg, by
+  // extension (".webp", lower case; "" for none): counted to be said.
+  std::map<std::string, size_t> unsupported;
   // Symbolic links below DIR (class folders, pictures): never followed,
   // since they may lead anywhere (/usr, /etc/passwd); counted to be said.
   size_t links_skipped = 0;
 };
+
+// "skipped 3 .webp files and 1 .gif file: format not supported (mt reads
+// PNG and JPEG)", or "" when nothing was left out.
+std::string UnsupportedFilesNote(const std::map<std::string, size_t>& unsupported);
 
 // Whether `dir` holds class folders of images (directly or under train/).
 bool IsImageFolder(const std::string& dir);
@@ -44,7 +51,8 @@ bool IsImageFolder(const std::string& dir);
 // labels are places in that list, so devices whose folders hold different
 // classes agree; empty: the folder's own class folders, sorted. Throws
 // DataError for no classes, an empty class, a class the training set (or
-// the model) lacks, or a fraction with a test folder.
+// the model) lacks, a fraction with a test folder, or pictures lying
+// beside the class folders (DIR given is likely one class itself).
 ImageFolder ListImageFolder(const std::string& dir, Split split, double test_fraction,
                             const std::vector<std::string>& known_classes = {});
 

@@ -151,6 +151,7 @@ DatasetInfo PeekDataset(const std::string& name_or_dir, Split split, const DataO
     info.skipped = cached.skipped();
     info.skipped_examples = cached.skipped_examples();
     info.links_skipped = cached.links_skipped();
+    info.unsupported = cached.unsupported();
     return info;
   }
   DatasetInfo info = f.idx ? PeekIdx(f.images) : PeekCifar10(f.batches);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs mthub and mtworker as systemd services (docs/operations.md):
+# Installs mthub and mtworker as systemd services, and mtmodel beside them
+# (docs/operations.md):
 #   deploy/systemd/install.sh [--build-dir DIR] [--prefix DIR] [--root DIR] [--dry-run]
 #   --build-dir DIR  where they were built (default: build/ in the repository;
 #                    a relative DIR is taken from the current directory)
@@ -8,7 +9,7 @@
 #   --root DIR       install under DIR instead of / (a staging tree or an
 #                    image); systemctl daemon-reload is then not run
 #   --dry-run        print what would be done, change nothing
-# Installs DIR/bin/{mthub,mtworker}, /etc/systemd/system/{mthub,mtworker,
+# Installs DIR/bin/{mthub,mtworker,mtmodel}, /etc/systemd/system/{mthub,mtworker,
 # mtworker@}.service (replacing ours; local changes belong in drop-ins) and
 # /etc/mt/{mthub,mtworker}.env (only where they do not exist yet), then runs
 # systemctl daemon-reload if systemd is running. Needs root, except with
@@ -63,7 +64,7 @@ fi
 bindir="${prefix%/}/bin"
 
 # The binaries: present, and they run.
-for b in hub/mthub worker/mtworker; do
+for b in hub/mthub worker/mtworker modeltool/mtmodel; do
   [ -f "$build/$b" ] && [ -x "$build/$b" ] ||
     die "$build/$b not found or not executable (build first: deploy/build.sh, or give --build-dir)"
   timeout 20 "$build/$b" --help >/dev/null 2>&1 ||
@@ -94,6 +95,7 @@ run install -d -m 0755 "$root$bindir" "$root/etc/systemd/system" "$root/etc/mt"
 # old binary until they restart.
 run install -m 0755 "$build/hub/mthub" "$root$bindir/mthub"
 run install -m 0755 "$build/worker/mtworker" "$root$bindir/mtworker"
+run install -m 0755 "$build/modeltool/mtmodel" "$root$bindir/mtmodel"  # models: info, convert, eval
 
 for u in mthub.service mtworker.service mtworker@.service; do
   dest="$root/etc/systemd/system/$u"

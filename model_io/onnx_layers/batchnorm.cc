@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "model_io/onnx_layer_translators.h"
+#include "model_io/onnx_pytorch_hints.h"
 
 namespace mt {
 namespace {
@@ -13,10 +14,17 @@ float OurMomentum(float onnx_momentum) {
 }
 
 void ImportBatchNormalization(OnnxImporter& im, const OnnxNode& n) {
+  // A train-mode export: the running statistics come out as outputs 1 and
+  // 2 (opsets 14 and later with training_mode 1; before, up to 5 outputs).
+  bool updates_stats = n.Int("training_mode", 0) != 0;
+  for (int i = 1; i < n.proto().output_size(); ++i)
+    updates_stats = updates_stats || !n.proto().output(i).empty();
+  if (updates_stats)
+    n.Fail(std::string("it updates its running statistics (outputs ") +
+           std::to_string(n.proto().output_size()) + ", training_mode " +
+           std::to_string(n.Int("training_mode", 0)) + "): " + kExportInEvalMode);
   n.ExpectArity(5, 5);
   n.OnlyAttributes({"epsilon", "momentum", "training_mode", "spatial"});
-  if (n.Int("training_mode", 0) != 0)
-    n.Fail("training_mode 1 is not supported (export in eval mode)");
   if (n.Int("spatial", 1) != 1) n.Fail("spatial 0 is not supported");
   const ImportedValue& x = im.SpatialValue(n, 0);
   const char* roles[4] = {"scale", "bias", "mean", "variance"};

@@ -2,6 +2,7 @@
 // trip gives the same spec).
 #include "model_io/onnx_attributes.h"
 #include "model_io/onnx_layer_translators.h"
+#include "model_io/onnx_pytorch_hints.h"
 
 namespace mt {
 namespace {
@@ -15,7 +16,7 @@ void ImportDropout(OnnxImporter& im, const OnnxNode& n) {
   if (!n.Input(2).empty()) {
     const OnnxConstant& t = im.Constant(n, 2, "training_mode");
     if (t.count() != 1 || (t.is_float ? t.floats[0] != 0 : t.ints[0] != 0))
-      n.Fail("training_mode true is not supported (export in eval mode)");
+      n.Fail(std::string("its training_mode is true, so it drops: ") + kExportInEvalMode);
   }
   if (!(rate >= 0 && rate < 1)) n.Fail("ratio must be in [0, 1), got " + std::to_string(rate));
   proto::Layer layer;

@@ -75,6 +75,45 @@ TEST(OnnxErrors, UnsupportedOpNamesTheNodeAndTheSupportedOps) {
               AllOf(HasSubstr("bad.onnx"), HasSubstr("Softmax node 'probabilities'"),
                     HasSubstr("not supported"), HasSubstr("Conv"),
                     HasSubstr("BatchNormalization")));
+  // A final torch.softmax, the PyTorch habit, is named with its fix.
+  EXPECT_THAT(ImportError(m), AllOf(HasSubstr("torch.softmax"), HasSubstr("return the logits")));
+}
+
+// x * 0.5 * (1 + erf(x / sqrt(2))), as torch 1.13 exports nn.GELU(): named
+// as GELU with a replacement, not only as its Div and Erf.
+TEST(OnnxErrors, GeluIsNamedWithAReplacement) {
+  test_support::OnnxBuilder b({1, 2, 2});
+  b.Weight("sqrt2", {}, {1.4142135f});
+  b.Weight("one", {}, {1.0f});
+  b.Weight("half", {}, {0.5f});
+  b.Node("Flatten", "f", {"x"}, "fx");
+  b.Node("Div", "/act/Div", {"fx", "sqrt2"}, "d");
+  b.Node("Erf", "/act/Erf", {"d"}, "e");
+  b.Node("Add", "/act/Add", {"e", "one"}, "a");
+  b.Node("Mul", "/act/Mul", {"fx", "a"}, "m");
+  b.Node("Mul", "/act/Mul_1", {"m", "half"}, "y");
+  b.Output("y");
+  EXPECT_THAT(ImportError(b.Bytes()),
+              AllOf(HasSubstr("Div node '/act/Div'"), HasSubstr("Erf node '/act/Erf'"),
+                    HasSubstr("nn.GELU"), HasSubstr("nn.SiLU")));
+}
+
+// Batch norm exported in training mode, as torch.onnx.export writes it
+// without model.eval(): opset 14's training_mode 1 with the running mean
+// and variance as outputs, or (before opset 14) the extra outputs alone.
+TEST(OnnxErrors, ATrainModeExportIsRefusedNamingModelEval) {
+  const proto::ModelSpec spec = ParseModelSpec(test_support::kResidualSpec, "residual");
+  for (bool attribute : {true, false}) {
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(ExportOnnxBytes(spec, test_support::RandomWeights(spec, 3))));
+    onnx::NodeProto& bn = NodeNamed(m, "bn1");
+    bn.add_output("bn1.running_mean_out");
+    bn.add_output("bn1.running_var_out");
+    if (attribute) test_support::SetInt(bn, "training_mode", 1);
+    EXPECT_THAT(ImportError(m), AllOf(HasSubstr("BatchNormalization node 'bn1'"),
+                                      HasSubstr("training mode"), HasSubstr("model.eval()")))
+        << attribute;
+  }
 }
 
 TEST(OnnxErrors, UnsupportedOpInTheMiddle) {

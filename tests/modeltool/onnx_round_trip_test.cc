@@ -4,6 +4,7 @@
 // layers they compute.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <string>
@@ -55,7 +56,9 @@ TEST(OnnxRoundTrip, ExportSaysHowToScaleItsInput) {
   for (const auto& p : m.metadata_props()) meta[p.key()] = p.value();
   EXPECT_EQ(meta["mt.input_layout"], "NCHW");
   // What training fed it: pixel 0 as -1, pixel 255 as 1 (core/data/dataset.h).
-  const double mean = std::stod(meta["mt.input_mean"]), std = std::stod(meta["mt.input_std"]);
+  EXPECT_EQ(meta["mt.input_mean"], "[0.5]");  // JSON, as mt.class_names
+  const double mean = nlohmann::json::parse(meta["mt.input_mean"])[0].get<double>(),
+               std = nlohmann::json::parse(meta["mt.input_std"])[0].get<double>();
   EXPECT_NEAR((0.0 - mean) / std, kPixelOffset, 1e-6);
   EXPECT_NEAR((1.0 - mean) / std, 255 * kPixelScale + kPixelOffset, 1e-6);
   EXPECT_THAT(meta["mt.input_scaling"], ::testing::HasSubstr("(image - mean) / std"));

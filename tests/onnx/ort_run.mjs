@@ -11,17 +11,10 @@
 //   {"output":"logits","dims":[4,10]}
 // Any failure: a one-line reason on stderr and exit 1.
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createRequire } from 'node:module';
+import { failer, loadOrt } from './ort_load.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const USAGE = 'usage: node ort_run.mjs MODEL.onnx INPUT.f32 OUTPUT.f32 --shape N,C,H,W [--output NAME]';
-
-function fail(msg) {
-  process.stderr.write(`ort_run: ${msg}\n`);
-  process.exit(1);
-}
+const fail = failer('ort_run');
 
 function parseArgs(argv) {
   const pos = [];
@@ -50,26 +43,6 @@ function parseArgs(argv) {
   return { model: pos[0], input: pos[1], out: pos[2], dims, output };
 }
 
-async function loadOrt() {
-  // Resolve the package from this directory, whatever the caller's cwd.
-  const require = createRequire(path.join(here, 'package.json'));
-  let entry;
-  try {
-    entry = require.resolve('onnxruntime-web');
-  } catch {
-    fail(`onnxruntime-web is not installed under ${here}/node_modules (run: npm ci --prefix ${here})`);
-  }
-  // The node entry is ort.node.min.js (CJS) next to the ESM one; import the ESM.
-  const dist = path.dirname(entry);
-  const esm = path.join(dist, 'ort.node.min.mjs');
-  const ort = await import(pathToFileURL(fs.existsSync(esm) ? esm : entry).href);
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = pathToFileURL(dist + path.sep).href;
-  ort.env.logLevel = 'error';
-  return ort;
-}
-
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   let modelBytes;
@@ -93,7 +66,7 @@ async function main() {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   for (let i = 0; i < count; i++) data[i] = view.getFloat32(i * 4, true);
 
-  const ort = await loadOrt();
+  const ort = await loadOrt(fail);
   let session;
   try {
     session = await ort.InferenceSession.create(new Uint8Array(modelBytes), {

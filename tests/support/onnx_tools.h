@@ -43,8 +43,10 @@ inline std::string FindOnPath(const std::string& program) {
 // reasons say how to get them, so a skip is never a mystery.
 inline std::string OnnxToolsMissing() {
   if (FindOnPath("node").empty()) return "node is not on PATH (deploy/install-deps.sh installs it)";
-  if (!std::filesystem::exists(OnnxTestDir() + "/node_modules/onnxruntime-web"))
-    return "tests/onnx/node_modules/onnxruntime-web is missing (npm ci --prefix tests/onnx)";
+  for (const char* package : {"onnxruntime-web", "pngjs", "jpeg-js"})
+    if (!std::filesystem::exists(OnnxTestDir() + "/node_modules/" + package))
+      return std::string("tests/onnx/node_modules/") + package +
+             " is missing (npm ci --prefix tests/onnx)";
   if (access("/usr/bin/python3", X_OK) != 0) return "/usr/bin/python3 is missing";
   const ProcessResult r = RunProcess({"/usr/bin/python3", "-c", "import onnx.checker"}, 60);
   if (r.exit_code != 0)

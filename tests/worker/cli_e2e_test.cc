@@ -138,7 +138,7 @@ TEST(WorkerCliE2e, BadValuesNameTheirFlag) {
   };
   const std::vector<Case> cases = {
       {{"--memory-budget", "lots"},
-       "--memory-budget: expected a size such as 256M or 1G, got 'lots'"},
+       "--memory-budget: expected a size such as 256M, 256MB, 256MiB or 1G"},
       {{"--memory-budget", "0"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "12Q"}, "--memory-budget: expected a size"},
       {{"--memory-budget", "-5M"}, "--memory-budget: expected a size"},
@@ -181,10 +181,14 @@ TEST(WorkerCliE2e, OnlyTheTestBuildCorruptsGradients) {
 // "ARGS... --help" exiting 0 says ARGS were accepted (deploy/systemd/verify.sh
 // relies on the same).
 TEST(WorkerCliE2e, MemoryBudgetTakesTheSizesTheDocsShow) {
-  for (const std::string size : {"256M", "1G", "300000K", "1048576", "64K", "1.5G", "512MiB"}) {
+  for (const std::string size :
+       {"256M", "1G", "300000K", "1048576", "64K", "1.5G", "512MiB", "256MB", "1GB", "64kb"}) {
     const auto r = RunWorker(Concat(kHubMode, {"--memory-budget", size, "--help"}));
     EXPECT_EQ(r.exit_code, 0) << size << "\n" << r.output;
   }
+  const auto r = RunWorker(Concat(kHubMode, {"--memory-budget", "256XB"}));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("256M, 256MB, 256MiB or 1G"));
 }
 
 TEST(WorkerCliE2e, TokenFileProblemsNameTheFile) {
@@ -245,6 +249,7 @@ TEST(WorkerCliE2e, HelpShowsEveryFlagWithItsDefaultAndRange) {
                            "--connect-timeout X",
                            "[1 to 1e+07; default 600]",
                            "--memory-budget SIZE",
+                           "or an image folder (DIR/<class>/*.png|jpg)",
                            "[default auto]",
                            "--lr X",
                            "default: adam 0.004 x sqrt(batch / 64)",
