@@ -28,6 +28,24 @@ TEST(ConnectionLimits, RoomMeansNoneAndAFullTableClosesTheStalest) {
   EXPECT_EQ(ConnectionToEvict(open, "10.0.0.1", 10, 2), -1);
 }
 
+TEST(ConnectionLimits, AmongSilentOnesTheAddressHoldingMostGoesFirst) {
+  // A GET's connection accepted amid a flood from many addresses is the
+  // oldest silent one until its TLS hello arrives: an address with more
+  // sockets gives one up first.
+  using std::chrono::seconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + seconds(100);
+  const std::vector<ConnectionView> open = {{"10.0.0.1", t0, false},
+                                            {"10.0.0.2", t0 + seconds(2), false},
+                                            {"10.0.0.2", t0 + seconds(1), false},
+                                            {"10.0.0.3", t0 + seconds(3), false, true}};
+  EXPECT_EQ(ConnectionToEvict(open, "10.0.0.9", 4, 4), 2);
+  // One that spoke still outlasts every silent one, whatever its address.
+  const std::vector<ConnectionView> spoke = {{"10.0.0.1", t0, false},
+                                             {"10.0.0.2", t0 + seconds(2), false, true},
+                                             {"10.0.0.2", t0 + seconds(1), false, true}};
+  EXPECT_EQ(ConnectionToEvict(spoke, "10.0.0.9", 3, 4), 0);
+}
+
 TEST(ConnectionLimits, ARequestInFlightIsNeverTheOneClosed) {
   // Issue 45, finding 11: under eviction floods 14-38% of authorised GETs
   // lost their connection mid-request.
