@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hub/coordinator/round_tally.h"
+
 namespace mt {
 
 int64_t RoundPlanner::Length() const {
@@ -56,6 +58,9 @@ std::vector<WorkerSlot*> RoundPlanner::Attend(std::vector<WorkerSlot*> present,
 void RoundPlanner::Begin(const std::vector<WorkerSlot*>& who) {
   RoundState& state = r_.state;
   r_.exchange.compression.AtStep(state.step);
+  const int before = r_.exchange.sync.steps();
+  if (r_.exchange.sync.SetSoleParticipant(who.size() == 1))
+    RoundTally::RecordSyncChange(r_, before);
   state.steps = Length();
   state.local = r_.exchange.sync.local();
   Assign(who);

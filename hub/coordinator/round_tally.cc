@@ -115,18 +115,21 @@ void RoundTally::Observe() {
   const ExchangePolicy::Changes changed =
       exchange.Observe(state.steps, compute_ms + exchange_ms, compute_ms, seen_ms);
   if (changed.compression) RecordCompressionChange(encoded);
-  if (!changed.sync) return;
-  const SyncPeriod& sync = exchange.sync;
-  SyncChange change{state.step, before, sync.steps(), sync.exchange_ms(), sync.step_compute_ms()};
-  if (r_.metrics.sync_changes.size() < RunMetrics::kMaxSyncChanges)
-    r_.metrics.sync_changes.push_back(change);
+  if (changed.sync) RecordSyncChange(r_, before);
+}
+
+void RoundTally::RecordSyncChange(RoundContext& r, int before) {
+  const SyncPeriod& sync = r.exchange.sync;
+  SyncChange change{r.state.step, before, sync.steps(), sync.exchange_ms(), sync.step_compute_ms()};
+  if (r.metrics.sync_changes.size() < RunMetrics::kMaxSyncChanges)
+    r.metrics.sync_changes.push_back(change);
   char text[64];
   std::snprintf(text, sizeof text, "%d->%d", change.from, change.to);
-  r_.roster.Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
+  r.roster.Emit(HubEvent::Kind::kSyncPeriodChanged, -1, text);
   spdlog::info(
       "step {}: --sync-every auto: {} -> {} local steps per round (an exchange takes {:.1f} ms, "
       "a step's compute {:.1f} ms)",
-      state.step, change.from, change.to, change.exchange_ms, change.step_compute_ms);
+      r.state.step, change.from, change.to, change.exchange_ms, change.step_compute_ms);
 }
 
 void RoundTally::RecordCompressionChange(Compression from) {

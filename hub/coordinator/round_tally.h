@@ -22,6 +22,10 @@ class RoundTally {
   // observed, and the outcome says what the master should apply.
   RoundOutcome Close(SegmentReducer& reducer);
 
+  // --sync-every auto moved from `before` local steps to the current ones:
+  // recorded in the metrics, announced as an event and logged.
+  static void RecordSyncChange(RoundContext& round, int before);
+
  private:
   // Who finished the round: its samples and loss, each worker's stats.
   RoundOutcome Count();

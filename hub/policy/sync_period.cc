@@ -26,6 +26,15 @@ SyncPeriod::SyncPeriod(int fixed, bool overlap, int ceiling)
       steps_(fixed <= 0 ? 1 : fixed),
       local_(fixed > 1) {}
 
+bool SyncPeriod::SetSoleParticipant(bool sole) {
+  sole_ = sole;
+  if (sole || !automatic_ || steps_ <= ceiling_) return false;
+  steps_ = ceiling_;
+  rounds_at_current_ = 0;
+  damping_ = ChangeDamping{};
+  return true;
+}
+
 void SyncPeriod::ChangeDamping::Add(double exchange, double step_compute) {
   exchange_ms[next] = exchange;
   step_compute_ms[next] = step_compute;
@@ -106,7 +115,7 @@ int SyncPeriod::Target(double exchange_ms, double step_compute_ms) const {
   //   <=>  H >= exchange * (1 - share) / (share * compute)
   const double compute = std::max(step_compute_ms, 1e-3);
   const double h = std::ceil(exchange_ms * (1 - kExchangeShare) / (kExchangeShare * compute));
-  return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(ceiling_)));
+  return static_cast<int>(std::clamp(h, 1.0, static_cast<double>(sole_ ? kMax : ceiling_)));
 }
 
 }  // namespace mt

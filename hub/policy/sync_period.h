@@ -118,6 +118,16 @@ class SyncPeriod {
     damping_.next = 0;
   }
 
+  // Whether the next round has a single participant. Its round is that
+  // worker's own training: nothing is averaged, so the optimizer's ceiling
+  // (AutoRoundCeiling: Adam's 4, for the averaging's sake) does not hold
+  // and auto may lengthen the round up to kMax. A phone 20x slower than its
+  // partner is set aside (hub/policy/attendance.h), and the partner then
+  // paid a 4-step round's exchange over the shared medium and trained at
+  // 0.72x its own speed alone. With others again, a round over the ceiling
+  // comes back to it at once. Returns whether steps() changed.
+  bool SetSoleParticipant(bool sole);
+
   // The running estimates behind the last decision (< 0: none yet).
   double exchange_ms() const { return exchange_ms_; }
   // Whether rounds overlap their exchange now (overlap asked for, and local).
@@ -134,6 +144,7 @@ class SyncPeriod {
   bool automatic_;
   bool overlap_;
   int ceiling_;
+  bool sole_ = false;  // SetSoleParticipant's
   int steps_;
   bool local_;
   double exchange_ms_ = -1;

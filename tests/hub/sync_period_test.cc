@@ -63,6 +63,25 @@ TEST(SyncPeriod, UnderALossyEncodingAFastPerStepExchangeIsNoReasonToStayPerStep)
   EXPECT_TRUE(Feed(lan, 20, 4, 25).empty());
 }
 
+TEST(SyncPeriod, ASoleParticipantsRoundsGoPastTheOptimizersCeilingAndComeBackAtOnce) {
+  // Adam's ceiling is 4, for the averaging's sake; a round of one worker is
+  // its own training, and 60 ms exchanges against 5 ms steps call for 64.
+  SyncPeriod p(0, false, 4);
+  EXPECT_FALSE(p.SetSoleParticipant(true));
+  Feed(p, 40, 60, 5);
+  EXPECT_EQ(p.steps(), SyncPeriod::kMax);
+  // Another worker is back: the ceiling holds from the next round on.
+  EXPECT_TRUE(p.SetSoleParticipant(false));
+  EXPECT_EQ(p.steps(), 4);
+  EXPECT_FALSE(p.SetSoleParticipant(false));
+  Feed(p, 40, 60, 5);
+  EXPECT_EQ(p.steps(), 4);
+  // A fixed --sync-every is never moved.
+  SyncPeriod fixed(16, false, 4);
+  EXPECT_FALSE(fixed.SetSoleParticipant(false));
+  EXPECT_EQ(fixed.steps(), 16);
+}
+
 TEST(SyncPeriod, RisesSoTheExchangeIsATwentiethOfTheRound) {
   // Wi-Fi: 60 ms per exchange, 5 ms per step: 19 * 60 / 5 = 228 -> capped.
   SyncPeriod capped(0);
