@@ -105,8 +105,10 @@ StatusSnapshot SnapshotFromReport(const ReportJson& report) {
     s.samples_per_second = report.value("samples_per_second", 0.0);
     s.samples_per_second_over = "run";
     s.samples_per_second_span_seconds = s.train_seconds;
-    s.sync_every = report.value("final_sync_every", 1);
-    s.compression = report.value("final_compression", "none");
+    // A report before the *_in_use names has only final_*.
+    s.sync_every = report.value("sync_every_in_use", report.value("final_sync_every", 1));
+    s.compression =
+        report.value("compression_in_use", report.value("final_compression", std::string("none")));
     s.gradient_bytes_in = report.value("gradient_bytes_in", int64_t{0});
     s.result_bytes_out = report.value("result_bytes_out", int64_t{0});
     s.bytes_per_step = report.value("gradient_bytes_per_step", 0.0);

@@ -33,6 +33,10 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["samples_per_second_over"] = s.samples_per_second_over;
   j["samples_per_second_span_seconds"] = s.samples_per_second_span_seconds;
   j["eta_seconds"] = s.eta_seconds;
+  // In use now (run.sync_every and run.compression are the settings, as at
+  // the report's top level); the bare names as this wrote them before.
+  j["sync_every_in_use"] = s.sync_every;
+  j["compression_in_use"] = s.compression;
   j["sync_every"] = s.sync_every;
   j["compression"] = s.compression;
   j["gradient_bytes_in"] = s.gradient_bytes_in;
