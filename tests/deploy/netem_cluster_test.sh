@@ -120,4 +120,4 @@ for ns in $(ip netns list | awk '{ print $1 }' | grep '^mtnetem[0-9]' || true); 
   kill -0 "$pid" 2>/dev/null || left=$((left + 1))
 done
 [ "$left" -eq 0 ] || { echo "FAIL: $left namespace(s) left behind"; exit 1; }
-echo "ok: 2 workers over one shared shaped link; auto took local steps and an encoding behind it"
+echo "ok: 2 workers over one shared shaped link; auto took local steps and an encoding behind it; --baseline timed both to target; the dashboard answered from here"
