@@ -8,7 +8,7 @@
 #   deploy/netem-cluster.sh [--workers 3] [--medium shared|separate] [--rate 32mbit]
 #                           [--delay 5ms] [--loss 1%] [--shaper netem|tbf]
 #                           [--worker-args I "FLAGS"]... [--timeout 3600] [--out DIR] [--keep]
-#                           [-- extra mthub flags]
+#                           [--baseline] [--baseline-rate 10gbit] [-- extra mthub flags]
 #   deploy/netem-cluster.sh --cleanup      # remove namespaces left by a crashed run
 #   MT_WORKER_ARGS="--device auto" deploy/netem-cluster.sh ...   # extra flags, every mtworker
 #   deploy/netem-cluster.sh --worker-args 1 "--slowdown 5" ...    # extra flags, worker 1 only
@@ -31,6 +31,17 @@
 # --shaper tbf is for kernels without netem (CONFIG_NET_SCH_NETEM): rate by
 # tbf and loss by a classic-BPF random drop on clsact egress; it cannot
 # delay, so it requires --delay 0ms.
+#
+# "Did more phones help?": --baseline first runs the same training with one
+# worker alone (worker 0's --worker-args) on a fast link of its own
+# (--baseline-rate, no delay or loss), as tests/bench/wifi.py's "alone" run,
+# its logs in $OUT/baseline; the result then prints beside it: the time to
+# mthub's --target-accuracy when one is given (the report's
+# seconds_to_target), else samples/s and training time.
+# The hub's dashboard (mthub --http-port, on by default) listens inside the
+# hub's namespace; deploy/ns-forward.py forwards a port of this machine's
+# 127.0.0.1 to it (the same port when free), so the address printed opens
+# in a browser here (also written to $OUT/dashboard).
 #
 # Prints the hub's result and the bytes that crossed the hub's ends of the
 # links (both directions, retransmissions included, join and final traffic
@@ -56,6 +67,8 @@ timeout=3600
 out=""
 keep=0
 cleanup_only=0
+baseline=0
+baseline_rate=10gbit
 hub_args=()
 read -r -a worker_args <<<"${MT_WORKER_ARGS:-}"
 declare -A one_worker_args=()  # worker index -> its own extra flags
@@ -83,6 +96,8 @@ while [ $# -gt 0 ]; do
     --timeout) timeout="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --baseline) baseline=1; shift ;;
+    --baseline-rate) baseline_rate="$2"; shift 2 ;;
     --cleanup) cleanup_only=1; shift ;;
     --) shift; hub_args=("$@"); break ;;
     -h|--help) usage; exit 0 ;;
@@ -121,6 +136,7 @@ for i in "${!one_worker_args[@]}"; do
   [ "$i" -lt "$workers" ] || bad_usage "--worker-args $i: there are workers 0..$((workers - 1))"
 done
 [[ "$rate" =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || bad_usage "--rate like 32mbit, 500kbit, 1gbit (got '$rate')"
+[[ "$baseline_rate" =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] || bad_usage "--baseline-rate like 10gbit (got '$baseline_rate')"
 [[ "$delay" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || bad_usage "--delay like 5ms (got '$delay')"
 [[ "$loss" =~ ^[0-9]+(\.[0-9]+)?%$ ]] || bad_usage "--loss like 1% (got '$loss')"
 for bin in "$build/hub/mthub" "$build/worker/mtworker"; do
@@ -186,6 +202,7 @@ elif [ "$shaper" != netem ]; then
 fi
 
 hub_pid=""
+forward_pid=""
 pids=()
 made_ns=()
 stopping=0
@@ -194,6 +211,7 @@ cleanup() {
   set +e
   trap - INT TERM
   local p deadline=$((SECONDS + 5))
+  [ -z "$forward_pid" ] || kill -TERM "$forward_pid" 2>/dev/null
   for p in $hub_pid "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
   for p in $hub_pid "${pids[@]}"; do
     while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
@@ -289,7 +307,23 @@ counters() {  # total rx and tx bytes of the hub's ends of the links
 }
 
 mkdir -p "$out"
-rm -f "$out/port" "$out"/*.json "$out"/*.log
+rm -f "$out/port" "$out/dashboard" "$out"/*.json "$out"/*.log
+rm -rf "$out/baseline"
+if [ "$baseline" -eq 1 ]; then
+  echo "$me: baseline: one worker alone on a link of $baseline_rate; logs in $out/baseline"
+  base=(--workers 1 --medium separate --rate "$baseline_rate" --delay 0ms --loss 0% --shaper "$shaper"
+        --timeout "$timeout" --out "$out/baseline")
+  [ -z "${one_worker_args[0]:-}" ] || base+=(--worker-args 0 "${one_worker_args[0]}")
+  base_hub_args=()  # the hub's flags but --linger: the baseline ends with its run
+  skip=0
+  for a in "${hub_args[@]}"; do
+    if [ "$skip" -eq 1 ]; then skip=0; continue; fi
+    case "$a" in --linger) skip=1; continue ;; --linger=*) continue ;; esac
+    base_hub_args+=("$a")
+  done
+  MT_NETEM_NO_FORWARD=1 bash "$0" "${base[@]}" -- "${base_hub_args[@]}" >"$out/baseline.log" 2>&1 ||
+    die "the baseline run failed (exit $?); see $out/baseline.log"
+fi
 read -r rx0 tx0 < <(counters)
 if [ "$medium" = shared ]; then
   echo "$me: $workers worker(s) sharing one link of $rate, $delay, $loss loss each way ($shaper); logs in $out"
@@ -320,6 +354,31 @@ for i in $(seq 0 $((workers - 1))); do
     --report "$out/worker$i.json" "${worker_args[@]}" "${own_args[@]}" >"$out/worker$i.log" 2>&1 &
   pids+=($!)
 done
+
+# The dashboard, from this machine: the address the hub logs, forwarded.
+forward_dashboard() {
+  local line url _
+  for _ in $(seq 1 50); do
+    line=$(grep -o 'dashboard: https\?://[^ ]*' "$out/hub.log" 2>/dev/null | head -n 1) && break
+    kill -0 "$hub_pid" 2>/dev/null || return 0
+    sleep 0.1 || true
+  done
+  [ -n "$line" ] || return 0
+  url=${line#dashboard: }
+  [[ "$url" =~ ^(https?)://(\[[^]]*\]|[^:/]+):([0-9]+)(/.*)?$ ]] || return 0
+  local scheme="${BASH_REMATCH[1]}" host="${BASH_REMATCH[2]}" hport="${BASH_REMATCH[3]}" rest="${BASH_REMATCH[4]}"
+  host=${host#[}; host=${host%]}
+  python3 deploy/ns-forward.py "$hub_ns" "$host" "$hport" "$hport" >"$out/forward.port" 2>"$out/forward.log" &
+  forward_pid=$!
+  for _ in $(seq 1 50); do
+    [ -s "$out/forward.port" ] && break
+    sleep 0.1 || true
+  done
+  [ -s "$out/forward.port" ] || { echo "$me: could not forward the dashboard; see $out/forward.log" >&2; return 0; }
+  echo "$scheme://127.0.0.1:$(head -n 1 "$out/forward.port")${rest:-/}" >"$out/dashboard"
+  echo "$me: dashboard from this machine: $(cat "$out/dashboard") (forwarded into $hub_ns)"
+}
+[ -n "${MT_NETEM_NO_FORWARD:-}" ] || forward_dashboard
 
 # Wait for the hub: at most --timeout, and at most 30 s once asked to stop.
 deadline=$((SECONDS + timeout))
@@ -364,11 +423,38 @@ summary = {"medium": medium, "rate": rate, "delay": delay, "loss": loss, "shaper
            "test_accuracy": hub["test_accuracy"] if hub else None,
            "samples_per_second": hub["samples_per_second"] if hub else None,
            "train_seconds": hub["train_seconds"] if hub else None,
+           "target_accuracy": hub.get("target_accuracy", 0) if hub else None,
+           "seconds_to_target": hub.get("seconds_to_target", -1) if hub else None,
+           "step_to_target": hub.get("step_to_target", -1) if hub else None,
            "hub_report": os.path.abspath(path) if hub else None}
+# --baseline: the same training by one worker alone on a fast link.
+base_path = os.path.join(out, "baseline", "hub.json")
+base = json.load(open(base_path)) if os.path.exists(base_path) else None
+if base:
+    summary["baseline"] = {k: base.get(k) for k in ("steps", "samples_per_second", "train_seconds",
+                                                    "test_accuracy", "seconds_to_target", "step_to_target")}
 json.dump(summary, open(os.path.join(out, "netem.json"), "w"), indent=2)
+def to_target(r):
+    s = r.get("seconds_to_target", -1)
+    return f"{s:.1f} s (step {r.get('step_to_target', -1)})" if s is not None and s >= 0 else "not reached"
 if hub:
     print(f"test accuracy {hub['test_accuracy']:.4f} after {steps} steps; {hub['samples_per_second']:.0f} samples/s, "
           f"{hub['train_seconds']:.2f} s training, {summary['step_ms'] or 0:.1f} ms/step")
+    target = hub.get("target_accuracy", 0)
+    if target > 0:
+        print(f"time to target accuracy {target:g}: {to_target(hub)} with {workers} worker(s)")
+    if base:
+        if target > 0:
+            line = f"one worker alone on a fast link: {to_target(base)}"
+            ours, theirs = hub.get("seconds_to_target", -1), base.get("seconds_to_target", -1)
+            if ours > 0 and theirs > 0:
+                line += f"; {workers} worker(s) took {ours / theirs:.2f}x its time ({theirs / ours:.2f}x as fast)"
+        else:
+            line = (f"one worker alone on a fast link: {base['samples_per_second']:.0f} samples/s, "
+                    f"{base['train_seconds']:.2f} s training for {base['steps']} steps")
+            if base["samples_per_second"] > 0:
+                line += f"; {workers} worker(s): {hub['samples_per_second'] / base['samples_per_second']:.2f}x its samples/s"
+        print(line)
 else:
     print("no hub report (the hub failed; see hub.log)")
 per = f", {(tx + rx) / steps / 1e3:.1f} KB/step" if steps else ""

@@ -13,12 +13,15 @@ namespace mt {
 
 RunInfo Hub::LiveRunInfo() const {
   RunInfo r;
-  r.model = spec_.name();
+  // The model as the user named it (the file's stem, or the preset): an
+  // exported graph's own name is often the exporter's (PyTorch: torch_jit).
+  r.model = record_.model_label.empty() ? spec_.name() : record_.model_label;
   r.dataset = config_.dataset;
   r.compression = config_.compression ? CompressionName(*config_.compression) : "auto";
   r.sync_every_setting = std::max(0, config_.local_sgd.sync_every);
   r.parameters = static_cast<int64_t>(master_->param_count());
   r.total_steps = plan_->total_steps();
+  r.total_epochs = plan_->EpochsBegun(plan_->total_steps());
   r.global_batch = plan_->batch();
   r.workers_expected = config_.workers;
   r.first_step = coordinator_->steps_done();
@@ -32,7 +35,9 @@ void Hub::RecordLive(const StepCoordinator::StepOutcome& outcome, int64_t step) 
   LiveStep s;
   s.step = step;
   s.steps = outcome.steps;
-  s.epoch = plan_->EpochOf(step) + 1;
+  // `step` steps are done: the epoch the last of them trained in, as the
+  // report counts (EpochOf(step) + 1 would be the next one at an epoch's end).
+  s.epoch = plan_->EpochsBegun(step);
   s.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - train_start_.wall).count();
   s.samples = outcome.samples;

@@ -197,7 +197,8 @@ std::optional<int> ParseHubOptions(int argc, const char* const* argv, HubOptions
   app.add_option("--deadline-floor", cfg.deadline.floor_seconds,
                  "adaptive deadline: never shorter than this (seconds)")
       ->check(Real(0.01, 1e6));
-  cli::AddChoice(app, "--compress", cfg.compression,
+  // --compression: the name the report, /api/status and the dashboard give it.
+  cli::AddChoice(app, "--compress,--compression", cfg.compression,
                  {{"auto", std::nullopt},
                   {"none", Compression::kNone},
                   {"fp16", Compression::kFp16},

@@ -24,6 +24,10 @@ void ReportRun(const StatusSnapshot& s, RunSummary& r) {
   r.parameters = s.run.parameters;
   const ReportJson run = RunJson(s.run);  // named: items() does not keep a temporary alive
   for (const auto& [key, value] : run.items()) r.details[key] = value;
+  // In use at the end, under the names /api/status gives them in use now;
+  // final_* as the report named them before (scripts read them).
+  r.details["sync_every_in_use"] = s.sync_every;
+  r.details["compression_in_use"] = s.compression;
   r.details["final_sync_every"] = s.sync_every;
   r.details["final_compression"] = s.compression;
   if (s.privacy) r.details["differential_privacy"] = PrivacyJson(*s.privacy);

@@ -9,6 +9,7 @@
 #include "core/util/rate_limited_log.h"
 #include "hub/membership/churn_log.h"
 #include "hub/membership/network_strings.h"
+#include "hub/membership/placement_summary.h"
 #include "proto/wire.h"
 
 namespace mt {
@@ -172,8 +173,12 @@ HubStatus Membership::Attach(const proto::Hello& hello, WorkerLink* link, Worker
   slot->attached = true;
   slot->session.stream_open = true;
   slot->placement = hello.placement();
-  if (!slot->placement.empty())
-    LogChurn(spdlog::level::info,  // the whole of it is in the report
+  // Said where it matters (a layer off the CPU); the list itself, long for
+  // a larger model, only at debug level (the whole of it is in the report).
+  if (const std::string summary = PlacementSummary(slot->placement); !summary.empty())
+    LogChurn(spdlog::level::info, fmt::format("worker {} placement: {}", slot->id, summary));
+  else if (!slot->placement.empty())
+    LogChurn(spdlog::level::debug,
              fmt::format("worker {} placement: {}", slot->id, BoundedText(slot->placement, 256)));
   *out = slot;
   return HubStatus::Ok();

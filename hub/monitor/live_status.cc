@@ -138,6 +138,7 @@ void LiveStatus::Fill(StatusSnapshot& out) const {
     const int64_t steps = latest_.step - from.step;
     if (span > 0 && steps > 0) {
       out.samples_per_second = static_cast<double>(latest_.samples - from.samples) / span;
+      out.samples_per_second_span_seconds = span;
       out.bytes_per_step =
           static_cast<double>(latest_.bytes - from.bytes) / static_cast<double>(steps);
       out.eta_seconds = static_cast<double>(std::max<int64_t>(0, run_.total_steps - last_.step)) *

@@ -29,6 +29,7 @@ RunInfo RunFromReport(const ReportJson& r) {
   run.sync_every_setting = sync != r.end() && sync->is_number_integer() ? sync->get<int>() : 0;
   run.parameters = r.value("parameters", int64_t{0});
   run.total_steps = r.value("total_steps", int64_t{0});
+  run.total_epochs = r.value("total_epochs", int64_t{0});
   run.global_batch = r.value("global_batch", int64_t{0});
   run.workers_expected = r.value("workers_expected", 0);
   run.first_step = r.value("first_step", int64_t{0});
@@ -102,8 +103,12 @@ StatusSnapshot SnapshotFromReport(const ReportJson& report) {
     s.epoch = epochs.empty() ? 0 : epochs.back().value("epoch", int64_t{0});
     s.loss = NonNegative(report, "last_step_loss");
     s.samples_per_second = report.value("samples_per_second", 0.0);
-    s.sync_every = report.value("final_sync_every", 1);
-    s.compression = report.value("final_compression", "none");
+    s.samples_per_second_over = "run";
+    s.samples_per_second_span_seconds = s.train_seconds;
+    // A report before the *_in_use names has only final_*.
+    s.sync_every = report.value("sync_every_in_use", report.value("final_sync_every", 1));
+    s.compression =
+        report.value("compression_in_use", report.value("final_compression", std::string("none")));
     s.gradient_bytes_in = report.value("gradient_bytes_in", int64_t{0});
     s.result_bytes_out = report.value("result_bytes_out", int64_t{0});
     s.bytes_per_step = report.value("gradient_bytes_per_step", 0.0);

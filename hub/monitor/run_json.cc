@@ -9,6 +9,7 @@ ReportJson RunJson(const RunInfo& r) {
           {"dataset", r.dataset},
           {"parameters", r.parameters},
           {"total_steps", r.total_steps},
+          {"total_epochs", r.total_epochs},
           {"global_batch", r.global_batch},
           {"workers_expected", r.workers_expected},
           {"first_step", r.first_step},

@@ -30,7 +30,13 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["samples"] = s.samples;
   j["loss"] = JsonOrNull(s.loss);
   j["samples_per_second"] = s.samples_per_second;
+  j["samples_per_second_over"] = s.samples_per_second_over;
+  j["samples_per_second_span_seconds"] = s.samples_per_second_span_seconds;
   j["eta_seconds"] = s.eta_seconds;
+  // In use now (run.sync_every and run.compression are the settings, as at
+  // the report's top level); the bare names as this wrote them before.
+  j["sync_every_in_use"] = s.sync_every;
+  j["compression_in_use"] = s.compression;
   j["sync_every"] = s.sync_every;
   j["compression"] = s.compression;
   j["gradient_bytes_in"] = s.gradient_bytes_in;
@@ -52,6 +58,7 @@ ReportJson StatusJson(const StatusSnapshot& s) {
   j["workers_total"] = static_cast<int64_t>(s.workers.size()) + s.departed.unlisted;
   j["workers_by_state"] = by_state;
   j["joins_without_stream"] = s.joins_without_stream;
+  j["joins_pending"] = s.joins_pending;
   j["workers_departed"] = s.departed.workers;
   j["workers"] = std::move(workers);
 

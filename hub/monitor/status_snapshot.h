@@ -53,6 +53,7 @@ struct RunInfo {
   std::string model, dataset, compression;
   int sync_every_setting = 0;  // --sync-every: the fixed H, 0 for auto
   int64_t parameters = 0, total_steps = 0, global_batch = 0;
+  int64_t total_epochs = 0;  // epochs the run's steps begin (a partial last one counts)
   int workers_expected = 0;
   int64_t first_step = 0;  // steps done before this process trained (resumed runs)
   // --partition and each share's samples per class (empty: iid), and the
@@ -72,6 +73,11 @@ struct StatusSnapshot {
   int64_t step = 0, epoch = 0, samples = 0;
   std::optional<double> loss;  // of the last step
   double samples_per_second = 0, eta_seconds = 0;
+  // What samples_per_second averages over: "recent" (live: the last
+  // samples_per_second_span_seconds) or "run" (a report: the whole run,
+  // as the report's own samples_per_second).
+  std::string samples_per_second_over = "recent";
+  double samples_per_second_span_seconds = 0;
   int sync_every = 1;                // local steps per round now
   std::string compression = "none";  // how rounds are encoded now (run.compression: the setting)
   int64_t gradient_bytes_in = 0, result_bytes_out = 0;
@@ -90,8 +96,9 @@ struct StatusSnapshot {
   // Events kept (LiveStatus::OnEvent says which), of which `events` are the latest.
   int64_t events_total = 0;
 
-  std::vector<WorkerRow> workers;  // by id; joins that never opened a stream left out
-  int64_t joins_without_stream = 0;
+  std::vector<WorkerRow> workers;    // by id; joins that never opened a stream left out
+  int64_t joins_without_stream = 0;  // all told, of which
+  int64_t joins_pending = 0;         // still may open one (their slots are held)
   // Workers gone for good, all told; the most recent of them are in
   // `workers` (hub/membership/departed_workers.h), the others only counted here.
   struct Departed {

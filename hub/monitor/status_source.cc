@@ -13,6 +13,7 @@ StatusSnapshot TakeSnapshot(const StepCoordinator& coordinator, const LiveStatus
     // listed (a flood of them would fill the table and the report).
     if (!s.attached) {
       ++out.joins_without_stream;
+      ++out.joins_pending;
       return;
     }
     out.workers.push_back(WorkerRowOf(s, controller));

@@ -9,6 +9,7 @@
 #include "hub/hub_report.h"
 #include "hub/membership/worker_slot.h"
 #include "hub/monitor/live_status.h"
+#include "hub/monitor/report_snapshot.h"
 #include "hub/monitor/status_json.h"
 #include "hub/monitor/status_source.h"
 #include "hub/policy/batch_controller.h"
@@ -75,6 +76,7 @@ StatusSnapshot SnapshotOfARun() {
   s.workers = {PhoneRow(1, true, controller), PhoneRow(2, false, controller)};
   s.joins_without_stream = 3;
   s.sync_every = 4;
+  s.compression = "topk";
   live.Fill(s);
   return s;
 }
@@ -97,9 +99,22 @@ TEST(ReportAndStatus, AgreeOnTheRunAndEveryWorkerFromTheSameSnapshot) {
     EXPECT_EQ(report[key], value) << key;
   }
   EXPECT_EQ(report["sync_every"], 8);
-  // The H in use now: one figure, a name in each.
-  EXPECT_EQ(report["final_sync_every"], status["sync_every"]);
+  // The H and the encoding in use: one figure, one name in both.
+  EXPECT_EQ(report["sync_every_in_use"], status["sync_every_in_use"]);
+  EXPECT_EQ(report["sync_every_in_use"], 4);
+  EXPECT_EQ(report["compression_in_use"], status["compression_in_use"]);
+  // The names each wrote before, kept for the scripts that read them.
   EXPECT_EQ(report["final_sync_every"], 4);
+  EXPECT_EQ(status["sync_every"], 4);
+  EXPECT_EQ(report["final_compression"], report["compression_in_use"]);
+  EXPECT_EQ(status["compression"], status["compression_in_use"]);
+  // A report view reads its own report back, new names or old.
+  EXPECT_EQ(SnapshotFromReport(report).sync_every, 4);
+  ReportJson old = report;
+  old.erase("sync_every_in_use");
+  old.erase("compression_in_use");
+  EXPECT_EQ(SnapshotFromReport(old).sync_every, 4);
+  EXPECT_EQ(SnapshotFromReport(old).compression, "topk");
   EXPECT_EQ(report["joins_without_stream"], status["joins_without_stream"]);
   ASSERT_EQ(status["workers"].size(), 2u);
   EXPECT_EQ(report["workers"], status["workers"]);

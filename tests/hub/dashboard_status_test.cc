@@ -37,6 +37,7 @@ RunInfo Run100Steps() {
   run.model = "lenet5";
   run.dataset = "fashion-mnist";
   run.total_steps = 100;
+  run.total_epochs = 2;
   run.workers_expected = 2;
   run.sync_every_setting = 0;  // auto
   return run;
@@ -56,6 +57,10 @@ TEST(LiveStatus, StepsMakeTheRunsFiguresRateAndHistory) {
   EXPECT_DOUBLE_EQ(*s.loss, 0.5);
   // 100 samples per 0.1 s; 90 steps left at 0.1 s each.
   EXPECT_NEAR(s.samples_per_second, 1000, 1e-6);
+  // Over the recent readings, and said so (a report's figure is the run's mean).
+  EXPECT_EQ(s.samples_per_second_over, "recent");
+  EXPECT_NEAR(s.samples_per_second_span_seconds, 0.9, 1e-6);
+  EXPECT_EQ(StatusJson(s)["samples_per_second_over"], "recent");
   EXPECT_NEAR(s.eta_seconds, 9, 1e-6);
   EXPECT_NEAR(s.bytes_per_step, 1000, 1e-6);
   EXPECT_EQ(s.step_seconds.count(), 10);
@@ -151,6 +156,7 @@ TEST(StatusJson, HoldsTheRunTheWorkersAndTheSeries) {
   const ReportJson j = StatusJson(s);
   EXPECT_EQ(j["run"]["model"], "lenet5");
   EXPECT_EQ(j["run"]["total_steps"], 100);
+  EXPECT_EQ(j["run"]["total_epochs"], 2);
   EXPECT_EQ(j["state"], "training");
   EXPECT_EQ(j["step"], 1);
   EXPECT_DOUBLE_EQ(j["loss"].get<double>(), 0.5);

@@ -135,6 +135,8 @@ TEST(HubOptions, ChoicesArriveAsTheirEnums) {
   EXPECT_EQ(Parse({}).config.compression, std::nullopt);  // auto
   EXPECT_EQ(Parse({"--compress", "topk"}).config.compression, Compression::kTopK);
   EXPECT_EQ(Parse({"--compress", "auto"}).config.compression, std::nullopt);
+  // The report's and the dashboard's name for it works as well.
+  EXPECT_EQ(Parse({"--compression", "int8"}).config.compression, Compression::kInt8);
 }
 
 TEST(HubOptions, EvaluationFlagsFillTheSharedRunSettings) {
