@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/trace/span.h"
 #include "worker/worker_trace.h"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/data/partition.h"
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"

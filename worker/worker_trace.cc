@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "core/trace/chrome_trace.h"
-#include "core/trace/trace_wire.h"
+#include "proto/trace_wire.h"
 #include "proto/wire.h"
 
 namespace mt {

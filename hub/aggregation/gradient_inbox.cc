@@ -5,7 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "proto/wire.h"
 

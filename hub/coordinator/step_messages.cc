@@ -1,6 +1,6 @@
 #include "hub/coordinator/step_messages.h"
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/optim/optimizer_proto.h"
 #include "hub/aggregation/master_model.h"
 #include "hub/hub_config.h"

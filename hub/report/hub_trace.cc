@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/trace/chrome_trace.h"
-#include "core/trace/trace_wire.h"
+#include "proto/trace_wire.h"
 #include "proto/wire.h"
 
 namespace mt {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/compress/segment_codec.h"
 #include "hub/coordinator/step_coordinator.h"
 

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"

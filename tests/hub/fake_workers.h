@@ -19,7 +19,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace/trace_wire.h"
+#include "proto/trace_wire.h"
 #include "core/util/atomic_file.h"
 #include "hub/report/hub_trace.h"
 #include "proto/wire.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
+#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "tests/support/files.h"
 #include "tests/support/scripted_hub.h"

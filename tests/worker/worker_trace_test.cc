@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/model/model_spec.h"
-#include "core/trace/trace_wire.h"
+#include "proto/trace_wire.h"
 #include "core/util/atomic_file.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
