@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/cli/choice_option.h"
+#include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
 #include "hub/options/dp_flags.h"

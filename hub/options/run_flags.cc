@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/cli/command_line.h"
 #include "core/cli/common_options.h"
 #include "core/cli/validators.h"
 
