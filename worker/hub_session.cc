@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "proto/compression_proto.h"
 #include "core/data/partition.h"
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"
@@ -17,6 +16,7 @@
 #include "core/util/digest.h"
 #include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "proto/compression_proto.h"
 #include "proto/wire.h"
 #include "worker/compute_probe.h"
 #include "worker/worker_trace.h"

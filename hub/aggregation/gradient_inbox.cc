@@ -5,8 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
+#include "proto/compression_proto.h"
 #include "proto/wire.h"
 
 namespace mt {

@@ -1,11 +1,11 @@
 #include "hub/coordinator/step_messages.h"
 
-#include "proto/compression_proto.h"
 #include "core/optim/optimizer_proto.h"
 #include "hub/aggregation/master_model.h"
 #include "hub/hub_config.h"
 #include "hub/membership/worker_slot.h"
 #include "hub/policy/compression_choice.h"
+#include "proto/compression_proto.h"
 #include "proto/wire.h"
 
 namespace mt {

@@ -19,10 +19,10 @@
 #include <mutex>
 #include <thread>
 
-#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"
+#include "proto/compression_proto.h"
 #include "proto/wire.h"
 
 namespace mt::test_support {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "proto/trace_wire.h"
 #include "core/util/atomic_file.h"
 #include "hub/report/hub_trace.h"
+#include "proto/trace_wire.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/compression_proto.h"
 #include "core/compress/gradient_codec.h"
+#include "proto/compression_proto.h"
 #include "tests/support/files.h"
 #include "tests/support/scripted_hub.h"
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/model/model_spec.h"
-#include "proto/trace_wire.h"
 #include "core/util/atomic_file.h"
+#include "proto/trace_wire.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
