@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/trace/span.h"
-#include "proto/compression_proto.h"
+#include "wire/compression_proto.h"
 #include "worker/worker_trace.h"
 
 namespace mt {

@@ -16,8 +16,8 @@
 #include "core/util/digest.h"
 #include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "proto/compression_proto.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 #include "worker/compute_probe.h"
 #include "worker/worker_trace.h"
 

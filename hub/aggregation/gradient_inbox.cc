@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "core/compress/gradient_codec.h"
-#include "proto/compression_proto.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 

@@ -5,8 +5,8 @@
 #include "hub/hub_config.h"
 #include "hub/membership/worker_slot.h"
 #include "hub/policy/compression_choice.h"
-#include "proto/compression_proto.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 

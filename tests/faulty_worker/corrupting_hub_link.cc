@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "proto/compression_proto.h"
+#include "wire/compression_proto.h"
 
 namespace mt::faulty {
 

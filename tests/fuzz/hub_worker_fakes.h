@@ -19,7 +19,7 @@
 
 #include "core/compress/segment_codec.h"
 #include "hub/coordinator/step_coordinator.h"
-#include "proto/compression_proto.h"
+#include "wire/compression_proto.h"
 
 namespace mt_fuzz {
 

@@ -38,10 +38,10 @@
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"
-#include "proto/compression_proto.h"
 #include "proto/wire.h"
 #include "tests/fuzz/hub_worker_fakes.h"
 #include "tests/fuzz/hub_worker_script.h"
+#include "wire/compression_proto.h"
 
 namespace {
 

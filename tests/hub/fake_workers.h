@@ -22,8 +22,8 @@
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"
-#include "proto/compression_proto.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt::test_support {
 

@@ -12,9 +12,9 @@
 
 #include "core/util/atomic_file.h"
 #include "hub/report/hub_trace.h"
-#include "proto/trace_wire.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
+#include "wire/trace_wire.h"
 
 namespace mt {
 namespace {

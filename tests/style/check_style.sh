@@ -54,7 +54,7 @@ core_cxx=$(printf '%s\n' $cxx | grep -E '^core/' || true)
 for f in $core_cxx; do
   [ -f "$f" ] || continue
   if grep -qE '^#include [<"](hub\.(grpc\.)?pb\.h|proto/wire\.h|grpcpp?/)' "$f"; then
-    echo "$f: core/ includes the wire protocol; convert in proto/ (mt_wire) instead"
+    echo "$f: core/ includes the wire protocol; convert in wire/ instead"
     failed=1
   fi
 done

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "core/compress/gradient_codec.h"
-#include "proto/compression_proto.h"
 #include "tests/support/files.h"
 #include "tests/support/scripted_hub.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 namespace {

@@ -1,4 +1,4 @@
-#include "proto/trace_wire.h"
+#include "wire/trace_wire.h"
 
 #include <algorithm>
 #include <limits>
