@@ -8,6 +8,7 @@
 
 #include "core/compress/gradient_codec.h"
 #include "core/privacy/dp_settings.h"
+#include "core/train/process_settings.h"
 #include "core/train/run_settings.h"
 #include "hub/aggregation/robust_aggregate.h"
 #include "hub/policy/batch_controller.h"
@@ -61,10 +62,10 @@ struct DashboardSettings {
 };
 
 // The run's settings shared with standalone training (core/train/
-// run_settings.h; `threads` are the hub's own, for averaging, the
-// optimizer and evaluation, and the trace holds the workers' spans too),
-// and what only a hub has.
-struct HubConfig : RunSettings {
+// run_settings.h), the hub process's own (core/train/process_settings.h:
+// `threads` for averaging, the optimizer and evaluation; the trace holds
+// the workers' spans too), and what only a hub has.
+struct HubConfig : RunSettings, ProcessSettings {
   // Deliberately unlike standalone training's 0 (epoch ends only): a hub
   // run is long and spread over devices that come and go, and its
   // checkpoint is what a restarted hub resumes from.
@@ -120,7 +121,7 @@ struct HubConfig : RunSettings {
   std::string events_path;  // JSON lines of membership and run events (core/util/event_file.h)
   int digest_every = 10;
   LocalSgdSettings local_sgd;  // --sync-every and the rounds it makes
-  // --dp-clip and its neighbours (hub/dp_flags.h); the Hub solves the
+  // --dp-clip and its neighbours (hub/options/dp_flags.h); the Hub solves the
   // noise for --dp-epsilon once it knows the run's length.
   DpSettings dp;
   // --secure-aggregation: the hub learns only the sum of the updates

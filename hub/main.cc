@@ -12,7 +12,7 @@
 #include "core/util/stop_signal.h"
 #include "hub/http/linger.h"
 #include "hub/hub.h"
-#include "hub/hub_options.h"
+#include "hub/options/hub_options.h"
 
 int main(int argc, char** argv) {
   mt::KeepFreedMemoryForReuse();

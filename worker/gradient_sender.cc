@@ -3,8 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/compress/compression_proto.h"
 #include "core/trace/span.h"
+#include "wire/compression_proto.h"
 #include "worker/worker_trace.h"
 
 namespace mt {

@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/compress/compression_proto.h"
 #include "core/data/partition.h"
 #include "core/data/sampler.h"
 #include "core/optim/optimizer_proto.h"
@@ -18,6 +17,7 @@
 #include "core/util/seconds.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 #include "worker/compute_probe.h"
 #include "worker/worker_trace.h"
 

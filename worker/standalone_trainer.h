@@ -7,23 +7,17 @@
 #include <cstdint>
 #include <string>
 
-#include "core/model/activation_precision.h"
 #include "core/train/run_settings.h"
-#include "worker/device_choice.h"
+#include "worker/worker_settings.h"
 
 namespace mt {
 
-// The run's settings (core/train/run_settings.h) and what only standalone
-// training has.
-struct StandaloneConfig : RunSettings {
+// The run's settings (core/train/run_settings.h), the worker's in both
+// modes (worker/worker_settings.h) and what only standalone training has.
+struct StandaloneConfig : RunSettings, WorkerSettings {
   // Samples per step on this device (the hub's is a global batch, split).
   int64_t batch = 64;
-  DeviceChoice device = DeviceChoice::kCpu;
-  std::string state_dir;   // "": DefaultStateDir()
-  bool profile = false;    // per-layer times, memory, CPU and energy (core/profile/)
-  bool recompute = false;  // replay cheap layers instead of keeping their outputs
-  // How the values the backward pass reads are kept (core/model/activation_precision.h).
-  ActivationPrecision activation_precision = kDefaultActivationPrecision;
+  std::string state_dir;  // "": DefaultStateDir()
 };
 
 // Returns the process exit code: 0, or 1 when the trained model is no

@@ -4,29 +4,26 @@
 #include <string>
 #include <vector>
 
-#include "core/model/activation_precision.h"
 #include "tls/tls_options.h"
-#include "worker/device_choice.h"
 #include "worker/device_state.h"
 #include "worker/hub_link.h"
+#include "worker/worker_settings.h"
 
 namespace mt {
 
-struct WorkerConfig {
+// The worker's settings in both modes (worker/worker_settings.h) and what
+// only training with a hub has.
+struct WorkerConfig : WorkerSettings {
   std::string hub = "127.0.0.1:50051";  // HOST[:PORT]
   std::string name;                     // default: host name
-  DeviceChoice device = DeviceChoice::kCpu;
-  int64_t threads = 1;
-  std::string data_dir;  // train on these local files instead of the hub's dataset
+  std::string data_dir;                 // train on these local files instead of the hub's dataset
   // Besides known names, the hub may name a dataset under one of these
   // (worker/join_reply_check.h: CheckHubDataset); empty: those in
   // $MT_ALLOW_DATA (DIR:DIR:...), if any.
   std::vector<std::string> allowed_data_dirs;
   std::string token;
-  tls::ClientOptions tls;  // how the hub is trusted (TLS unless tls.insecure)
-  std::string report_path;
+  tls::ClientOptions tls;   // how the hub is trusted (TLS unless tls.insecure)
   std::string events_path;  // JSON lines of what happens with the hub (core/util/event_file.h)
-  std::string trace_path;   // this worker's own Chrome trace (worker/worker_trace.h); "": none
   double connect_timeout_seconds = 600;  // give up (re)joining after this long
   int64_t memory_budget_bytes = 0;       // for the model and its batch; 0: no limit
   // Benchmarks and tests only: each step takes this many times as long as
@@ -36,13 +33,6 @@ struct WorkerConfig {
   // Read battery and temperature from /sys unless the embedder pushes them.
   bool read_system_device_state = true;
   double log_every_seconds = 5.0;
-  bool profile = false;  // per-layer times, memory, CPU and energy (core/profile/)
-  // Replay cheap layers instead of keeping their outputs; on anyway when
-  // the memory budget would otherwise not hold the hub's batch.
-  bool recompute = false;
-  // How the values the backward pass reads are kept between the passes: a
-  // device's own memory choice, like recompute (the hub does not send it).
-  ActivationPrecision activation_precision = kDefaultActivationPrecision;
 };
 
 class WorkerControl;

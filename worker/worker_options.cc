@@ -83,6 +83,8 @@ int64_t ResolveMemoryBudget(const std::string& text) {
 std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerOptions& options) {
   WorkerConfig& hub_mode = options.hub_mode;
   StandaloneConfig& alone = options.standalone_mode;
+  // Bound once, given to both modes' configs after parsing.
+  WorkerSettings shared;
   CLI::App app("mtworker trains on this device's CPU or OpenCL GPU: with a hub (mthub), or alone.",
                "mtworker");
   cli::Configure(app,
@@ -142,10 +144,9 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
   app.add_option("--max-temperature", hub_mode.policy.max_temperature_c,
                  "leave the run when the hottest thermal zone is above this (degrees C; 0: never)")
       ->check(Real(0, 200));
-  app.add_option("--events", hub_mode.events_path,
+  cli::AddEvents(app, hub_mode.events_path,
                  "write what happens with the hub here as JSON lines, as it happens (waiting for "
-                 "the hub, joined, state received, left out, hub lost, goodbye, finished)")
-      ->type_name("FILE");
+                 "the hub, joined, state received, left out, hub lost, goodbye, finished)");
   app.add_option("--slowdown", hub_mode.slowdown,
                  "for benchmarks and tests only: make every step's compute take F times as long, "
                  "to play a slower device (F times its CPU time on the CPU with --threads 1, "
@@ -154,39 +155,38 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       ->check(Real(1, 1000));
 
   cli::Section(app, kSharedSection);
-  cli::AddChoice(app, "--device", alone.device, DeviceChoiceWords(),
+  cli::AddChoice(app, "--device", shared.device, DeviceChoiceWords(),
                  "where layers run: cpu, opencl, or auto (each layer on the faster of the CPU and "
                  "an OpenCL GPU, measured at start; loading the OpenCL driver costs memory, so cpu "
                  "is the default)");
-  cli::AddThreads(app, alone.threads, "CPU threads for the compute kernels");
-  cli::AddReport(app, alone.report_path);
+  cli::AddThreads(app, shared.threads, "CPU threads for the compute kernels");
+  cli::AddReport(app, shared.report_path);
   app.add_option("--log-every", alone.log_every_seconds,
                  "seconds between progress lines (at least 1 in hub mode)")
       ->check(Real(0.1, 3600));
-  app.add_flag("--recompute", alone.recompute,
+  app.add_flag("--recompute", shared.recompute,
                "keep fewer activations: replay batch norms, activations, adds and narrow 1x1 "
                "convs in the backward pass instead (about half the memory per sample for "
                "MobileNet-style models, some more time; same gradients); with --memory-budget "
                "it turns itself on when the budget would otherwise cut the batch");
-  cli::AddChoice(app, "--activation-precision", alone.activation_precision,
+  cli::AddChoice(app, "--activation-precision", shared.activation_precision,
                  ActivationPrecisionWords(),
                  "how the activations kept for the backward pass are stored: fp32, or bf16 / "
                  "fp16 (16 bits, widened to floats when read; compute stays in floats; about "
                  "half the memory per sample, gradients rounded as those values are)");
-  app.add_flag("--profile", alone.profile,
+  app.add_flag("--profile", shared.profile,
                "time every step layer by layer and show, at the end, per layer forward and "
                "backward ms, GFLOP/s and share of the device's peak, the memory breakdown against "
                "the measured peak RSS, CPU utilisation and energy per step (where a battery says); "
                "in --report too (layers, memory, ...). Synchronises around each layer, so "
                "training runs a little slower (1-3% for LeNet-5 on a CPU), and measures the "
                "device's peak for 0.2 s at start");
-  app.add_option("--trace", alone.trace_path,
-                 "write this worker's timeline here when it ends, as a Chrome trace (open it in "
-                 "ui.perfetto.dev or chrome://tracing) on this machine's clock: forward and "
-                 "backward per layer, loss, optimizer, encode, send and wait for the hub's result. "
-                 "Synchronises around each layer, so training runs a little slower. (mthub "
-                 "--trace gathers every worker's spans into the hub's file without this.)")
-      ->type_name("FILE");
+  cli::AddTrace(app, shared.trace_path,
+                "write this worker's timeline here when it ends, as a Chrome trace (open it in "
+                "ui.perfetto.dev or chrome://tracing) on this machine's clock: forward and "
+                "backward per layer, loss, optimizer, encode, send and wait for the hub's result. "
+                "Synchronises around each layer, so training runs a little slower. (mthub "
+                "--trace gathers every worker's spans into the hub's file without this.)");
   cli::AddLogLevel(app, options.log_level);
   cli::AddVersionAndHelp(app, "mtworker");
 
@@ -209,6 +209,8 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
 
   return cli::Parse(app, argc, argv, [&] {
     CheckModes(app, options.standalone);
+    static_cast<WorkerSettings&>(alone) = shared;
+    static_cast<WorkerSettings&>(hub_mode) = shared;
     if (options.standalone) {
       cli::ApplyDefaultLearningRate(app, alone.optimizer, alone.batch);
       if (alone.resume && alone.checkpoint_dir.empty())
@@ -225,18 +227,11 @@ std::optional<int> ParseWorkerOptions(int argc, const char* const* argv, WorkerO
       }
       hub_mode.token = cli::ResolveToken(token);
       tls::CheckClientFlags(hub_mode.tls);
-      hub_mode.device = alone.device;
-      hub_mode.threads = alone.threads;
-      hub_mode.report_path = alone.report_path;
       hub_mode.log_every_seconds = std::max(alone.log_every_seconds, 1.0);
-      hub_mode.trace_path = alone.trace_path;
-      hub_mode.profile = alone.profile;
-      hub_mode.recompute = alone.recompute;
       hub_mode.memory_budget_bytes = ResolveMemoryBudget(memory_budget);
-      hub_mode.activation_precision = alone.activation_precision;
     }
     cli::ApplyLogLevel(options.log_level);
-    cli::WarnIfMoreThreadsThanCores(alone.threads);
+    cli::WarnIfMoreThreadsThanCores(shared.threads);
   });
 }
 

@@ -5,8 +5,8 @@
 #include <exception>
 
 #include "core/trace/chrome_trace.h"
-#include "core/trace/trace_wire.h"
 #include "proto/wire.h"
+#include "wire/trace_wire.h"
 
 namespace mt {
 

@@ -179,6 +179,14 @@ void AddReport(CLI::App& app, std::string& path) {
   app.add_option("--report", path, "write a JSON report here when the run ends")->type_name("FILE");
 }
 
+void AddEvents(CLI::App& app, std::string& path, const std::string& what) {
+  app.add_option("--events", path, what)->type_name("FILE");
+}
+
+void AddTrace(CLI::App& app, std::string& path, const std::string& what) {
+  app.add_option("--trace", path, what)->type_name("FILE");
+}
+
 void AddLogEvery(CLI::App& app, double& seconds) {
   app.add_option("--log-every", seconds, "seconds between progress lines")->check(Real(0.1, 3600));
 }

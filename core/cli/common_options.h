@@ -60,6 +60,10 @@ void AddSeed(CLI::App& app, uint64_t& seed, const std::string& what);
 void AddThreads(CLI::App& app, int64_t& threads, const std::string& what);
 // --report.
 void AddReport(CLI::App& app, std::string& path);
+// --events FILE: the run's events as JSON lines. `what` says which events.
+void AddEvents(CLI::App& app, std::string& path, const std::string& what);
+// --trace FILE: a Chrome trace. `what` says whose timeline and what it holds.
+void AddTrace(CLI::App& app, std::string& path, const std::string& what);
 // --log-every.
 void AddLogEvery(CLI::App& app, double& seconds);
 // --log-level: trace|debug|info|warn|error|off.

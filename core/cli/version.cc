@@ -1,7 +1,7 @@
 #include "core/cli/version.h"
 
 #include "core/util/build_target.h"
-#include "proto/wire.h"
+#include "proto/protocol_version.h"
 
 #ifndef MT_VERSION
 #error "MT_VERSION comes from CMake's PROJECT_VERSION (core/CMakeLists.txt)"

@@ -1,6 +1,8 @@
 // The settings of a training run that mthub and mtworker --standalone
 // share, in one struct: HubConfig (hub/hub_config.h) and StandaloneConfig
-// (worker/standalone_trainer.h) extend it with what only they have. Choices
+// (worker/standalone_trainer.h) extend it with what only they have. What
+// each process computes with and writes (threads, report, trace) is
+// core/train/process_settings.h. Choices
 // are typed here (OptimizerConfig, enums in the configs that extend it),
 // parsed at the command-line edge (core/cli/, hub/hub_options.cc,
 // worker/worker_options.cc).
@@ -31,9 +33,6 @@ struct RunSettings : LoopSettings {
   uint64_t seed = 1;
   std::string checkpoint_dir;
   bool resume = false;  // continue from the newest checkpoint in checkpoint_dir
-  std::string report_path;
-  std::string trace_path;  // Chrome trace of the run; "": none
-  int64_t threads = 1;     // compute threads
 };
 
 }  // namespace mt

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 

@@ -1,12 +1,12 @@
 #include "hub/coordinator/step_messages.h"
 
-#include "core/compress/compression_proto.h"
 #include "core/optim/optimizer_proto.h"
 #include "hub/aggregation/master_model.h"
 #include "hub/hub_config.h"
 #include "hub/membership/worker_slot.h"
 #include "hub/policy/compression_choice.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "core/trace/chrome_trace.h"
-#include "core/trace/trace_wire.h"
 #include "proto/wire.h"
+#include "wire/trace_wire.h"
 
 namespace mt {
 namespace {

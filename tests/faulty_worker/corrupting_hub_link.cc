@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "core/compress/compression_proto.h"
+#include "wire/compression_proto.h"
 
 namespace mt::faulty {
 

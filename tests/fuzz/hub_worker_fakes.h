@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
 #include "core/compress/segment_codec.h"
 #include "hub/coordinator/step_coordinator.h"
+#include "wire/compression_proto.h"
 
 namespace mt_fuzz {
 

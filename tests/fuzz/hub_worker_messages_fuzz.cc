@@ -35,13 +35,13 @@
 #include <thread>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"
 #include "proto/wire.h"
 #include "tests/fuzz/hub_worker_fakes.h"
 #include "tests/fuzz/hub_worker_script.h"
+#include "wire/compression_proto.h"
 
 namespace {
 

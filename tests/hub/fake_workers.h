@@ -19,11 +19,11 @@
 #include <mutex>
 #include <thread>
 
-#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "core/model/model_spec.h"
 #include "hub/coordinator/step_coordinator.h"
 #include "proto/wire.h"
+#include "wire/compression_proto.h"
 
 namespace mt::test_support {
 

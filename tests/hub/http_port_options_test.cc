@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hub/hub_options.h"
+#include "hub/options/hub_options.h"
 
 namespace mt {
 namespace {

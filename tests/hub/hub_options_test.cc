@@ -1,6 +1,6 @@
 // ParseHubOptions in process: what each flag puts into HubConfig (the exit
 // codes and messages are in hub_cli_e2e_test.cc).
-#include "hub/hub_options.h"
+#include "hub/options/hub_options.h"
 
 #include <gtest/gtest.h>
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "core/trace/trace_wire.h"
 #include "core/util/atomic_file.h"
 #include "hub/report/hub_trace.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
+#include "wire/trace_wire.h"
 
 namespace mt {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "hub/hub_options.h"
+#include "hub/options/hub_options.h"
 #include "tests/hub/fake_workers.h"
 
 namespace mt {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The two rules CI holds every source file to:
+# The rules CI holds every source file to:
 #   - C and C++ files are as .clang-format writes them (clang-format 14+);
 #   - no source file (C++, OpenCL, proto, Python, shell, Java, CMake) is over
-#     500 lines: a longer file holds more than one concept, split it.
+#     500 lines: a longer file holds more than one concept, split it;
+#   - core/ knows nothing of the wire protocol: no file there includes
+#     hub.proto's messages or gRPC (docs/architecture.md, Dependencies).
 # Checks every tracked file, or with --changed REF only those changed since
 # REF (e.g. origin/main). Prints each offence and exits 1 on any, 2 on a bad
 # command line.
@@ -48,5 +50,13 @@ if [ -n "$cxx" ]; then
     failed=1
   done
 fi
+core_cxx=$(printf '%s\n' $cxx | grep -E '^core/' || true)
+for f in $core_cxx; do
+  [ -f "$f" ] || continue
+  if grep -qE '^#include [<"](hub\.(grpc\.)?pb\.h|proto/wire\.h|grpcpp?/)' "$f"; then
+    echo "$f: core/ includes the wire protocol; convert in wire/ instead"
+    failed=1
+  fi
+done
 [ "$failed" = 0 ] && echo "check_style.sh: $(printf '%s\n' $files | grep -c . || true) files checked, all within the rules"
 exit "$failed"

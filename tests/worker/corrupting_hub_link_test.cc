@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/compress/compression_proto.h"
 #include "core/compress/gradient_codec.h"
 #include "tests/support/files.h"
 #include "tests/support/scripted_hub.h"
+#include "wire/compression_proto.h"
 
 namespace mt {
 namespace {

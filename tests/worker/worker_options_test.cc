@@ -71,6 +71,63 @@ TEST(WorkerOptions, HubModeGetsTheSharedFlags) {
   EXPECT_EQ(o.hub_mode.slowdown, 2);
 }
 
+// The worker's settings in both modes (worker/worker_settings.h), field by
+// field: what the two modes must read alike.
+void ExpectSameSettings(const WorkerSettings& a, const WorkerSettings& b) {
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.report_path, b.report_path);
+  EXPECT_EQ(a.trace_path, b.trace_path);
+  EXPECT_EQ(a.profile, b.profile);
+  EXPECT_EQ(a.recompute, b.recompute);
+  EXPECT_EQ(a.activation_precision, b.activation_precision);
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The flags both modes share are bound once: the same words give
+// --standalone and --hub the same settings, and not the defaults.
+TEST(WorkerOptions, SharedFlagsParseTheSameInBothModes) {
+  const std::vector<std::string> shared = {"--device",
+                                           "auto",
+                                           "--threads",
+                                           "3",
+                                           "--report",
+                                           "/tmp/r.json",
+                                           "--trace",
+                                           "/tmp/t.json",
+                                           "--profile",
+                                           "--recompute",
+                                           "--activation-precision",
+                                           "fp16"};
+  const WorkerOptions alone = Parse(Concat({"--standalone"}, shared));
+  const WorkerOptions hub = Parse(Concat({"--hub", "127.0.0.1:1"}, shared));
+  ExpectSameSettings(alone.standalone_mode, hub.hub_mode);
+  const WorkerSettings& s = hub.hub_mode;
+  EXPECT_EQ(s.device, DeviceChoice::kAuto);
+  EXPECT_EQ(s.threads, 3);
+  EXPECT_EQ(s.report_path, "/tmp/r.json");
+  EXPECT_EQ(s.trace_path, "/tmp/t.json");
+  EXPECT_TRUE(s.profile);
+  EXPECT_TRUE(s.recompute);
+  EXPECT_EQ(s.activation_precision, ActivationPrecision::kFp16);
+  EXPECT_NE(ActivationPrecision::kFp16, WorkerSettings{}.activation_precision);
+}
+
+TEST(WorkerOptions, SharedDefaultsAreTheSameInBothModes) {
+  const WorkerOptions alone = Parse({"--standalone"});
+  const WorkerOptions hub = Parse({"--hub", "127.0.0.1:1"});
+  ExpectSameSettings(alone.standalone_mode, hub.hub_mode);
+  ExpectSameSettings(hub.hub_mode, WorkerSettings{});
+  // --log-every is the one shared flag a mode reads differently: at least
+  // 1 s with a hub.
+  EXPECT_EQ(Parse({"--standalone", "--log-every", "0.5"}).standalone_mode.log_every_seconds, 0.5);
+  EXPECT_EQ(Parse({"--hub", "127.0.0.1:1", "--log-every", "0.5"}).hub_mode.log_every_seconds, 1.0);
+}
+
 TEST(WorkerOptions, StandaloneFlagsAndDefaults) {
   const WorkerOptions defaults = Parse({"--standalone"});
   const StandaloneConfig fresh;

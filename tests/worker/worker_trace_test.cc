@@ -11,11 +11,11 @@
 #include <string>
 
 #include "core/model/model_spec.h"
-#include "core/trace/trace_wire.h"
 #include "core/util/atomic_file.h"
 #include "proto/wire.h"
 #include "tests/support/files.h"
 #include "tests/support/idx_writer.h"
+#include "wire/trace_wire.h"
 #include "worker/compute_devices.h"
 #include "worker/local_trainer.h"
 #include "worker/worker_trace.h"

@@ -1,4 +1,4 @@
-#include "core/trace/trace_wire.h"
+#include "wire/trace_wire.h"
 
 #include <algorithm>
 #include <limits>

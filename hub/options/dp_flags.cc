@@ -1,4 +1,4 @@
-#include "hub/dp_flags.h"
+#include "hub/options/dp_flags.h"
 
 #include "core/cli/command_line.h"
 #include "core/cli/validators.h"

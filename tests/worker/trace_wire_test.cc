@@ -1,11 +1,11 @@
-// A worker's spans on the wire (core/trace/trace_wire.h): what the worker
+// A worker's spans on the wire (wire/trace_wire.h): what the worker
 // encodes the hub decodes span for span, and the hub refuses a batch that
 // would cost it unbounded rows or arithmetic.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/trace/trace_wire.h"
+#include "wire/trace_wire.h"
 
 namespace mt::trace {
 namespace {
