@@ -27,6 +27,15 @@ struct FedNovaWeights {
 };
 
 // `data_weights`: p_i (samples, or each share's size); `steps`: tau_i >= 1.
-FedNovaWeights FedNovaOf(const std::vector<int64_t>& data_weights, const std::vector<int>& steps);
+// Into `out`, whose weights keep their capacity (the reduction calls it
+// for every segment).
+void FedNovaOf(const std::vector<int64_t>& data_weights, const std::vector<int>& steps,
+               FedNovaWeights* out);
+inline FedNovaWeights FedNovaOf(const std::vector<int64_t>& data_weights,
+                                const std::vector<int>& steps) {
+  FedNovaWeights out;
+  FedNovaOf(data_weights, steps, &out);
+  return out;
+}
 
 }  // namespace mt

@@ -140,15 +140,17 @@ std::vector<RoundShare> RoundPlanner::Shares(const std::vector<WorkerSlot*>& who
   const bool may_shorten = r_.state.local && r_.controller.policy() == BatchPolicy::kBalanced &&
                            !c.secure_aggregation && !c.dp.enabled() &&
                            !c.local_sgd.rounds_overlap() && !c.local_sgd.drift_correction;
-  if (!may_shorten) in.steps = 1;
+  if (!may_shorten) {
+    std::vector<RoundShare> whole;
+    for (int b : batches) whole.push_back({b, steps});
+    return whole;
+  }
   for (const WorkerSlot* s : who) {
     in.caps.push_back(s->max_batch);
     in.ms_per_sample.push_back(r_.controller.ms_per_sample(s->id));
     in.overhead_ms.push_back(r_.controller.overhead_ms(s->id));
   }
-  std::vector<RoundShare> shares = ShortenSlowRounds(in);
-  for (RoundShare& share : shares) share.steps = may_shorten ? share.steps : steps;
-  return shares;
+  return ShortenSlowRounds(in);
 }
 
 void RoundPlanner::Publish(const std::vector<WorkerSlot*>& who, bool with_result,

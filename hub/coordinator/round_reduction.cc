@@ -89,9 +89,9 @@ void RoundReduction::PerStepWeights() {
     return;  // equal rounds: the data weights as they are, bit for bit
   data_weights_.clear();
   for (const Contribution& c : reducer_.inputs()) data_weights_.push_back(c.batch);
-  const FedNovaWeights fednova = FedNovaOf(data_weights_, steps_);
-  for (size_t i = 0; i < fednova.weights.size(); ++i) reducer_.SetWeight(i, fednova.weights[i]);
-  scale_ = fednova.scale;
+  FedNovaOf(data_weights_, steps_, &fednova_);
+  for (size_t i = 0; i < fednova_.weights.size(); ++i) reducer_.SetWeight(i, fednova_.weights[i]);
+  scale_ = fednova_.scale;
 }
 
 bool RoundReduction::ReduceSegment() {

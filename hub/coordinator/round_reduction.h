@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hub/aggregation/dp_aggregate.h"
+#include "hub/aggregation/fednova.h"
 #include "hub/coordinator/round_context.h"
 #include "hub/round/segment_reducer.h"
 
@@ -46,6 +47,7 @@ class RoundReduction {
   DpAggregate dp_;                     // --dp-clip: the noise on the combination and its accountant
   std::vector<int> steps_;             // each input's local steps this round
   std::vector<int64_t> data_weights_;  // PerStepWeights' scratch
+  FedNovaWeights fednova_;             // and its result
   double scale_ = 1;                   // FedNova's on the combined segment
 };
 
